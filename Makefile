@@ -1,0 +1,113 @@
+# memfit - does a transformer training run fit in GPU memory?
+#
+#   make            build ./memfit (objects in build/)
+#   make test       unit tests (cmocka) and command-line tests
+#   make report     install what is missing, build, render configs/examples.csv into out/report.pdf
+#   make asan       the whole suite under AddressSanitizer + UBSan
+#   make valgrind   the whole suite under valgrind
+#   make deps       install the Debian packages the project needs (only the missing ones)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make bench      benchmarks (ratios against a reference measured in the same run)
+#   make validate   re-measure the activation fixture with PyTorch (slow)
+#   WERROR=1        warnings are errors
+
+.SUFFIXES:
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/memfit
+BUILD   ?= build
+
+CC      ?= cc
+CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+WARN     = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Wvla \
+           -Wno-sign-conversion
+OPT     ?= -O2 -g
+PKGS     = cairo freetype2 cmocka
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+SAN     ?=
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+ALL_CFLAGS = $(CSTD) $(WARN) $(OPT) $(SAN) $(PKG_CFLAGS) -Isrc -DMEMFIT_DATADIR='"$(DATADIR)"' $(CFLAGS)
+LIBS       = -lhpdf -lcsv $(PKG_LIBS) -lm
+
+SRC      := $(sort $(wildcard src/*.c))
+LIB_SRC  := $(filter-out src/main.c,$(SRC))
+LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/%.o)
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+HDR      := $(wildcard src/*.h) $(wildcard tests/unit/*.h)
+
+MEMFIT   = $(BUILD)/memfit
+
+all: $(MEMFIT) memfit
+
+memfit: $(MEMFIT)
+	@if [ "$(BUILD)" = build ]; then cp $(MEMFIT) memfit; fi
+
+$(BUILD)/%.o: src/%.c $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(MEMFIT): $(LIB_OBJ) $(BUILD)/main.o
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB_OBJ) $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) $(LIBS)
+
+check-deps:
+	@sh tests/check-deps.sh
+
+test: check-deps $(MEMFIT) $(TEST_BIN)
+	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+
+asan:
+	$(MAKE) BUILD=build/asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
+
+valgrind: $(MEMFIT) $(TEST_BIN)
+	@VALGRIND="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+	  MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+
+report: deps $(MEMFIT) memfit
+	./memfit report configs/examples.csv -o out
+
+deps:
+	@sh tools/deps.sh
+
+bench: $(MEMFIT) $(BENCH_BIN)
+	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh bench/run.sh
+
+validate:
+	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv
+
+golden-update: $(MEMFIT)
+	@MEMFIT=$(MEMFIT) GOLDEN_UPDATE=1 sh tests/run.sh
+
+install: $(MEMFIT)
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/configs $(DESTDIR)$(DATADIR)/templates
+	cp $(MEMFIT) $(DESTDIR)$(BINDIR)/memfit
+	cp configs/*.csv $(DESTDIR)$(DATADIR)/configs/
+	if ls templates/*.tmpl >/dev/null 2>&1; then cp templates/*.tmpl $(DESTDIR)$(DATADIR)/templates/; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/memfit
+	rm -rf $(DESTDIR)$(DATADIR)
+
+format:
+	clang-format -i src/*.c src/*.h tests/unit/*.c bench/*.c 2>/dev/null || clang-format -i src/*.c src/*.h tests/unit/*.c
+
+clean:
+	rm -rf build memfit
+
+.PHONY: all test asan valgrind report deps check-deps bench validate golden-update install uninstall \
+        format clean memfit

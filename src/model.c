@@ -1,0 +1,367 @@
+/* model: see model.h. Comments cite lesson.txt sections. */
+#include "model.h"
+
+#include <math.h>
+
+#include "checked.h"
+
+struct model_bytes_per_param model_bytes_per_param(enum precision p)
+{
+    /* Lesson section 3, "Model states": mixed-precision Adam 2 + 2 + 12 (bf16 weights and
+     * gradients; fp32 master weights and two moments), autocast 4 + 4 + 8, Megatron-LM with fp32
+     * gradient buffers 2 + 4 + 12, a frozen base (LoRA) keeps only its bf16 weights. */
+    switch (p) {
+    case PRECISION_AUTOCAST:
+        return (struct model_bytes_per_param){4, 4, 8};
+    case PRECISION_MEGATRON:
+        return (struct model_bytes_per_param){2, 4, 12};
+    case PRECISION_FROZEN:
+        return (struct model_bytes_per_param){2, 0, 0};
+    case PRECISION_MIXED:
+    default:
+        return (struct model_bytes_per_param){2, 2, 12};
+    }
+}
+
+uint64_t model_kv_width(const struct scenario *sc)
+{
+    /* heads divides hidden and kv_heads divides heads (checked by config), so this is exact. */
+    return sc->hidden / sc->heads * sc->kv_heads;
+}
+
+enum model_status model_layer_params(const struct scenario *sc, uint64_t *out)
+{
+    struct checked ck = {false};
+    uint64_t h = sc->hidden, hkv = model_kv_width(sc), f = sc->ffn;
+    /* W_Q and W_O are h x h, W_K and W_V are h x h_kv (GQA). */
+    uint64_t attn = ck_add(&ck, ck_mul3(&ck, 2, h, h), ck_mul3(&ck, 2, h, hkv));
+    uint64_t n;
+    if (sc->arch == ARCH_GPT) {
+        /* Biases of Q, O (h each) and K, V (h_kv each); MLP h x f and f x h with biases f and h;
+         * two LayerNorms with scale and shift: 4h. Lesson section 3: 12h^2 + 13h at f = 4h. */
+        n = ck_add(&ck, attn, ck_add(&ck, 2 * h, ck_mul(&ck, 2, hkv)));
+        n = ck_add(&ck, n, ck_add(&ck, ck_mul3(&ck, 2, h, f), ck_add(&ck, f, h)));
+        n = ck_add(&ck, n, ck_mul(&ck, 4, h));
+    } else {
+        /* No biases; SwiGLU has three h x f matrices; two RMSNorms with a scale only: 2h. */
+        n = ck_add(&ck, attn, ck_add(&ck, ck_mul3(&ck, 3, h, f), ck_mul(&ck, 2, h)));
+    }
+    *out = n;
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+static uint64_t final_norm_params(const struct scenario *sc)
+{
+    return sc->arch == ARCH_GPT ? 2 * sc->hidden : sc->hidden;
+}
+
+enum model_status model_params(const struct scenario *sc, uint64_t *out)
+{
+    struct checked ck = {false};
+    uint64_t layer;
+    if (model_layer_params(sc, &layer) != MODEL_OK)
+        return MODEL_OVERFLOW;
+    uint64_t emb = ck_mul(&ck, sc->vocab, sc->hidden);
+    uint64_t n = ck_mul(&ck, sc->layers, layer);
+    n = ck_add(&ck, n, sc->tied ? emb : ck_mul(&ck, 2, emb));
+    n = ck_add(&ck, n, final_norm_params(sc));
+    n = ck_add(&ck, n, ck_mul(&ck, sc->positions, sc->hidden));
+    *out = n;
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+/* The attention term of one layer, whole (before tensor parallelism). Lesson section 3: the
+ * core keeps the softmax output 2as^2b, the dropout mask as^2b and the dropout output 2as^2b
+ * (5as^2b); without dropout the softmax output serves both uses (2as^2b). FlashAttention keeps
+ * one fp32 log-sum-exp per row and head (4asb); selective recomputation rebuilds the core. */
+static uint64_t attention_term(const struct scenario *sc, struct checked *ck)
+{
+    uint64_t s = sc->seq, b = sc->micro_batch, a = sc->heads;
+    if (sc->attention == ATTENTION_FLASH)
+        return ck_mul(ck, ck_mul3(ck, 4, a, s), b);
+    if (sc->recompute == RECOMPUTE_SELECTIVE)
+        return 0;
+    bool masks = sc->arch == ARCH_GPT && sc->dropout;
+    return ck_mul(ck, ck_mul3(ck, masks ? 5 : 2, a, s), ck_mul(ck, s, b));
+}
+
+enum model_status model_layer_act(const struct scenario *sc, struct model_layer_act *out)
+{
+    struct checked ck = {false};
+    uint64_t sb = ck_mul(&ck, sc->seq, sc->micro_batch);
+    uint64_t sbh = ck_mul(&ck, sb, sc->hidden);
+    uint64_t sbhkv = ck_mul(&ck, sb, model_kv_width(sc));
+    uint64_t sbf = ck_mul(&ck, sb, sc->ffn);
+    uint64_t whole, split;
+    /* Both layers keep Q and the output projection's input (2sbh each) and K and V (2 s b h_kv
+     * each: GQA does not copy them per head); these are split by tensor parallelism. */
+    split = ck_add(&ck, ck_mul(&ck, 4, sbh), ck_mul(&ck, 4, sbhkv));
+    if (sc->arch == ARCH_GPT) {
+        /* Lesson section 3, proof of the theorem: LN1 input, QKV input, LN2 input and fc1 input
+         * (2sbh each) and the two 1-byte dropout masks after the projection and the MLP stay on
+         * every tensor-parallel rank (check-yourself 3: 10 sbh); GeLU input and fc2 input
+         * (2sbf each, 8sbh at f = 4h) are split. */
+        whole = ck_mul(&ck, sc->dropout ? 10 : 8, sbh);
+        split = ck_add(&ck, split, ck_mul(&ck, 4, sbf));
+    } else {
+        /* Llama (SPEC section 3): two fused-RMSNorm inputs and their two outputs stay whole
+         * (8sbh); gate, up, silu(gate) and silu(gate)*up keep 2sbf each. */
+        whole = ck_mul(&ck, 8, sbh);
+        split = ck_add(&ck, split, ck_mul(&ck, 8, sbf));
+    }
+    uint64_t attn = attention_term(sc, &ck);
+    uint64_t t = sc->tp;
+    out->whole = whole;
+    out->split = t > 1 ? div_up(split, t) : split;
+    out->attn = t > 1 ? div_up(attn, t) : attn;
+    if (t > 1 && sc->sp) {
+        /* Sequence parallelism splits the rest along s: the whole layer divided by t. */
+        out->total = div_up(ck_add(&ck, whole, ck_add(&ck, split, attn)), t);
+        out->whole = div_up(whole, t);
+    } else if (t > 1) {
+        /* sbh(10 + 24/t + 5as/(ht)): one division of everything tensor parallelism splits. */
+        out->total = ck_add(&ck, whole, div_up(ck_add(&ck, split, attn), t));
+    } else {
+        out->total = ck_add(&ck, whole, ck_add(&ck, split, attn));
+    }
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+enum model_status model_ckpt_bytes(const struct scenario *sc, uint64_t *out)
+{
+    struct checked ck = {false};
+    uint64_t c = ck_mul(&ck, ck_mul3(&ck, 2, sc->seq, sc->micro_batch), sc->hidden);
+    *out = sc->sp && sc->tp > 1 ? div_up(c, sc->tp) : c;
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+enum model_status model_logits_bytes(const struct scenario *sc, uint64_t *out)
+{
+    /* Lesson section 3, "The logits": the loss in fp32 keeps 4sbV (Korthikanti et al. 4.3);
+     * the output layer is vocabulary-parallel under tensor parallelism. */
+    struct checked ck = {false};
+    uint64_t l = ck_mul(&ck, ck_mul3(&ck, 4, sc->seq, sc->micro_batch), sc->vocab);
+    *out = div_up(l, sc->tp);
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act, uint64_t ckpt,
+                                  uint64_t micro_batches, uint64_t k, uint64_t *out)
+{
+    struct checked ck = {false};
+    uint64_t stage_layers = sc->layers / sc->pp;
+    if (k == 0) {
+        *out = ck_mul3(&ck, micro_batches, stage_layers, layer_act);
+    } else {
+        /* Lesson section 3, "Checkpoint every k layers": M(k) = (L/k) c + k A, the peak at the
+         * end of the first rebuild; a segment never crosses a pipeline stage. */
+        uint64_t kk = k < stage_layers ? k : stage_layers;
+        uint64_t segments = div_up(stage_layers, kk);
+        *out = ck_add(&ck, ck_mul3(&ck, micro_batches, segments, ckpt), ck_mul(&ck, kk, layer_act));
+    }
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+uint64_t model_budget_bytes(const struct scenario *sc)
+{
+    double budget = nearbyint((double)sc->gpu_mem_bytes * (1.0 - sc->reserve));
+    if (budget <= 0)
+        return 0;
+    if (budget >= (double)UINT64_MAX)
+        return UINT64_MAX;
+    return (uint64_t)budget;
+}
+
+/* Model states of a GPU holding `params` parameters: ZeRO over dp shards the optimizer states
+ * (stage 1), the gradients too (stage 2) and the weights too (stage 3), each rounded up to the
+ * byte; offload moves the optimizer states to the CPU. Lesson section 4, step 9. */
+static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct checked *ck)
+{
+    struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
+    uint64_t n = sc->dp;
+    g->weights_bytes = ck_mul(ck, bpp.weights, g->params);
+    g->grads_bytes = ck_mul(ck, bpp.grads, g->params);
+    g->optimizer_bytes = ck_mul(ck, bpp.optimizer, g->params);
+    if (sc->zero >= 1)
+        g->optimizer_bytes = div_up(g->optimizer_bytes, n);
+    if (sc->zero >= 2)
+        g->grads_bytes = div_up(g->grads_bytes, n);
+    if (sc->zero >= 3)
+        g->weights_bytes = div_up(g->weights_bytes, n);
+    if (sc->offload == OFFLOAD_OPTIMIZER)
+        g->optimizer_bytes = 0;
+    g->states_bytes = ck_add(ck, g->weights_bytes, ck_add(ck, g->grads_bytes, g->optimizer_bytes));
+}
+
+/* Parameters on one GPU of each stage: tp divides every layer and the (vocabulary-parallel)
+ * embedding; the first stage holds the embedding and learned positions, the last the output
+ * layer (a copy of a tied embedding when pp > 1) and the final norm. */
+static void stage_params(const struct scenario *sc, uint64_t layer_params, struct terms *t,
+                         struct checked *ck)
+{
+    uint64_t layers = ck_mul(ck, sc->layers / sc->pp, div_up(layer_params, sc->tp));
+    uint64_t emb = div_up(ck_mul(ck, sc->vocab, sc->hidden), sc->tp);
+    uint64_t positions = ck_mul(ck, sc->positions, sc->hidden);
+    uint64_t first = ck_add(ck, layers, ck_add(ck, emb, positions));
+    uint64_t last = ck_add(ck, layers, ck_add(ck, emb, final_norm_params(sc)));
+    if (sc->pp == 1) {
+        uint64_t all = ck_add(ck, first, final_norm_params(sc));
+        first = last = sc->tied ? all : ck_add(ck, all, emb);
+    }
+    t->stage[MODEL_STAGE_FIRST].params = first;
+    t->stage[MODEL_STAGE_LAST].params = last;
+}
+
+enum model_status model_peak(const struct scenario *sc, struct terms *t)
+{
+    struct checked ck = {false};
+    struct model_layer_act act;
+    uint64_t logits;
+    *t = (struct terms){0};
+    if (model_params(sc, &t->params) || model_layer_params(sc, &t->layer_params) ||
+        model_layer_act(sc, &act) || model_ckpt_bytes(sc, &t->ckpt_bytes) ||
+        model_logits_bytes(sc, &logits))
+        return MODEL_OVERFLOW;
+    t->act_layer_bytes = act.total;
+    stage_params(sc, t->layer_params, t, &ck);
+    uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
+    /* 1F1B (lesson section 3, pipeline): the first stage holds pp micro-batches in flight,
+     * the last one; with pp = 1 the two are the same GPU. */
+    for (int i = 0; i < 2; i++) {
+        struct model_gpu *g = &t->stage[i];
+        uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
+        gpu_states(sc, g, &ck);
+        if (model_stage_act(sc, act.total, t->ckpt_bytes, in_flight, k, &g->act_bytes))
+            return MODEL_OVERFLOW;
+        g->logits_bytes = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
+        g->peak_bytes = ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
+    }
+    if (ck.overflow)
+        return MODEL_OVERFLOW;
+    t->peak_stage = t->stage[MODEL_STAGE_LAST].peak_bytes > t->stage[MODEL_STAGE_FIRST].peak_bytes
+                        ? MODEL_STAGE_LAST
+                        : MODEL_STAGE_FIRST;
+    const struct model_gpu *g = &t->stage[t->peak_stage];
+    t->weights_bytes = g->weights_bytes;
+    t->grads_bytes = g->grads_bytes;
+    t->optimizer_bytes = g->optimizer_bytes;
+    t->states_bytes = g->states_bytes;
+    t->act_bytes = g->act_bytes;
+    t->logits_bytes = g->logits_bytes;
+    t->peak_bytes = g->peak_bytes;
+    t->budget_bytes = model_budget_bytes(sc);
+    t->fits = t->peak_bytes <= t->budget_bytes;
+    return MODEL_OK;
+}
+
+enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes)
+{
+    struct model_layer_act act;
+    uint64_t c;
+    if (model_layer_act(sc, &act) || model_ckpt_bytes(sc, &c))
+        return MODEL_OVERFLOW;
+    uint64_t stage_layers = sc->layers / sc->pp, m = sc->pp, A = act.total;
+    /* Start at the continuous optimum k* = sqrt(Lc/A); any k with k A or m (L/pp) c / k above
+     * the best M found cannot win, which bounds the scan to a few values around k*. */
+    double kc = sqrt((double)m * (double)stage_layers * (double)c / (double)A);
+    uint64_t k0 = kc < 1 ? 1 : kc > (double)stage_layers ? stage_layers : (uint64_t)kc;
+    uint64_t best_k = k0, best;
+    if (model_stage_act(sc, A, c, m, k0, &best))
+        return MODEL_OVERFLOW;
+    struct checked ck = {false};
+    uint64_t all_ckpt = ck_mul3(&ck, m, stage_layers, c);
+    uint64_t lo = ck.overflow ? 1 : all_ckpt / (best + 1);
+    uint64_t hi = best / A;
+    if (lo < 1)
+        lo = 1;
+    if (hi > stage_layers)
+        hi = stage_layers;
+    for (uint64_t k = lo; k <= hi; k++) {
+        uint64_t mk;
+        if (model_stage_act(sc, A, c, m, k, &mk))
+            return MODEL_OVERFLOW;
+        if (mk < best || (mk == best && k < best_k)) {
+            best = mk;
+            best_k = k;
+        }
+    }
+    *k_best = best_k;
+    *act_bytes = best;
+    return MODEL_OK;
+}
+
+static bool fits_with_micro_batch(const struct scenario *sc, uint64_t b)
+{
+    struct scenario trial = *sc;
+    struct terms t;
+    trial.micro_batch = b;
+    return model_peak(&trial, &t) == MODEL_OK && t.fits;
+}
+
+uint64_t model_max_micro_batch(const struct scenario *sc)
+{
+    struct scenario one = *sc;
+    struct terms t1;
+    one.micro_batch = 1;
+    if (model_peak(&one, &t1) != MODEL_OK || !t1.fits)
+        return 0;
+    /* The peak is affine in b up to the rounding of divisions, and rounding at b = 1 can only
+     * overstate the slope: the estimate from b = 1 fits; then step up while b + 1 still fits. */
+    uint64_t budget = t1.budget_bytes, lo = UINT64_MAX;
+    for (int i = 0; i < 2; i++) {
+        const struct model_gpu *g = &t1.stage[i];
+        uint64_t states = g->states_bytes, slope = g->peak_bytes - states;
+        uint64_t b = slope ? (budget - states) / slope : UINT64_MAX;
+        if (b < lo)
+            lo = b;
+    }
+    if (lo < 1 || !fits_with_micro_batch(sc, lo))
+        lo = 1;
+    uint64_t step = 1;
+    while (lo <= UINT64_MAX - step && fits_with_micro_batch(sc, lo + step)) {
+        lo += step;
+        step *= 2;
+    }
+    /* lo fits, lo + step does not: bisect the gap. */
+    uint64_t hi = lo + step;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fits_with_micro_batch(sc, mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+enum model_status model_eval(const struct scenario *sc, struct terms *t)
+{
+    if (model_peak(sc, t) != MODEL_OK)
+        return MODEL_OVERFLOW;
+    if (model_k_best(sc, &t->k_best, &t->act_k_best_bytes) != MODEL_OK)
+        return MODEL_OVERFLOW;
+    t->k_star = sqrt((double)sc->layers * (double)t->ckpt_bytes / (double)t->act_layer_bytes);
+    t->max_micro_batch = model_max_micro_batch(sc);
+    return MODEL_OK;
+}
+
+uint64_t model_gpus_for_states(uint64_t params, enum precision p, uint64_t mem_bytes)
+{
+    struct model_bytes_per_param bpp = model_bytes_per_param(p);
+    struct checked ck = {false};
+    uint64_t states = ck_mul(&ck, params, bpp.weights + bpp.grads + bpp.optimizer);
+    if (mem_bytes == 0 || ck.overflow)
+        return UINT64_MAX;
+    return div_up(states, mem_bytes);
+}
+
+double model_core_crossover_seq(uint64_t hidden, uint64_t heads)
+{
+    return 34.0 * (double)hidden / (5.0 * (double)heads);
+}
+
+double model_selective_overhead(uint64_t seq, uint64_t hidden)
+{
+    /* Recomputing the core costs 4bs^2h FLOPs per layer against 3(24bsh^2 + 4bs^2h) per step. */
+    return (double)seq / (18.0 * (double)hidden + 3.0 * (double)seq);
+}

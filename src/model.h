@@ -1,0 +1,123 @@
+/*
+ * model: the lesson's memory formulas (SPEC section 3), exact to the byte.
+ *
+ * Pure: every function reads a const scenario and writes into the caller's structures; no I/O,
+ * no allocation, no globals. Byte counts are uint64_t and every product is checked: a function
+ * that returns MODEL_OVERFLOW has met a count that does not fit in 64 bits, and its outputs must
+ * not be used. Divisions by a parallel degree round up to the byte.
+ *
+ * Sources: lesson.txt section 3 (parameters, 16 bytes per parameter, the activation theorem,
+ * tensor/sequence/pipeline parallelism, logits, checkpointing every k), section 4 (worked example);
+ * Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models".
+ */
+#ifndef MEMFIT_MODEL_H
+#define MEMFIT_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scenario.h"
+
+enum model_status { MODEL_OK = 0, MODEL_OVERFLOW = 1 };
+
+/* Which pipeline stage a per-GPU figure belongs to. With pp = 1 both are the same GPU. */
+enum model_stage { MODEL_STAGE_FIRST = 0, MODEL_STAGE_LAST = 1 };
+
+/* Bytes per parameter of each model state, by precision (lesson section 3, "Model states"). */
+struct model_bytes_per_param {
+    unsigned weights, grads, optimizer;
+};
+
+/* One layer's activations in bytes, on one tensor-parallel rank (lesson section 3). */
+struct model_layer_act {
+    uint64_t whole; /* what tensor parallelism leaves on every rank (10 sbh for GPT with dropout) */
+    uint64_t split; /* the rest of the linear part, on one rank */
+    uint64_t attn;  /* the attention term (core s^2 or flash log-sum-exp), on one rank */
+    uint64_t total; /* A = whole + split + attn, rounded as SPEC section 3 says */
+};
+
+/* The memory of one GPU: model states, activations, logits. */
+struct model_gpu {
+    uint64_t params; /* parameters held (after tp and pp, before ZeRO) */
+    uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes;
+    uint64_t act_bytes;    /* L*A, or M(k) with checkpointing */
+    uint64_t logits_bytes; /* 0 on a stage without the output layer */
+    uint64_t peak_bytes;
+};
+
+/* Every term of a scenario, on its most loaded GPU. */
+struct terms {
+    uint64_t params;          /* Psi of the whole model */
+    uint64_t layer_params;    /* one transformer layer, whole */
+    uint64_t act_layer_bytes; /* A in the scenario's attention mode and tp/sp */
+    uint64_t ckpt_bytes;      /* c: one stored layer input, 2sbh (/t with sp) */
+    struct model_gpu stage[2];  /* first and last pipeline stage */
+    enum model_stage peak_stage; /* the most loaded of the two (the first on a tie) */
+    /* The most loaded GPU, copied from stage[peak_stage]: */
+    uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes;
+    uint64_t act_bytes, logits_bytes, peak_bytes;
+    uint64_t budget_bytes; /* GPU memory * (1 - reserve) */
+    bool fits;
+    /* Checkpointing every k (filled by model_eval only): */
+    double k_star;            /* sqrt(L c / A) */
+    uint64_t k_best;          /* integer k in 1..L with the smallest M(k) (smallest k on a tie) */
+    uint64_t act_k_best_bytes; /* M(k_best) on the first stage */
+    uint64_t max_micro_batch; /* largest b that fits with the scenario's settings (0: none) */
+};
+
+struct model_bytes_per_param model_bytes_per_param(enum precision p);
+
+/* h_kv = h * kv_heads / heads: the width of K and of V. */
+uint64_t model_kv_width(const struct scenario *sc);
+
+/* Parameters of one layer (GPT: 12h^2 + 13h with f = 4h and no GQA; Llama: 2h^2 + 2h h_kv + 3hf + 2h). */
+enum model_status model_layer_params(const struct scenario *sc, uint64_t *out);
+
+/* Psi: L layers + embedding (twice when untied) + final norm + learned positions. */
+enum model_status model_params(const struct scenario *sc, uint64_t *out);
+
+/* One layer's activations for the scenario's attention, recomputation, dropout, tp and sp. */
+enum model_status model_layer_act(const struct scenario *sc, struct model_layer_act *out);
+
+/* c = 2sbh, divided by t with sequence parallelism. */
+enum model_status model_ckpt_bytes(const struct scenario *sc, uint64_t *out);
+
+/* 4 s b V / t: the fp32 logits of the loss. */
+enum model_status model_logits_bytes(const struct scenario *sc, uint64_t *out);
+
+/*
+ * Activations held by a pipeline stage that keeps `micro_batches` micro-batches of its L/pp
+ * layers, checkpointing every k layers (k = 0: no checkpointing, every layer keeps A):
+ * m * ceil((L/pp)/k') * c + k' * A with k' = min(k, L/pp), or m * (L/pp) * A.
+ */
+enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act, uint64_t ckpt,
+                                  uint64_t micro_batches, uint64_t k, uint64_t *out);
+
+/* GPU memory * (1 - reserve), rounded to the byte. */
+uint64_t model_budget_bytes(const struct scenario *sc);
+
+/* Every term except k_best, k_star and max_micro_batch: cheap enough for searches. */
+enum model_status model_peak(const struct scenario *sc, struct terms *t);
+
+/* Every term. */
+enum model_status model_eval(const struct scenario *sc, struct terms *t);
+
+/* The best integer k for checkpointing every k layers, and M(k) there (first stage). */
+enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes);
+
+/* Largest micro-batch b >= 1 whose peak fits the budget with every other setting kept; 0 if none. */
+uint64_t model_max_micro_batch(const struct scenario *sc);
+
+/*
+ * Whole GPUs of `mem_bytes` needed to hold the model states alone when every state is sharded
+ * (ZeRO-3 over all of them): ceil(states_per_param * Psi / mem_bytes). Lesson check-yourself 2.
+ */
+uint64_t model_gpus_for_states(uint64_t params, enum precision p, uint64_t mem_bytes);
+
+/* The sequence length above which the attention core outgrows the rest: 34h/(5a) (lesson 3). */
+double model_core_crossover_seq(uint64_t hidden, uint64_t heads);
+
+/* Extra FLOPs of selective recomputation, as a fraction of a step: s / (18h + 3s) (lesson 3). */
+double model_selective_overhead(uint64_t seq, uint64_t hidden);
+
+#endif

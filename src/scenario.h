@@ -1,0 +1,67 @@
+/*
+ * scenario: one training configuration, typed and validated.
+ *
+ * A scenario is plain data: config.c fills it from a CSV row (presets merged, defaults applied,
+ * every rule checked), model.c and plan.c read it. Sizes are counts (uint64_t); the GPU is
+ * described by its memory and the speeds the planner's cost model needs.
+ */
+#ifndef MEMFIT_SCENARIO_H
+#define MEMFIT_SCENARIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SCENARIO_NAME_MAX 64
+
+enum arch { ARCH_GPT, ARCH_LLAMA };
+
+/* Bytes per parameter of weights + gradients + optimizer states (SPEC section 2). */
+enum precision { PRECISION_MIXED, PRECISION_AUTOCAST, PRECISION_MEGATRON, PRECISION_FROZEN };
+
+enum attention { ATTENTION_PLAIN, ATTENTION_FLASH };
+
+/* RECOMPUTE_EVERY_K with ckpt_every = 1 is full checkpointing. */
+enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_EVERY_K };
+
+enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER };
+
+/* What the planner's cost model knows of a GPU (configs/gpus.csv); 0 when unknown. */
+struct gpu_speed {
+    double bf16_tflops; /* dense bf16 peak, TFLOP/s */
+    double hbm_tb_s;    /* memory bandwidth, TB/s */
+    double link_gb_s;   /* GPU-to-GPU link (NVLink or the like), GB/s per direction */
+    double pcie_gb_s;   /* host link, GB/s per direction */
+};
+
+struct scenario {
+    char name[SCENARIO_NAME_MAX + 1];
+    enum arch arch;
+    uint64_t layers, hidden, heads, kv_heads, vocab, ffn, positions;
+    bool tied, dropout;
+    uint64_t seq, micro_batch, global_batch;
+    enum precision precision;
+    enum attention attention;
+    enum recompute recompute;
+    uint64_t ckpt_every; /* k of RECOMPUTE_EVERY_K */
+    uint64_t dp, tp, pp;
+    bool sp;
+    unsigned zero; /* ZeRO stage 0..3 over dp */
+    enum offload offload;
+    uint64_t gpu_mem_bytes;
+    double reserve; /* fraction of GPU memory kept free, [0, 1) */
+    uint64_t gpus_per_node;
+    struct gpu_speed speed;
+    char model_preset[SCENARIO_NAME_MAX + 1]; /* "" when none */
+    char gpu_preset[SCENARIO_NAME_MAX + 1];
+};
+
+/* The lesson's 1.3B GPT model of section 4 on one 80 GB GPU, s = 2048, b = 8: a base for tests. */
+void scenario_lesson_example(struct scenario *sc);
+
+const char *scenario_precision_name(enum precision p);
+const char *scenario_attention_name(enum attention a);
+const char *scenario_arch_name(enum arch a);
+/* "none", "selective", "full" (k = 1) or the integer k, into buf. */
+const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * timeline: the events of one training step and the activation memory after each (issue 3).
+ *
+ * Pure: timeline_build fills a caller's array. Time is counted in units of one layer's forward
+ * FLOPs: a layer's forward takes 1, its backward 2, a recomputed forward 1. The step runs the
+ * forward pass layer by layer (each adds A, or under checkpointing every k only the segment
+ * inputs c are kept), the logits at the end of the forward pass, the loss backward (which frees
+ * the logits), then the backward pass layer by layer (each frees A), each checkpointed segment
+ * rebuilt (+A per layer, marked as recomputation) right before its backward. Memory is the
+ * activation memory of the most loaded GPU; the model states are a constant band under it.
+ */
+#ifndef MEMFIT_TIMELINE_H
+#define MEMFIT_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scenario.h"
+
+enum timeline_kind {
+    TIMELINE_FORWARD,
+    TIMELINE_LOGITS,
+    TIMELINE_LOSS_BACKWARD,
+    TIMELINE_RECOMPUTE,
+    TIMELINE_BACKWARD
+};
+
+struct timeline_event {
+    enum timeline_kind kind;
+    uint64_t layer;          /* 0-based layer index; 0 for the logits and the loss */
+    double t_start, t_end;   /* in layer-forward units */
+    uint64_t act_bytes;      /* stored activations (incl. checkpoints) after the event */
+    uint64_t logits_bytes;   /* logits held after the event */
+};
+
+struct timeline_summary {
+    uint64_t states_bytes;  /* the constant band */
+    uint64_t peak_bytes;    /* max over events of states + act + logits */
+    double peak_time;       /* when the peak is first reached */
+    double total_time;      /* 3L, or 4L with checkpointing every k (+33%) */
+    size_t n_events;
+};
+
+/* An upper bound on the events of one step for `sc` (for sizing the caller's array). */
+size_t timeline_capacity(const struct scenario *sc);
+
+/* Fills events[0..cap) and the summary; returns 0, or -1 on overflow or too small an array. */
+int timeline_build(const struct scenario *sc, struct timeline_event *events, size_t cap,
+                   struct timeline_summary *sum);
+
+#endif

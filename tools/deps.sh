@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the Debian packages memfit needs, only those that are missing.
+set -eu
+PKGS="build-essential pkg-config libhpdf-dev libcairo2-dev libfreetype-dev libcsv-dev libcmocka-dev
+fonts-dejavu-core poppler-utils qpdf valgrind"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && { echo "deps: all present"; exit 0; }
+echo "deps: installing$missing"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
