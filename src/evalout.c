@@ -77,19 +77,45 @@ static void put_json_text(FILE *out, const char *s)
 
 static const struct evalout_fix no_fix = {"none", 0, 0, ""};
 
+/* Appends the decimal digits of v: the CSV rows are mostly numbers, and printf's general
+ * machinery was a fifth of the time of a million-row eval. */
+static char *put_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
 static void row_csv(struct evalout *w, const struct scenario *sc, const struct terms *t,
                     const struct evalout_fix *f)
 {
     FILE *o = w->out;
     put_csv_text(o, sc->name);
-    fprintf(o,
-            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64
-            ",%" PRIu64 ",",
-            t->params, t->weights_bytes, t->grads_bytes, t->optimizer_bytes, t->states_bytes,
-            t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes, t->budget_bytes,
-            t->fits ? 1 : 0, t->k_best, t->max_micro_batch, f->name, f->peak_bytes,
-            f->micro_batch);
+    const uint64_t first[] = {t->params, t->weights_bytes, t->grads_bytes, t->optimizer_bytes,
+                              t->states_bytes, t->act_layer_bytes, t->act_bytes, t->logits_bytes,
+                              t->peak_bytes, t->budget_bytes, t->fits, t->k_best,
+                              t->max_micro_batch};
+    char buf[16 * 21 + 32], *p = buf;
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        *p++ = ',';
+        p = put_u64(p, first[i]);
+    }
+    fwrite(buf, 1, (size_t)(p - buf), o);
+    putc(',', o);
+    fputs(f->name, o);
+    p = buf;
+    *p++ = ',';
+    p = put_u64(p, f->peak_bytes);
+    *p++ = ',';
+    p = put_u64(p, f->micro_batch);
+    *p++ = ',';
+    fwrite(buf, 1, (size_t)(p - buf), o);
     put_csv_text(o, f->plan);
     putc('\n', o);
 }
