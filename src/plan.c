@@ -22,13 +22,14 @@ const char *plan_fix_name(enum plan_fix fix)
 }
 
 /* The largest b' <= the scenario's b that fits with sc's other settings; 1 when none does (the
- * lowest peak). The peak grows with b, so b' is the whole answer. */
-static uint64_t repick_micro_batch(const struct scenario *sc, uint64_t b)
+ * lowest peak). The peak grows with b, so b' is the whole answer. b_fails: b is already known
+ * not to fit (the micro_batch rung has the settings of the rung before it). */
+static uint64_t repick_micro_batch(const struct scenario *sc, uint64_t b, bool b_fails)
 {
     struct scenario trial = *sc;
     struct terms t;
     trial.micro_batch = b;
-    if (model_peak(&trial, &t) == MODEL_OK && t.fits)
+    if (!b_fails && model_peak(&trial, &t) == MODEL_OK && t.fits)
         return b;
     uint64_t best = model_max_micro_batch(&trial);
     if (best == 0)
@@ -47,7 +48,8 @@ static bool try_rung(struct ladder *ld, enum plan_fix fix)
     r->fix = fix;
     r->sc = ld->cur;
     if (ld->repick)
-        r->sc.micro_batch = repick_micro_batch(&ld->cur, ld->orig->micro_batch);
+        r->sc.micro_batch =
+            repick_micro_batch(&ld->cur, ld->orig->micro_batch, fix == PLAN_FIX_MICRO_BATCH);
     if (model_peak(&r->sc, &r->terms) != MODEL_OK) {
         ld->overflow = true;
         return true;
@@ -216,16 +218,16 @@ __attribute__((format(printf, 2, 3))) static void put(struct writer *w, const ch
         w->len += (size_t)n;
 }
 
-size_t plan_fix_settings(const struct plan *p, char *buf, size_t size)
+size_t plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size)
 {
     struct writer w = {buf, size, 0};
     if (size > 0)
         buf[0] = '\0';
-    if (p->fix_rung < 0)
+    if (rung >= p->n_rungs)
         return 0;
-    const struct scenario *fin = &p->rungs[p->fix_rung].sc;
+    const struct scenario *fin = &p->rungs[rung].sc;
     bool zero = false, tp = false;
-    for (int i = 0; i <= p->fix_rung; i++) {
+    for (size_t i = 0; i <= rung; i++) {
         const char *sep = w.len ? " " : "";
         switch (p->rungs[i].fix) {
         case PLAN_FIX_FLASH:
@@ -257,6 +259,16 @@ size_t plan_fix_settings(const struct plan *p, char *buf, size_t size)
     if (fin->micro_batch != p->base_micro_batch)
         put(&w, "%smicro_batch=%llu", w.len ? " " : "", (unsigned long long)fin->micro_batch);
     return w.len;
+}
+
+size_t plan_fix_settings(const struct plan *p, char *buf, size_t size)
+{
+    if (p->fix_rung < 0) {
+        if (size > 0)
+            buf[0] = '\0';
+        return 0;
+    }
+    return plan_rung_settings(p, (size_t)p->fix_rung, buf, size);
 }
 
 const char *plan_mode_name(enum plan_mode mode)

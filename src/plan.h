@@ -94,6 +94,10 @@ const char *plan_fix_name(enum plan_fix fix);
  */
 size_t plan_fix_settings(const struct plan *p, char *buf, size_t size);
 
+/* The same for the cumulative settings of rungs[rung] (a label for its bar in the report);
+ * "" when rung >= n_rungs. */
+size_t plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size);
+
 /* Activation modes for the largest micro-batch (SPEC section 4; lesson section 4, step 8). */
 enum plan_mode {
     PLAN_MODE_PLAIN,     /* attention=plain recompute=none */

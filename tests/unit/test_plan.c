@@ -30,6 +30,14 @@ static void settings(const struct plan *p, const char *want)
     assert_int_equal(n, strlen(want));
 }
 
+static void rung_settings(const struct plan *p, size_t rung, const char *want)
+{
+    char buf[256];
+    size_t n = plan_rung_settings(p, rung, buf, sizeof buf);
+    assert_string_equal(buf, want);
+    assert_int_equal(n, strlen(want));
+}
+
 /* Lesson 1.3B numbers (section 4): Psi = 1,311,528,960; sbh = 33,554,432 at b = 8;
  * states 16 Psi = 20,984,463,360; flash A = 34 sbh + 4asb = 1,140,850,688 + 1,048,576 =
  * 1,141,899,264, 24 A = 27,405,582,336; logits 4sbV = 3,293,642,752. */
@@ -244,6 +252,9 @@ static void test_70b(void **state)
                  2.0 * 68976648192.0 * 4096 / (989e12 * COST_UTILISATION), 1e-9);
     assert_true(p.rungs[5].extra_time_s > 0);
     settings(&p, "zero=3 recompute=full tp=4 sp=yes");
+    rung_settings(&p, 0, "zero=1");
+    rung_settings(&p, 2, "zero=3");
+    rung_settings(&p, 4, "zero=3 recompute=full tp=2 sp=yes");
 }
 
 /* 70B on one 80 GB GPU, no node to split over: nothing fits; the model states alone need
@@ -268,6 +279,8 @@ static void test_nothing_fits(void **state)
     assert_int_equal(p.fix_rung, -1);
     assert_int_equal(p.fix_peak_bytes, 283159592960ull);
     settings(&p, "");
+    rung_settings(&p, 1, "recompute=full offload=optimizer");
+    rung_settings(&p, 2, "");
 }
 
 /* s = 512 on a small GPU: the re-picked micro-batch is thin (s b' < 4096 tokens). States
