@@ -27,9 +27,10 @@ Modelling choices that make the layers match SPEC section 3 (and real training c
 - dropout is torch.native_dropout, whose mask is 1 byte per element as on a GPU (F.dropout on the
   CPU would keep a bf16 mask);
 - fused RMSNorm is a Function that saves its input and one fp32 1/rms per row; the written-out
-  RMSNorm is the Hugging Face LlamaRMSNorm (upcast to fp32, x * rsqrt(mean(x^2) + eps), weight
-  times the bf16 cast), whose autograd keeps the fp32 copy of x (4 sbh) and the normalised bf16
-  tensor (2 sbh) instead of the bf16 input (2 sbh): +4 sbh per norm, +8 sbh per layer.
+  RMSNorm is weight * (x * rsqrt(mean(x^2) + eps)) in bf16 eager PyTorch, whose autograd keeps,
+  besides its input, x^2 (saved by mean() in PyTorch 1.13) and x * rsqrt (saved by the weight's
+  product): +4 sbh per norm, +8 sbh per layer (SPEC section 3). The Hugging Face form, which
+  upcasts to fp32, keeps +16 sbh per layer instead; it is printed on the side, not in the CSV.
 """
 import csv
 import math
@@ -184,10 +185,19 @@ class RMSNorm(nn.Module):
     def forward(self, x):
         if self.fused:
             return FusedRMSNorm.apply(x, self.weight, self.eps)
-        # Hugging Face LlamaRMSNorm, written out in eager PyTorch.
+        # Written out in eager PyTorch, in the activations' dtype: mean() keeps x^2 (PyTorch
+        # 1.13 saves its input) and the weight's product keeps x * rsqrt (2 sbh each).
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class HFRMSNorm(RMSNorm):
+    """Hugging Face LlamaRMSNorm: upcast to fp32, normalise, cast back, times the weight.
+    Measured on the side (not in the fixture): it keeps the fp32 x and x^2 (4 sbh each) and the
+    bf16 cast (2 sbh) instead of the bf16 input: +8 sbh per norm on PyTorch 1.13."""
+
+    def forward(self, x):
         xf = x.to(torch.float32)
-        var = xf.pow(2).mean(-1, keepdim=True)
-        xf = xf * torch.rsqrt(var + self.eps)
+        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
         return self.weight * xf.to(x.dtype)
 
 
@@ -273,11 +283,12 @@ class LlamaLayer(nn.Module):
     """Llama layer: RMSNorm, attention with rotary q and k and GQA, residual; RMSNorm, SwiGLU
     MLP, residual. No biases, no dropout."""
 
-    def __init__(self, s, h, a, kvh, f, flash, fused_norm):
+    def __init__(self, s, h, a, kvh, f, flash, norm):
         super().__init__()
         d = h // a
         self.a, self.kvh, self.d, self.flash = a, kvh, d, flash
-        self.norm1, self.norm2 = RMSNorm(h, fused_norm), RMSNorm(h, fused_norm)
+        make = (lambda: HFRMSNorm(h, False)) if norm == "hf" else lambda: RMSNorm(h, norm == "fused")
+        self.norm1, self.norm2 = make(), make()
         self.wq = nn.Linear(h, h, bias=False)
         self.wk = nn.Linear(h, kvh * d, bias=False)
         self.wv = nn.Linear(h, kvh * d, bias=False)
@@ -338,7 +349,7 @@ def measure(arch, variant, shape, flash, drop, ckpt, norm):
     if arch == "gpt":
         layer = GPTLayer(h, a, kvh, f, P_DROP if drop else 0.0, flash)
     else:
-        layer = LlamaLayer(s, h, a, kvh, f, flash, norm == "fused")
+        layer = LlamaLayer(s, h, a, kvh, f, flash, norm)
     layer = layer.to(DTYPE)
     x = torch.randn(s, b, h, dtype=DTYPE, requires_grad=True)
     nbytes = saved_bytes(layer, x, ckpt)
@@ -370,7 +381,6 @@ def main(argv):
     if len(argv) != 2:
         print("usage: measure.py OUT.csv", file=sys.stderr)
         return 2
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     rows = []
     start = time.time()
     for arch, shapes, variants in (("gpt", GPT_SHAPES, GPT_VARIANTS),
@@ -387,6 +397,13 @@ def main(argv):
         writer.writeheader()
         writer.writerows(rows)
     print(f"{len(rows)} rows in {time.time() - start:.0f} s -> {argv[1]}")
+    # On the side: the Hugging Face RMSNorm (fp32 upcast) against the fused one, same shape.
+    shape = LLAMA_SHAPES[2]
+    fused = measure("llama", "plain", shape, False, False, False, "fused")["saved_bytes"]
+    hf = measure("llama", "hf-norm", shape, False, False, False, "hf")["saved_bytes"]
+    sbh = shape[0] * shape[1] * shape[2]
+    print(f"not in the CSV: Hugging Face fp32-upcast RMSNorm keeps {(hf - fused) / sbh:.3f} sbh "
+          f"more than the fused one (s={shape[0]} b={shape[1]} h={shape[2]})")
     return 0
 
 
