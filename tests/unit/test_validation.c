@@ -386,55 +386,51 @@ static size_t count_kind(const struct fixture *fx, enum arch arch, enum attentio
     return n;
 }
 
-/* Every variant the issue names is measured on at least 8 shapes, and Llama mostly with GQA. */
+/* Every variant the issue names is measured (the committed fixture has each on 10 shapes), and
+ * some Llama rows have kv_heads < heads (9 of 10 shapes in the committed fixture). */
 static void test_every_variant_measured(void **state)
 {
     const struct fixture *fx = *state;
-    if (getenv("MEMFIT_VALIDATION_CSV") != NULL)
-        skip(); /* another fixture may hold other variants */
-    for (int attn = 0; attn < 2; attn++)
+    for (int attn = 0; attn < 2; attn++) {
         for (int drop = 0; drop < 2; drop++)
             assert_true(count_kind(fx, ARCH_GPT, (enum attention)attn, drop, false,
-                                   NORM_LAYERNORM) >= MIN_SHAPES);
-    assert_true(count_kind(fx, ARCH_GPT, ATTENTION_PLAIN, true, true, NORM_LAYERNORM) >=
-                MIN_SHAPES);
-    for (int attn = 0; attn < 2; attn++) {
-        assert_true(count_kind(fx, ARCH_LLAMA, (enum attention)attn, false, false, NORM_FUSED) >=
-                    MIN_SHAPES);
+                                   NORM_LAYERNORM) > 0);
+        assert_true(count_kind(fx, ARCH_LLAMA, (enum attention)attn, false, false, NORM_FUSED) >
+                    0);
         assert_true(count_kind(fx, ARCH_LLAMA, (enum attention)attn, false, false,
-                               NORM_WRITTEN) >= MIN_SHAPES);
+                               NORM_WRITTEN) > 0);
     }
-    size_t gqa = 0, llama = 0;
-    for (size_t i = 0; i < fx->count; i++) {
-        llama += fx->rows[i].arch == ARCH_LLAMA;
+    assert_true(count_kind(fx, ARCH_GPT, ATTENTION_PLAIN, true, true, NORM_LAYERNORM) > 0);
+    size_t gqa = 0;
+    for (size_t i = 0; i < fx->count; i++)
         gqa += fx->rows[i].arch == ARCH_LLAMA && fx->rows[i].kv_heads < fx->rows[i].heads;
-    }
-    assert_true(2 * gqa > llama);
+    assert_true(gqa > 0);
 }
 
 /*
- * The 2% tolerance tells the variants apart: on every measured row, the formula of a wrong
- * variant (dropout terms for a layer without dropout and the reverse, the fused norm for the
- * written-out one) misses by more than 2%. So the agreement above is not slack.
+ * The 2% tolerance tells the variants apart: on at least 8 measured rows of each layer, the
+ * formula of a wrong variant (dropout terms for a layer without dropout and the reverse; the
+ * fused norm for the written-out one and the reverse) misses by more than 2%. So the agreement
+ * above is not slack. (At very long sequences the s^2 core can hide the 2-8 sbh difference, so
+ * not every row of another fixture need tell them apart.)
  */
 static void test_wrong_variant_is_rejected(void **state)
 {
     const struct fixture *fx = *state;
-    size_t tried = 0;
+    size_t rejected[2] = {0, 0};
     for (size_t i = 0; i < fx->count; i++) {
         const struct fixture_row *r = &fx->rows[i];
+        uint64_t wrong;
         if (r->checkpoint)
             continue;
-        if (r->arch == ARCH_GPT) {
-            assert_true(gap(r->saved_bytes, predicted_bytes(r, !r->dropout, r->norm)) > TOLERANCE);
-            tried++;
-        } else {
-            enum norm wrong = r->norm == NORM_WRITTEN ? NORM_FUSED : NORM_WRITTEN;
-            assert_true(gap(r->saved_bytes, predicted_bytes(r, false, wrong)) > TOLERANCE);
-            tried++;
-        }
+        if (r->arch == ARCH_GPT)
+            wrong = predicted_bytes(r, !r->dropout, r->norm);
+        else
+            wrong = predicted_bytes(r, false, r->norm == NORM_WRITTEN ? NORM_FUSED : NORM_WRITTEN);
+        rejected[r->arch == ARCH_LLAMA] += gap(r->saved_bytes, wrong) > TOLERANCE;
     }
-    assert_true(tried > 0);
+    assert_true(rejected[0] >= MIN_SHAPES);
+    assert_true(rejected[1] >= MIN_SHAPES);
 }
 
 int main(void)
