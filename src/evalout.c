@@ -10,7 +10,7 @@
 /* What the table keeps of a row. */
 struct evalout_table_row {
     char name[SCENARIO_NAME_MAX + 1];
-    uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b;
+    uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b, gpus;
     int fits;
     char fix[16];
     char plan[FIX_PLAN_MAX];
@@ -75,7 +75,7 @@ static void put_json_text(FILE *out, const char *s)
     putc('"', out);
 }
 
-static const struct evalout_fix no_fix = {"none", 0, 0, ""};
+static const struct evalout_fix no_fix = {"none", 0, 0, "", 0};
 
 /* Appends the decimal digits of v: the CSV rows are mostly numbers, and printf's general
  * machinery was a fifth of the time of a million-row eval. */
@@ -170,6 +170,7 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     r->max_b = t->max_micro_batch;
     r->fix_peak = f->peak_bytes;
     r->fix_b = f->micro_batch;
+    r->gpus = f->gpus_for_states;
     snprintf(r->fix, sizeof r->fix, "%s", f->name);
     snprintf(r->plan, sizeof r->plan, "%s", f->plan);
 }
@@ -220,7 +221,8 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
     if (strcmp(r->fix, "none") == 0)
         snprintf(cells[TCOL_FIX], n, "-");
     else if (strcmp(r->fix, "nothing") == 0)
-        snprintf(cells[TCOL_FIX], n, "nothing fits: %s", r->plan);
+        snprintf(cells[TCOL_FIX], n, "nothing fits: the model states alone need %" PRIu64 " GPUs",
+                 r->gpus);
     else
         snprintf(cells[TCOL_FIX], n, "%s -> %.1f %s at b=%" PRIu64 " (%s)", r->fix,
                  (double)r->fix_peak / u, w->unit_name, r->fix_b, r->plan);
