@@ -779,6 +779,16 @@ static bool report_overflow(struct row *row)
                      worst_v);
 }
 
+/* strlcpy: at most size - 1 bytes and a NUL. */
+static void copy_bounded(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static bool row_to_scenario(struct config_reader *r, struct row *row, struct scenario *sc)
 {
     struct gpu_speed speed;
@@ -793,9 +803,9 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
     if (!row->cell[COL_GLOBAL_BATCH])
         sc->global_batch = sc->micro_batch * sc->dp; /* checked in check_consistency */
     if (row->cell[COL_MODEL])
-        snprintf(sc->model_preset, sizeof sc->model_preset, "%s", row->cell[COL_MODEL]);
+        copy_bounded(sc->model_preset, sizeof sc->model_preset, row->cell[COL_MODEL]);
     if (row->cell[COL_GPU])
-        snprintf(sc->gpu_preset, sizeof sc->gpu_preset, "%s", row->cell[COL_GPU]);
+        copy_bounded(sc->gpu_preset, sizeof sc->gpu_preset, row->cell[COL_GPU]);
     if (!check_consistency(row, sc))
         return false;
     struct terms t;

@@ -81,15 +81,25 @@ static const struct evalout_fix no_fix = {"none", 0, 0, "", 0};
  * machinery was a fifth of the time of a million-row eval. */
 static char *put_u64(char *p, uint64_t v)
 {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                                "34353637383940414243444546474849505152535455565758596061626364656667"
+                                "6869707172737475767778798081828384858687888990919293949596979899";
     char tmp[20];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
+    int n = 20;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--n] = pairs[d + 1];
+        tmp[--n] = pairs[d];
+    }
+    if (v >= 10) {
+        tmp[--n] = pairs[v * 2 + 1];
+        tmp[--n] = pairs[v * 2];
+    } else {
+        tmp[--n] = (char)('0' + v);
+    }
+    memcpy(p, tmp + n, (size_t)(20 - n));
+    return p + (20 - n);
 }
 
 static void row_csv(struct evalout *w, const struct scenario *sc, const struct terms *t,
