@@ -564,40 +564,54 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
     return true;
 }
 
-/* Fills empty cells from the named presets (explicit cells win). */
-static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_speed *speed)
+/* The preset named in column c of the row, or NULL after reporting it unknown. */
+static const struct preset *row_preset(struct row *row, enum col c, const struct preset_table *t,
+                                       const struct preset **last, const char *kind)
 {
-    if (row->cell[COL_MODEL]) {
-        const struct preset_table *t = r->presets ? &r->presets->models : NULL;
-        const struct preset *p = t ? preset_find(t, row->cell[COL_MODEL], &r->last_model) : NULL;
-        if (!p) {
-            const char *near = t ? suggest_closest(row->cell[COL_MODEL], t->names, t->n) : NULL;
-            return near ? row_error(row, COL_MODEL, "unknown model preset '%s' (did you mean '%s'?)",
-                                    row->cell[COL_MODEL], near)
-                        : row_error(row, COL_MODEL, "unknown model preset '%s'",
-                                    row->cell[COL_MODEL]);
-        }
-        for (int c = 0; c < COL_COUNT; c++) {
-            if (is_model_column((enum col)c) && !row->cell[c] && p->cells[c]) {
-                row->cell[c] = p->cells[c];
-                row->preset_of[c] = p->name;
-            }
+    const struct preset *p = t ? preset_find(t, row->cell[c], last) : NULL;
+    if (p)
+        return p;
+    const char *near = t ? suggest_closest(row->cell[c], t->names, t->n) : NULL;
+    if (near)
+        row_error(row, c, "unknown %s preset '%s' (did you mean '%s'?)", kind, row->cell[c], near);
+    else
+        row_error(row, c, "unknown %s preset '%s'", kind, row->cell[c]);
+    return NULL;
+}
+
+/* Fills the row's empty cells of the wanted columns from preset p (explicit cells win). */
+static void fill_from_preset(struct row *row, const struct preset *p, bool (*wanted)(enum col))
+{
+    for (int c = 0; c < COL_COUNT; c++) {
+        if (wanted((enum col)c) && !row->cell[c] && p->cells[c]) {
+            row->cell[c] = p->cells[c];
+            row->preset_of[c] = p->name;
         }
     }
+}
+
+static bool is_gpu_column(enum col c)
+{
+    return c == COL_GPU_MEM_GB;
+}
+
+/* Fills empty cells from the named model and GPU presets. */
+static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_speed *speed)
+{
+    const struct preset *p;
     *speed = (struct gpu_speed){0};
+    if (row->cell[COL_MODEL]) {
+        p = row_preset(row, COL_MODEL, r->presets ? &r->presets->models : NULL, &r->last_model,
+                       "model");
+        if (!p)
+            return false;
+        fill_from_preset(row, p, is_model_column);
+    }
     if (row->cell[COL_GPU]) {
-        const struct preset_table *t = r->presets ? &r->presets->gpus : NULL;
-        const struct preset *p = t ? preset_find(t, row->cell[COL_GPU], &r->last_gpu) : NULL;
-        if (!p) {
-            const char *near = t ? suggest_closest(row->cell[COL_GPU], t->names, t->n) : NULL;
-            return near ? row_error(row, COL_GPU, "unknown GPU preset '%s' (did you mean '%s'?)",
-                                    row->cell[COL_GPU], near)
-                        : row_error(row, COL_GPU, "unknown GPU preset '%s'", row->cell[COL_GPU]);
-        }
-        if (!row->cell[COL_GPU_MEM_GB] && p->cells[COL_GPU_MEM_GB]) {
-            row->cell[COL_GPU_MEM_GB] = p->cells[COL_GPU_MEM_GB];
-            row->preset_of[COL_GPU_MEM_GB] = p->name;
-        }
+        p = row_preset(row, COL_GPU, r->presets ? &r->presets->gpus : NULL, &r->last_gpu, "GPU");
+        if (!p)
+            return false;
+        fill_from_preset(row, p, is_gpu_column);
         *speed = p->speed;
     }
     return true;
