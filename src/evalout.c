@@ -231,11 +231,33 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
     if (strcmp(r->fix, "none") == 0)
         snprintf(cells[TCOL_FIX], n, "-");
     else if (strcmp(r->fix, "nothing") == 0)
-        snprintf(cells[TCOL_FIX], n, "nothing fits: the model states alone need %" PRIu64 " GPUs",
-                 r->gpus);
+        snprintf(cells[TCOL_FIX], n, "nothing fits");
     else
-        snprintf(cells[TCOL_FIX], n, "%s -> %.1f %s at b=%" PRIu64 " (%s)", r->fix,
-                 (double)r->fix_peak / u, w->unit_name, r->fix_b, r->plan);
+        snprintf(cells[TCOL_FIX], n, "%s (%.1f)", r->fix, (double)r->fix_peak / u);
+}
+
+/* Below the table, for each scenario that does not fit: what to change, and what it gives. */
+static void table_print_fixes(struct evalout *w)
+{
+    size_t name_w = 0;
+    for (unsigned long i = 0; i < w->rows; i++)
+        if (strcmp(w->table[i].fix, "none") && strlen(w->table[i].name) > name_w)
+            name_w = strlen(w->table[i].name);
+    if (name_w == 0)
+        return;
+    fputs("\nTo make it fit (the first rung of the ladder that fits; settings changed):\n", w->out);
+    for (unsigned long i = 0; i < w->rows; i++) {
+        const struct evalout_table_row *r = &w->table[i];
+        if (strcmp(r->fix, "none") == 0)
+            continue;
+        if (strcmp(r->fix, "nothing") == 0)
+            fprintf(w->out, "  %-*s  nothing fits: the model states alone need %" PRIu64
+                            " GPUs of this memory, fully sharded\n",
+                    (int)name_w, r->name, r->gpus);
+        else
+            fprintf(w->out, "  %-*s  %s -> %.1f %s at micro-batch %" PRIu64 "\n", (int)name_w,
+                    r->name, r->plan, (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
+    }
 }
 
 static void table_print(struct evalout *w)
@@ -243,7 +265,7 @@ static void table_print(struct evalout *w)
     static char cells[TCOL_COUNT][FIX_PLAN_MAX + 64];
     char heads[TCOL_COUNT][32];
     const char *titles[TCOL_COUNT] = {"scenario", "params", "states", "activations", "logits",
-                                      "peak", "budget", "verdict", "k_best", "max b", "cheapest fix"};
+                                      "peak", "budget", "verdict", "k_best", "max b", "fix (peak)"};
     size_t width[TCOL_COUNT];
     for (int c = 0; c < TCOL_COUNT; c++) {
         if (c >= TCOL_STATES && c <= TCOL_BUDGET)
@@ -261,8 +283,10 @@ static void table_print(struct evalout *w)
     /* Names and the fix read left to right; numbers align right. */
     for (int c = 0; c < TCOL_COUNT; c++) {
         int left = c == TCOL_NAME || c == TCOL_FIX || c == TCOL_VERDICT;
-        fprintf(w->out, left ? "%-*s%s" : "%*s%s", (int)width[c], heads[c],
-                c + 1 < TCOL_COUNT ? "  " : "\n");
+        if (c + 1 == TCOL_COUNT)
+            fprintf(w->out, "%s\n", heads[c]);
+        else
+            fprintf(w->out, left ? "%-*s  " : "%*s  ", (int)width[c], heads[c]);
     }
     for (int c = 0; c < TCOL_COUNT; c++) {
         for (size_t k = 0; k < width[c]; k++)
@@ -282,6 +306,7 @@ static void table_print(struct evalout *w)
     fprintf(w->out, "\n%lu scenario%s; %s = %s bytes; budget = GPU memory minus the reserve\n",
             w->rows, w->rows == 1 ? "" : "s", w->unit_name,
             w->unit_bytes == 1e9 ? "10^9" : "2^30");
+    table_print_fixes(w);
 }
 
 void evalout_end(struct evalout *w)
