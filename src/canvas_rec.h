@@ -1,9 +1,9 @@
 /*
  * canvas_rec: a canvas that records every call, the test surface of the charts (DESIGN.md).
  *
- * No fonts and no files: text widths are a fixed over-estimate (0.62 em per code point, wider
- * than any DejaVu Sans glyph the charts use except a few capitals), so a layout without
- * overlapping text here has none with the real font either. Each paint operation (fill, stroke,
+ * No fonts and no files: text widths are a fixed estimate (0.64 em per code point: as wide as
+ * DejaVu Sans digits, wider than its average lower-case letter), so a layout without
+ * overlapping text here is very unlikely to overlap with the real font. Each paint operation (fill, stroke,
  * fill_stroke, clip) records the bounding box of the path it paints and the state it paints
  * with; each text records its box. A state change while a path is open (the libharu rule of
  * canvas.h) is counted in `violations` and the index of the first kept in `first_violation`.
@@ -18,7 +18,7 @@
 #include "canvas.h"
 
 #define CANVAS_REC_DASH_MAX 4
-#define CANVAS_REC_EM 0.62 /* text width per code point, in em */
+#define CANVAS_REC_EM 0.64 /* text width per code point, in em */
 
 enum canvas_rec_op {
     CANVAS_REC_SET_FILL,

@@ -21,7 +21,6 @@ static const struct canvas_rgb AXIS = {0.25, 0.25, 0.25};
 static const struct canvas_rgb GRID = {0.88, 0.88, 0.88};
 static const struct canvas_rgb TEXT = {0.1, 0.1, 0.1};
 static const struct canvas_rgb LINE_GPU = {0.1, 0.1, 0.1};
-static const struct canvas_rgb RECOMPUTE = {0.98, 0.84, 0.93};
 static const struct canvas_rgb MAGENTA = {0.80, 0.10, 0.55};
 static const struct canvas_rgb ORANGE = {0.96, 0.55, 0.13};
 static const struct canvas_rgb STEP_TIME = {0.20, 0.35, 0.65};
@@ -154,7 +153,8 @@ static double fit(struct canvas *c, const char *s, double size_pt, double max_w)
     double w = c->ops->text_width(c, size_pt, s);
     if (w <= max_w || w <= 0)
         return size_pt;
-    double f = size_pt * max_w / w;
+    /* Quarter-point steps: fewer distinct sizes, fewer font subsets in SVG and PDF files. */
+    double f = floor(size_pt * max_w / w * 4) / 4;
     return f < MIN_PT ? MIN_PT : f;
 }
 
@@ -165,9 +165,20 @@ static void text(struct canvas *c, double x, double y, double size, enum canvas_
     c->ops->text(c, x, y, size, a, s);
 }
 
+static void diamond(struct canvas *c, struct canvas_rgb rgb, double cx, double cy, double r)
+{
+    fill_rgb(c, rgb);
+    c->ops->move_to(c, cx, cy - r);
+    c->ops->line_to(c, cx + r, cy);
+    c->ops->line_to(c, cx, cy + r);
+    c->ops->line_to(c, cx - r, cy);
+    c->ops->close_path(c);
+    c->ops->fill(c);
+}
+
 /* ---------------------------------------------------------------- legend */
 
-enum legend_kind { LEG_BOX, LEG_LINE, LEG_DASH, LEG_DOT };
+enum legend_kind { LEG_BOX, LEG_LINE, LEG_DASH, LEG_DOT, LEG_STRIP };
 
 struct legend_item {
     enum legend_kind kind;
@@ -197,7 +208,9 @@ static double legend(struct canvas *c, double x, double y, double w, const struc
             if (it[i].kind == LEG_BOX) {
                 box(c, it[i].rgb, cx + 2, mid - 4, SWATCH_W - 4, 8);
             } else if (it[i].kind == LEG_DOT) {
-                box(c, it[i].rgb, cx + SWATCH_W / 2 - 2.5, mid - 2.5, 5, 5);
+                diamond(c, it[i].rgb, cx + SWATCH_W / 2, mid, 3.5);
+            } else if (it[i].kind == LEG_STRIP) {
+                box(c, it[i].rgb, cx, mid + 1, SWATCH_W, 3.5);
             } else {
                 stroke_style(c, it[i].rgb, 1.5, it[i].kind == LEG_DASH ? 3 : 0);
                 line(c, cx, mid, cx + SWATCH_W, mid);
@@ -305,10 +318,14 @@ static void frame_begin(struct frame *f, struct canvas *c, double x, double y, d
     f->y0 = f->y_ticks[0];
     f->y1 = f->y_ticks[f->ny - 1];
     if (s->x_numeric) {
-        f->nx = chart_ticks(s->x_lo, s->x_hi, s->x_max_ticks, f->x_ticks, CHART_TICKS_MAX,
-                            &f->x_step);
-        f->x0 = f->x_ticks[0];
-        f->x1 = f->x_ticks[f->nx - 1];
+        /* The x axis runs exactly over the data; its ticks are the nice ones inside. */
+        double all[CHART_TICKS_MAX];
+        size_t n = chart_ticks(s->x_lo, s->x_hi, s->x_max_ticks, all, CHART_TICKS_MAX, &f->x_step);
+        f->x0 = s->x_lo;
+        f->x1 = s->x_hi > s->x_lo ? s->x_hi : s->x_lo + 1;
+        for (size_t i = 0; i < n; i++)
+            if (all[i] >= f->x0 - 1e-9 * f->x_step && all[i] <= f->x1 + 1e-9 * f->x_step)
+                f->x_ticks[f->nx++] = all[i];
     } else {
         f->x0 = 0;
         f->x1 = 1;
@@ -461,8 +478,8 @@ static void bar_value(struct frame *f, double cx, double v, const double *lines,
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n_lines; i++) {
             double ly = map_y(f, lines[i]);
-            if (base >= ly - 1.5 && base - LABEL_PT * 0.8 <= ly + 1.5)
-                base = ly - 2.5;
+            if (base + LABEL_PT * 0.25 >= ly - 1.5 && base - LABEL_PT * 0.8 <= ly + 1.5)
+                base = ly - 2 - LABEL_PT * 0.25;
         }
     text(f->c, cx, base, LABEL_PT, CANVAS_ALIGN_CENTER, buf);
 }
@@ -496,7 +513,7 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
     }
     struct frame_spec s = {
         .title = d->title, .legend = leg, .n_legend = CHART_TERMS + 2, .y_title = y_title,
-        .y_lo = 0, .y_hi = hi * 1.08 / unit, .y_max_ticks = 6,
+        .y_lo = 0, .y_hi = hi * 1.06 / unit, .y_max_ticks = 7,
         .x_label_h = TICK_PT * (two_lines ? 2.4 : 1.3) + 4,
     };
     struct frame f;
@@ -527,24 +544,58 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
 
 /* ---------------------------------------------------------------- memory over one step */
 
-/* The top edge of a stacked area: states + act (+ logits), linear within each event. */
-static void step_area(struct frame *f, const struct chart_step *d, double unit, bool with_logits)
+/* Which layer of its stage an event is (the stage's first layer is the smallest seen). */
+static uint64_t first_layer(const struct chart_step *d)
+{
+    uint64_t m = UINT64_MAX;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->events[i].kind == TIMELINE_FORWARD && d->events[i].layer < m)
+            m = d->events[i].layer;
+    return m == UINT64_MAX ? 0 : m;
+}
+
+/* Checkpoints (stored segment inputs) held after each event, following timeline.h: the forward
+ * of a segment's first layer keeps its input, that layer's backward frees it. */
+static uint64_t ckpt_step(const struct chart_step *d, const struct timeline_event *e, uint64_t lo,
+                          uint64_t held)
+{
+    if (d->segment == 0 || (e->layer - lo) % d->segment != 0)
+        return held;
+    if (e->kind == TIMELINE_FORWARD)
+        return held + 1;
+    if (e->kind == TIMELINE_BACKWARD && held > 0)
+        return held - 1;
+    return held;
+}
+
+enum step_layer { STEP_LOGITS, STEP_ACT, STEP_CKPT };
+
+/* Memory above the states band after event i for one layer of the stack. */
+static double step_value(const struct chart_step *d, size_t i, enum step_layer which,
+                         uint64_t held)
+{
+    const struct timeline_event *e = &d->events[i];
+    if (which == STEP_CKPT)
+        return (double)held * (double)d->ckpt_bytes;
+    return (double)e->act_bytes + (which == STEP_LOGITS ? (double)e->logits_bytes : 0);
+}
+
+/* The area between the states band and one layer's top edge, linear within each event. */
+static void step_area(struct frame *f, const struct chart_step *d, double unit,
+                      enum step_layer which)
 {
     struct canvas *c = f->c;
-    double base = (double)d->states_bytes / unit;
+    double base = (double)d->states_bytes / unit, prev = 0;
     double t_prev = d->n ? d->events[0].t_start : 0;
+    uint64_t lo = first_layer(d), held = 0;
     c->ops->move_to(c, map_x(f, t_prev), map_y(f, base));
     for (size_t i = 0; i < d->n; i++) {
         const struct timeline_event *e = &d->events[i];
-        double v = (double)e->act_bytes + (with_logits ? (double)e->logits_bytes : 0);
-        if (i == 0 || e->t_start != t_prev) {
-            double pv = 0;
-            if (i > 0)
-                pv = (double)d->events[i - 1].act_bytes +
-                     (with_logits ? (double)d->events[i - 1].logits_bytes : 0);
-            c->ops->line_to(c, map_x(f, e->t_start), map_y(f, base + pv / unit));
-        }
+        held = ckpt_step(d, e, lo, held);
+        double v = step_value(d, i, which, held);
+        c->ops->line_to(c, map_x(f, e->t_start), map_y(f, base + prev / unit));
         c->ops->line_to(c, map_x(f, e->t_end), map_y(f, base + v / unit));
+        prev = v;
         t_prev = e->t_end;
     }
     c->ops->line_to(c, map_x(f, t_prev), map_y(f, base));
@@ -561,6 +612,33 @@ static double step_turn(const struct chart_step *d)
     return d->total_time;
 }
 
+#define STRIP_PT 4.0 /* height of the recomputation marks on the time axis */
+
+/* The logits take no time in the timeline: a spike 3 pt wide shows them. Recomputed forwards
+ * are marked on the time axis (lesson section 3, "Checkpoint every k"). */
+static void step_marks(struct frame *f, const struct chart_step *d, double unit)
+{
+    double base = (double)d->states_bytes / unit;
+    for (size_t i = 0; i < d->n; i++) {
+        const struct timeline_event *e = &d->events[i];
+        if (e->kind == TIMELINE_LOGITS && e->logits_bytes > 0) {
+            double y0 = map_y(f, base + (double)e->act_bytes / unit);
+            double y1 = map_y(f, base + ((double)e->act_bytes + (double)e->logits_bytes) / unit);
+            double cx = map_x(f, e->t_end);
+            box(f->c, chart_term_colour(CHART_LOGITS), cx - 1.5, y1, 3, y0 - y1);
+        }
+        if (e->kind != TIMELINE_RECOMPUTE)
+            continue;
+        /* One mark per run of back-to-back recomputed layers (no seams between them). */
+        double t_end = e->t_end;
+        while (i + 1 < d->n && d->events[i + 1].kind == TIMELINE_RECOMPUTE &&
+               d->events[i + 1].t_start == t_end)
+            t_end = d->events[++i].t_end;
+        double x0 = map_x(f, e->t_start), x1 = map_x(f, t_end);
+        box(f->c, MAGENTA, x0, f->py + f->ph - STRIP_PT, x1 - x0, STRIP_PT);
+    }
+}
+
 void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_step *d, struct chart_geom *geom)
 {
@@ -574,17 +652,20 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
         recompute = recompute || e->kind == TIMELINE_RECOMPUTE;
     }
     hi = fmax(hi, (double)d->gpu_bytes);
+    bool band = d->segment > 0 && d->ckpt_bytes > 0;
     char gpu_label[64], res_label[64], y_title[64];
     snprintf(gpu_label, sizeof gpu_label, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
     snprintf(res_label, sizeof res_label, "%.0f%% kept free", d->reserve * 100);
     snprintf(y_title, sizeof y_title, "memory (%s)", un);
-    struct legend_item leg[6];
+    struct legend_item leg[7];
     size_t nl = 0;
     leg[nl++] = (struct legend_item){LEG_BOX, chart_states_colour(), "model states"};
+    if (band)
+        leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_GRADS), "checkpoints"};
     leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_ACT), "activations"};
     leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_LOGITS), "logits"};
     if (recompute)
-        leg[nl++] = (struct legend_item){LEG_BOX, RECOMPUTE, "recomputed forward"};
+        leg[nl++] = (struct legend_item){LEG_STRIP, MAGENTA, "recomputed forward"};
     if (d->gpu_bytes) {
         leg[nl++] = (struct legend_item){LEG_LINE, LINE_GPU, gpu_label};
         leg[nl++] = (struct legend_item){LEG_DASH, LINE_GPU, res_label};
@@ -597,19 +678,17 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     frame_clip(&f);
-    for (size_t i = 0; i < d->n; i++) {
-        const struct timeline_event *e = &d->events[i];
-        if (e->kind != TIMELINE_RECOMPUTE)
-            continue;
-        double x0 = map_x(&f, e->t_start), x1 = map_x(&f, e->t_end);
-        box(c, RECOMPUTE, x0, f.py, x1 - x0, f.ph);
-    }
     fill_rgb(c, chart_term_colour(CHART_LOGITS));
-    step_area(&f, d, unit, true);
+    step_area(&f, d, unit, STEP_LOGITS);
     fill_rgb(c, chart_term_colour(CHART_ACT));
-    step_area(&f, d, unit, false);
+    step_area(&f, d, unit, STEP_ACT);
+    if (band) {
+        fill_rgb(c, chart_term_colour(CHART_GRADS));
+        step_area(&f, d, unit, STEP_CKPT);
+    }
     box(c, chart_states_colour(), f.px, map_y(&f, states / unit), f.pw,
         map_y(&f, 0) - map_y(&f, states / unit));
+    step_marks(&f, d, unit);
     if (d->gpu_bytes) {
         hline(&f, (double)d->gpu_bytes / unit, LINE_GPU, 1.0, 0);
         hline(&f, (double)d->gpu_bytes * (1 - d->reserve) / unit, LINE_GPU, 1.0, 4);
@@ -654,17 +733,6 @@ int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, str
     d->peak_bytes = peak;
     d->n = n;
     return 0;
-}
-
-static void marker(struct canvas *c, struct canvas_rgb rgb, double cx, double cy, double r)
-{
-    fill_rgb(c, rgb);
-    c->ops->move_to(c, cx, cy - r);
-    c->ops->line_to(c, cx + r, cy);
-    c->ops->line_to(c, cx, cy + r);
-    c->ops->line_to(c, cx - r, cy);
-    c->ops->close_path(c);
-    c->ops->fill(c);
 }
 
 void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
@@ -725,7 +793,7 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
         box(c, ORANGE, map_x(&f, (double)(i + 1)) - 1.5,
             map_y(&f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
     if (best > 0)
-        marker(c, MAGENTA, map_x(&f, (double)d->k_best), map_y(&f, best / unit), 4);
+        diamond(c, MAGENTA, map_x(&f, (double)d->k_best), map_y(&f, best / unit), 4);
     frame_end(&f, true, geom);
 }
 

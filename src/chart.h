@@ -93,6 +93,9 @@ struct chart_step {
     uint64_t gpu_bytes;    /* 0: no GPU and reserve lines */
     double reserve;
     uint64_t y_max_bytes;  /* 0: from the data; else at least this (panels sharing a scale) */
+    uint64_t ckpt_bytes;   /* c, and the segment k' of checkpointing every k (timeline_summary):
+                            * with both set, the stored checkpoints are a yellow band */
+    uint64_t segment;
     enum chart_units units;
 };
 
