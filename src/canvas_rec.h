@@ -2,8 +2,8 @@
  * canvas_rec: a canvas that records every call, the test surface of the charts (DESIGN.md).
  *
  * No fonts and no files: text widths are a fixed estimate (0.64 em per code point: as wide as
- * DejaVu Sans digits, wider than its average lower-case letter), so a layout without
- * overlapping text here is very unlikely to overlap with the real font. Each paint operation (fill, stroke,
+ * DejaVu Sans digits, wider than its average lower-case letter), so a layout without overlapping
+ * text here is very unlikely to overlap with the real font. Each paint operation (fill, stroke,
  * fill_stroke, clip) records the bounding box of the path it paints and the state it paints
  * with; each text records its box. A state change while a path is open (the libharu rule of
  * canvas.h) is counted in `violations` and the index of the first kept in `first_violation`.

@@ -764,7 +764,7 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
         .title = d->title, .legend = leg, .n_legend = sizeof leg / sizeof leg[0],
         .y_title = y_title, .x_title = "k (layers per checkpointed segment)", .y_lo = 0,
         .y_hi = hi * 1.05 / unit, .y_max_ticks = 5, .x_numeric = true, .x_lo = 0,
-        .x_hi = (double)d->n, .x_max_ticks = 8, .y2_title = "step time (\xc3\x97 no checkpointing)",
+        .x_hi = (double)d->n + 1, .x_max_ticks = 8, /* k = n's marker stays inside */ .y2_title = "step time (\xc3\x97 no checkpointing)",
         .y2_lo = 0, .y2_hi = 1 + d->extra_compute,
     };
     struct frame f;
@@ -901,15 +901,34 @@ static void walk_number(double v, const char *prefix, char *buf, size_t size)
     snprintf(buf, size, "%s%s", prefix, num);
 }
 
+/* "34 sbh + 5 as²b", or "34 sbh" without a core. */
+static void walk_total_label(double sbh, double core, char *buf, size_t size)
+{
+    char a[24], b[24];
+    walk_number(sbh, "", a, sizeof a);
+    walk_number(core, "", b, sizeof b);
+    if (core > 0)
+        snprintf(buf, size, "%s sbh + %s as\xc2\xb2" "b", a, b);
+    else
+        snprintf(buf, size, "%s sbh", a);
+}
+
 void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_walk *d, struct chart_geom *geom)
 {
     double sbh = chart_walk_total(d->ops, d->n, CHART_WALK_SBH);
     double core = chart_walk_total(d->ops, d->n, CHART_WALK_AS2B);
-    double hi = fmax(fmax(sbh, core), d->x_max);
+    double hi = fmax(sbh, core);
     double left_w = c->ops->text_width(c, TICK_PT, "total");
     for (size_t i = 0; i < d->n; i++)
         left_w = fmax(left_w, c->ops->text_width(c, TICK_PT, d->ops[i].name));
+    /* The axis leaves room right of the longest bar for the widest value label. */
+    char buf[64];
+    walk_total_label(sbh, core, buf, sizeof buf);
+    double label_w = c->ops->text_width(c, TICK_PT, buf) + 8;
+    double pw = w - left_w - GAP - 6;
+    double x_hi = d->x_max > 0 ? d->x_max
+                               : pw > 2 * label_w ? hi * pw / (pw - label_w) : hi * 2;
     struct legend_item leg[] = {
         {LEG_BOX, ORANGE, "kept tensor, running total in sbh"},
         {LEG_BOX, MAGENTA, "attention core, running total in as\xc2\xb2" "b"},
@@ -917,14 +936,13 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame_spec s = {
         .title = d->title, .legend = leg, .n_legend = 2, .x_title = "bytes in units of sbh (orange) or as\xc2\xb2" "b (magenta)",
         .y_lo = 0, .y_hi = 1, .y_max_ticks = 1, .x_numeric = true, .x_lo = 0,
-        .x_hi = hi * 1.2, .x_max_ticks = 8, .left_w = left_w,
+        .x_hi = x_hi, .x_max_ticks = 8, .left_w = left_w,
     };
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     size_t rows = d->n + 1;
     double row_h = f.ph / (double)rows, bar_h = fmin(row_h * 0.62, 12);
     double size = fmin(TICK_PT, row_h * 0.8);
-    char buf[48];
     frame_clip(&f);
     double run_sbh = 0, run_core = 0;
     for (size_t i = 0; i < d->n; i++) {
@@ -956,17 +974,9 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
     /* The total row: both running totals. */
     double cy = f.py + row_h * ((double)d->n + 0.5);
     box(c, ORANGE, f.px, cy - bar_h / 2, map_x(&f, sbh) - f.px, core > 0 ? bar_h / 2 : bar_h);
-    walk_number(sbh, "", buf, sizeof buf);
-    size_t len = strlen(buf);
-    snprintf(buf + len, sizeof buf - len, " sbh");
-    if (core > 0) {
+    if (core > 0)
         box(c, MAGENTA, f.px, cy, map_x(&f, core) - f.px, bar_h / 2);
-        len = strlen(buf);
-        snprintf(buf + len, sizeof buf - len, " + ");
-        walk_number(core, "", buf + strlen(buf), sizeof buf - strlen(buf));
-        len = strlen(buf);
-        snprintf(buf + len, sizeof buf - len, " as\xc2\xb2" "b");
-    }
+    walk_total_label(sbh, core, buf, sizeof buf);
     text(c, map_x(&f, fmax(sbh, core)) + 3, cy + size * 0.36, size, CANVAS_ALIGN_LEFT, buf);
     frame_end(&f, false, geom);
     for (size_t i = 0; i <= d->n; i++) {

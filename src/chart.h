@@ -148,7 +148,8 @@ struct chart_walk {
     const struct chart_walk_op *ops;
     size_t n;
     double heads_per_hidden; /* a/h: converts asb into sbh for the bar length */
-    double x_max;            /* 0: from the data; else at least this (panels sharing a scale) */
+    double x_max;            /* 0: from the data and the labels; else the axis's end (panels
+                              * sharing a scale pass the first panel's geom.x_max) */
 };
 
 void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,

@@ -163,15 +163,10 @@ static int draw_layer_walk(struct canvas *c)
     sc[1] = sc[0];
     sc[1].attention = ATTENTION_FLASH;
     char titles[2][128];
-    double hi = 0;
     for (int i = 0; i < 2; i++) {
         n[i] = chart_layer_walk_ops(&sc[i], ops[i], CHART_WALK_MAX);
         if (n[i] == 0)
             return -1;
-        double a = chart_walk_total(ops[i], n[i], CHART_WALK_SBH);
-        double b = chart_walk_total(ops[i], n[i], CHART_WALK_AS2B);
-        hi = a > hi ? a : hi;
-        hi = b > hi ? b : hi;
     }
     /* Lesson section 3: 5as/h = 80 for the 1.3B model at s = 2048, so 34 + 80 = 114 sbh. */
     double core = 5.0 * (double)(sc[0].heads * sc[0].seq) / (double)sc[0].hidden;
@@ -179,12 +174,14 @@ static int draw_layer_walk(struct canvas *c)
              "Plain attention: 34 sbh + 5 as\xc2\xb2" "b = %.0f sbh (the core is %.0f%%)",
              34 + core, 100 * core / (34 + core));
     snprintf(titles[1], sizeof titles[1], "FlashAttention: 34 sbh + 4 asb (no s \xc3\x97 s matrix)");
+    /* The flash panel takes the plain panel's scale. */
+    struct chart_geom g = {0};
     for (unsigned i = 0; i < 2; i++) {
         double x, y, w, h;
         panel(c, i, 2, 0, &x, &y, &w, &h);
         struct chart_walk d = {titles[i], ops[i], n[i],
-                               (double)sc[i].heads / (double)sc[i].hidden, hi};
-        chart_walk_draw(c, x, y, w, h, &d, NULL);
+                               (double)sc[i].heads / (double)sc[i].hidden, g.x_max};
+        chart_walk_draw(c, x, y, w, h, &d, &g);
     }
     return 0;
 }
