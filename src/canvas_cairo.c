@@ -34,6 +34,10 @@ struct cairo_ctx {
     struct colours cur, stack[STATE_MAX];
     int depth;
     bool finished;
+    /* SVG: the document is collected here and written at finish (see svg_write). */
+    char *svg;
+    size_t svg_len, svg_cap;
+    bool svg_nomem;
 };
 
 static void face_done(void *p)
@@ -292,14 +296,58 @@ static void create_date(char *buf, size_t size)
         snprintf(buf, size, "%s", "2024-01-01T00:00:00Z");
 }
 
-static cairo_surface_t *make_surface(enum canvas_cairo_format format, const char *path, double w,
-                                     double h)
+static cairo_status_t svg_collect(void *closure, const unsigned char *data, unsigned int length)
+{
+    struct cairo_ctx *x = closure;
+    if (x->svg_len + length > x->svg_cap) {
+        size_t cap = x->svg_cap ? x->svg_cap : 1 << 16;
+        while (cap < x->svg_len + length)
+            cap *= 2;
+        char *p = realloc(x->svg, cap);
+        if (!p) {
+            x->svg_nomem = true;
+            return CAIRO_STATUS_NO_MEMORY;
+        }
+        x->svg = p;
+        x->svg_cap = cap;
+    }
+    memcpy(x->svg + x->svg_len, data, length);
+    x->svg_len += length;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+/* Cairo 1.16 names the SVG's root group after a process-wide surface counter (id="surface162"),
+ * so the bytes would depend on what the process drew before; the id is written as "surface1". */
+static int svg_write(struct cairo_ctx *x)
+{
+    static const char key[] = "<g id=\"surface";
+    size_t klen = sizeof key - 1, skip_from = 0, skip_to = 0;
+    for (size_t i = 0; i + klen <= x->svg_len; i++) {
+        if (memcmp(x->svg + i, key, klen) != 0)
+            continue;
+        skip_from = skip_to = i + klen;
+        while (skip_to < x->svg_len && x->svg[skip_to] >= '0' && x->svg[skip_to] <= '9')
+            skip_to++;
+        break;
+    }
+    FILE *f = fopen(x->path, "wb");
+    if (!f)
+        return -1;
+    bool ok = fwrite(x->svg, 1, skip_from, f) == skip_from;
+    if (skip_to > skip_from)
+        ok = ok && fputc('1', f) != EOF;
+    ok = ok && fwrite(x->svg + skip_to, 1, x->svg_len - skip_to, f) == x->svg_len - skip_to;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static cairo_surface_t *make_surface(struct cairo_ctx *x, enum canvas_cairo_format format,
+                                     const char *path, double w, double h)
 {
     switch (format) {
     case CANVAS_CAIRO_PNG:
         return cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)ceil(2 * w), (int)ceil(2 * h));
     case CANVAS_CAIRO_SVG:
-        return cairo_svg_surface_create(path, w, h);
+        return cairo_svg_surface_create_for_stream(svg_collect, x, w, h);
     case CANVAS_CAIRO_PDF: {
         cairo_surface_t *s = cairo_pdf_surface_create(path, w, h);
         char date[32];
@@ -323,7 +371,7 @@ struct canvas *canvas_cairo_new(enum canvas_cairo_format format, const char *pat
     if (snprintf(x->path, sizeof x->path, "%s", path) >= (int)sizeof x->path)
         goto fail;
     x->format = format;
-    x->surface = make_surface(format, path, width_pt, height_pt);
+    x->surface = make_surface(x, format, path, width_pt, height_pt);
     if (!x->surface || cairo_surface_status(x->surface) != CAIRO_STATUS_SUCCESS)
         goto fail;
     x->cr = cairo_create(x->surface);
@@ -351,6 +399,7 @@ fail:
         cairo_destroy(x->cr);
     if (x->surface)
         cairo_surface_destroy(x->surface);
+    free(x->svg);
     free(x);
     return NULL;
 }
@@ -374,6 +423,10 @@ int canvas_cairo_finish(struct canvas *c)
     cairo_status_t st = cairo_surface_status(x->surface);
     if (!c->error && st != CAIRO_STATUS_SUCCESS)
         c->error = (int)st;
+    if (!c->error && x->svg_nomem)
+        c->error = CAIRO_STATUS_NO_MEMORY;
+    if (!c->error && x->format == CANVAS_CAIRO_SVG && svg_write(x) != 0)
+        c->error = CAIRO_STATUS_WRITE_ERROR;
     return c->error ? -1 : 0;
 }
 
@@ -385,5 +438,6 @@ void canvas_cairo_free(struct canvas *c)
     if (!x->finished)
         canvas_cairo_finish(c);
     cairo_surface_destroy(x->surface);
+    free(x->svg);
     free(x);
 }
