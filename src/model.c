@@ -290,12 +290,38 @@ enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint
     return MODEL_OK;
 }
 
-static bool fits_with_micro_batch(const struct scenario *sc, uint64_t b)
+/* The peak of the most loaded GPU at micro-batch b, reusing the model states of `base` (they do
+ * not depend on b). false on overflow. */
+static bool peak_at_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b,
+                                uint64_t *peak)
 {
     struct scenario trial = *sc;
-    struct terms t;
+    struct model_layer_act act;
+    uint64_t c, logits;
     trial.micro_batch = b;
-    return model_peak(&trial, &t) == MODEL_OK && t.fits;
+    if (model_layer_act(&trial, &act) || model_ckpt_bytes(&trial, &c) ||
+        model_logits_bytes(&trial, &logits))
+        return false;
+    uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
+    struct checked ck = {false};
+    *peak = 0;
+    for (int i = 0; i < 2; i++) {
+        uint64_t act_bytes;
+        uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
+        if (model_stage_act(&trial, act.total, c, in_flight, k, &act_bytes))
+            return false;
+        uint64_t l = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
+        uint64_t p = ck_add(&ck, base->stage[i].states_bytes, ck_add(&ck, act_bytes, l));
+        if (p > *peak)
+            *peak = p;
+    }
+    return !ck.overflow;
+}
+
+static bool fits_with_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b)
+{
+    uint64_t peak;
+    return peak_at_micro_batch(sc, base, b, &peak) && peak <= base->budget_bytes;
 }
 
 uint64_t model_max_micro_batch(const struct scenario *sc)
@@ -315,10 +341,10 @@ uint64_t model_max_micro_batch(const struct scenario *sc)
         if (b < lo)
             lo = b;
     }
-    if (lo < 1 || !fits_with_micro_batch(sc, lo))
+    if (lo < 1 || (lo > 1 && !fits_with_micro_batch(sc, &t1, lo)))
         lo = 1;
     uint64_t step = 1;
-    while (lo <= UINT64_MAX - step && fits_with_micro_batch(sc, lo + step)) {
+    while (lo <= UINT64_MAX - step && fits_with_micro_batch(sc, &t1, lo + step)) {
         lo += step;
         step *= 2;
     }
@@ -326,7 +352,7 @@ uint64_t model_max_micro_batch(const struct scenario *sc)
     uint64_t hi = lo + step;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (fits_with_micro_batch(sc, mid))
+        if (fits_with_micro_batch(sc, &t1, mid))
             lo = mid;
         else
             hi = mid;
