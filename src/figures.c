@@ -279,6 +279,17 @@ const char *figures_name(unsigned i)
     return i < FIGURES_COUNT ? figures[i].name : NULL;
 }
 
+void figures_size(unsigned i, double *width_pt, double *height_pt)
+{
+    *width_pt = i < FIGURES_COUNT ? figures[i].width_pt : 0;
+    *height_pt = i < FIGURES_COUNT ? figures[i].height_pt : 0;
+}
+
+int figures_draw(unsigned i, struct canvas *c)
+{
+    return i < FIGURES_COUNT ? figures[i].draw(c) : -1;
+}
+
 /* mkdir -p. */
 static int make_dirs(const char *dir, struct diag *d)
 {

@@ -11,12 +11,20 @@
 #ifndef MEMFIT_FIGURES_H
 #define MEMFIT_FIGURES_H
 
+#include "canvas.h"
 #include "diag.h"
 
 #define FIGURES_COUNT 5
 
-/* The figures' base names, in order. */
+/* The figures' base names, in order; NULL past the last. */
 const char *figures_name(unsigned i);
+
+/* Figure i's size in points. */
+void figures_size(unsigned i, double *width_pt, double *height_pt);
+
+/* Draws figure i on any canvas of figures_size (tests use canvas_rec). Returns 0, or -1 when
+ * i is out of range or the figure's numbers cannot be computed. */
+int figures_draw(unsigned i, struct canvas *c);
 
 /* Writes every figure into dir (created, with its parents, when missing). Returns 0, or -1 with
  * the reason reported to d. */

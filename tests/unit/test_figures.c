@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "canvas_cairo.h"
+#include "canvas_rec.h"
 #include "figures.h"
 
 static const char *const EXTS[] = {"png", "svg", "pdf"};
@@ -179,6 +180,47 @@ static void test_figures_golden_svg(void **state)
     remove_dir(dir);
 }
 
+static bool is_text(enum canvas_rec_op op)
+{
+    return op == CANVAS_REC_TEXT || op == CANVAS_REC_TEXT_VERTICAL;
+}
+
+/* Every figure through the recording canvas: the libharu rule kept, everything on the page, and
+ * no two texts overlapping anywhere in the figure (panels included). */
+static void test_figures_layout(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < FIGURES_COUNT; i++) {
+        double w, h;
+        figures_size(i, &w, &h);
+        struct canvas_rec r;
+        canvas_rec_init(&r, w, h);
+        assert_int_equal(figures_draw(i, &r.canvas), 0);
+        assert_int_equal(r.violations, 0);
+        assert_int_equal(r.depth, 0);
+        size_t texts = 0;
+        for (size_t a = 0; a < r.n; a++) {
+            const struct canvas_rec_call *k = &r.calls[a];
+            if (k->op == CANVAS_REC_FILL || k->op == CANVAS_REC_STROKE || is_text(k->op))
+                if (k->box.x0 < -0.5 || k->box.y0 < -0.5 || k->box.x1 > w + 0.5 ||
+                    k->box.y1 > h + 0.5)
+                    fail_msg("%s: call %zu leaves the page", figures_name(i), a);
+            if (!is_text(k->op))
+                continue;
+            texts++;
+            for (size_t b = 0; b < a; b++) {
+                const struct canvas_box *p = &r.calls[b].box, *q = &k->box;
+                if (is_text(r.calls[b].op) && p->x0 < q->x1 - 0.25 && q->x0 < p->x1 - 0.25 &&
+                    p->y0 < q->y1 - 0.25 && q->y0 < p->y1 - 0.25)
+                    fail_msg("%s: '%s' overlaps '%s'", figures_name(i), k->text, r.calls[b].text);
+            }
+        }
+        assert_true(texts > 20); /* titles, legends, ticks, labels */
+        canvas_rec_release(&r);
+    }
+    assert_int_equal(figures_draw(FIGURES_COUNT, NULL), -1);
+}
+
 /* SOURCE_DATE_EPOCH sets the PDF's creation date. */
 static void test_source_date_epoch(void **state)
 {
@@ -245,7 +287,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_figures_reproducible), cmocka_unit_test(test_figures_golden_svg),
         cmocka_unit_test(test_source_date_epoch),    cmocka_unit_test(test_unwritable),
-        cmocka_unit_test(test_canvas_cairo),
+        cmocka_unit_test(test_canvas_cairo),         cmocka_unit_test(test_figures_layout),
     };
     return cmocka_run_group_tests(tests, NULL, teardown);
 }
