@@ -74,7 +74,8 @@ static void clip_flags(const struct canvas_rec *r, bool *in_clip)
  * What every chart must do: no state set inside a path, balanced save/restore, every mark inside
  * the chart's rectangle, every clipped mark inside the plot area, no two texts overlapping.
  */
-static void check_layout(const struct canvas_rec *r, const struct chart_geom *g)
+static void check_layout_in(const struct canvas_rec *r, const struct chart_geom *g, double X0_,
+                            double Y0_, double W_, double H_)
 {
     assert_int_equal(r->violations, 0);
     assert_int_equal(r->depth, 0);
@@ -82,7 +83,7 @@ static void check_layout(const struct canvas_rec *r, const struct chart_geom *g)
     assert_true(g->plot_w > 50 && g->plot_h > 50);
     assert_true(box_inside((struct canvas_box){g->plot_x, g->plot_y, g->plot_x + g->plot_w,
                                                g->plot_y + g->plot_h},
-                           X0, Y0, W, H, 0));
+                           X0_, Y0_, W_, H_, 0));
     bool *in_clip = calloc(r->n, sizeof *in_clip);
     assert_non_null(in_clip);
     clip_flags(r, in_clip);
@@ -91,7 +92,7 @@ static void check_layout(const struct canvas_rec *r, const struct chart_geom *g)
         const struct canvas_rec_call *k = &r->calls[i];
         double tol = k->op == CANVAS_REC_FILL ? 1e-9 : k->line_width / 2 + 1e-9;
         if (is_paint(k->op) || is_text(k->op)) {
-            if (!box_inside(k->box, X0, Y0, W, H, is_text(k->op) ? 0.5 : tol))
+            if (!box_inside(k->box, X0_, Y0_, W_, H_, is_text(k->op) ? 0.5 : tol))
                 fail_msg("call %zu (op %d, '%s') leaves the chart: %.1f %.1f %.1f %.1f", i, k->op,
                          k->text ? k->text : "", k->box.x0, k->box.y0, k->box.x1, k->box.y1);
         }
@@ -109,6 +110,11 @@ static void check_layout(const struct canvas_rec *r, const struct chart_geom *g)
     }
     assert_true(clipped > 0);
     free(in_clip);
+}
+
+static void check_layout(const struct canvas_rec *r, const struct chart_geom *g)
+{
+    check_layout_in(r, g, X0, Y0, W, H);
 }
 
 /* Ticks are k * step with step 1, 2, 2.5 or 5 times a power of ten. */
@@ -277,6 +283,31 @@ static void test_bars_gib(void **state)
     for (size_t i = 0; i < r.n; i++)
         axis = axis || (r.calls[i].text && strcmp(r.calls[i].text, "memory of one GPU (GiB)") == 0);
     assert_true(axis);
+    canvas_rec_release(&r);
+}
+
+/* A report-sized chart (half a page) with a whole ladder of eight rungs still has room for
+ * every label. */
+static void test_bars_ladder_small(void **state)
+{
+    (void)state;
+    static const char *const labels[] = {"baseline\nb = 8",  "flash\nb = 8",
+                                         "zero1\nb = 8",     "zero2\nb = 8",
+                                         "micro_batch\nb = 4", "full_ckpt\nb = 8",
+                                         "tp\nt = 8",        "offload\nb = 8"};
+    struct chart_bar bars[8];
+    lesson_bars(bars);
+    for (int i = 0; i < 8; i++) {
+        bars[i] = bars[i % 3];
+        bars[i].label = labels[i];
+    }
+    struct chart_bars d = {"A long title: scenario llama3-70b-on-8xH100 and its fix ladder", bars, 8,
+                           80000000000ull, 0.15, CHART_GB};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_bars_draw(&r.canvas, X0, Y0, 360, 200, &d, &g);
+    check_layout_in(&r, &g, X0, Y0, 360, 200);
     canvas_rec_release(&r);
 }
 
@@ -598,6 +629,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ticks),           cmocka_unit_test(test_format_tick),
         cmocka_unit_test(test_bars_geometry),   cmocka_unit_test(test_bars_gib),
+        cmocka_unit_test(test_bars_ladder_small),
         cmocka_unit_test(test_step_hand_made),  cmocka_unit_test(test_step_sawtooth),
         cmocka_unit_test(test_kcurve),          cmocka_unit_test(test_walk_ops),
         cmocka_unit_test(test_walk_geometry),   cmocka_unit_test(test_param_items),
