@@ -275,77 +275,40 @@ static double tick_labels_width(struct canvas *c, const double *t, size_t n, dou
     return w;
 }
 
-/* Chooses the plot area and the ticks, draws title, legend, grid and tick labels. */
-static void frame_begin(struct frame *f, struct canvas *c, double x, double y, double w, double h,
-                        const struct frame_spec *s)
+/* The x range: numeric axes run exactly over the data, with the nice ticks inside. */
+static void frame_x_range(struct frame *f, const struct frame_spec *s)
 {
-    memset(f, 0, sizeof *f);
-    f->c = c;
-    double top = y;
-    if (s->title) {
-        double size = fit(c, s->title, TITLE_PT, w);
-        text(c, x + w / 2, top + size, size, CANVAS_ALIGN_CENTER, s->title);
-        top += size + GAP + 2;
-    }
-    double left = x, right = x + w;
-    if (s->y_title)
-        left += LABEL_PT + GAP;
-    if (s->y2_title)
-        right -= LABEL_PT + GAP;
-    f->ny = chart_ticks(s->y_lo, s->y_hi, s->y_max_ticks, f->y_ticks, CHART_TICKS_MAX, &f->y_step);
-    if (s->left_w > 0)
-        left += s->left_w + GAP;
-    else
-        left += tick_labels_width(c, f->y_ticks, f->ny, f->y_step) + TICK_LEN + 2;
-    if (s->y2_title) {
-        f->ny2 = chart_ticks(s->y2_lo, s->y2_hi, 3, f->y2_ticks, CHART_TICKS_MAX, &f->y2_step);
-        right -= tick_labels_width(c, f->y2_ticks, f->ny2, f->y2_step) + TICK_LEN + 2;
-        f->y20 = f->y2_ticks[0];
-        f->y21 = f->y2_ticks[f->ny2 - 1];
-    }
-    /* The legend spans the plot's width, above it. */
-    double lh = legend(c, left, top, right - left, s->legend, s->n_legend, false);
-    legend(c, left, top, right - left, s->legend, s->n_legend, true);
-    top += lh + (lh > 0 ? GAP : 0) + TICK_PT / 2;
-    double bottom = y + h;
-    if (s->x_title)
-        bottom -= LABEL_PT + GAP;
-    bottom -= s->x_numeric ? TICK_PT + TICK_LEN + 3 : s->x_label_h;
-    f->px = left;
-    f->py = top;
-    f->pw = right - left - (s->x_numeric ? 6 : 0); /* room for the last tick label's half */
-    f->ph = bottom - top;
-    f->y0 = f->y_ticks[0];
-    f->y1 = f->y_ticks[f->ny - 1];
-    if (s->x_numeric) {
-        /* The x axis runs exactly over the data; its ticks are the nice ones inside. */
-        double all[CHART_TICKS_MAX];
-        size_t n = chart_ticks(s->x_lo, s->x_hi, s->x_max_ticks, all, CHART_TICKS_MAX, &f->x_step);
-        f->x0 = s->x_lo;
-        f->x1 = s->x_hi > s->x_lo ? s->x_hi : s->x_lo + 1;
-        for (size_t i = 0; i < n; i++)
-            if (all[i] >= f->x0 - 1e-9 * f->x_step && all[i] <= f->x1 + 1e-9 * f->x_step)
-                f->x_ticks[f->nx++] = all[i];
-    } else {
+    if (!s->x_numeric) {
         f->x0 = 0;
         f->x1 = 1;
+        return;
     }
+    double all[CHART_TICKS_MAX];
+    size_t n = chart_ticks(s->x_lo, s->x_hi, s->x_max_ticks, all, CHART_TICKS_MAX, &f->x_step);
+    f->x0 = s->x_lo;
+    f->x1 = s->x_hi > s->x_lo ? s->x_hi : s->x_lo + 1;
+    for (size_t i = 0; i < n; i++)
+        if (all[i] >= f->x0 - 1e-9 * f->x_step && all[i] <= f->x1 + 1e-9 * f->x_step)
+            f->x_ticks[f->nx++] = all[i];
+}
+
+/* Grid lines under the data, then the tick marks and labels of every axis. */
+static void frame_ticks(struct frame *f, const struct frame_spec *s)
+{
+    struct canvas *c = f->c;
     char buf[32];
-    /* Horizontal grid and y tick labels. */
     stroke_style(c, GRID, 0.5, 0);
     for (size_t i = 0; i < f->ny; i++)
         line(c, f->px, map_y(f, f->y_ticks[i]), f->px + f->pw, map_y(f, f->y_ticks[i]));
     if (s->x_numeric && s->left_w > 0)
         for (size_t i = 0; i < f->nx; i++)
             line(c, map_x(f, f->x_ticks[i]), f->py, map_x(f, f->x_ticks[i]), f->py + f->ph);
-    stroke_style(c, AXIS, 0.6, 0);
-    if (s->left_w <= 0) {
-        for (size_t i = 0; i < f->ny; i++) {
-            double ty = map_y(f, f->y_ticks[i]);
-            line(c, f->px - TICK_LEN, ty, f->px, ty);
-            chart_format_tick(f->y_ticks[i], f->y_step, buf, sizeof buf);
-            text(c, f->px - TICK_LEN - 2, ty + TICK_PT * 0.36, TICK_PT, CANVAS_ALIGN_RIGHT, buf);
-        }
+    for (size_t i = 0; i < f->ny && s->left_w <= 0; i++) {
+        double ty = map_y(f, f->y_ticks[i]);
+        stroke_style(c, AXIS, 0.6, 0);
+        line(c, f->px - TICK_LEN, ty, f->px, ty);
+        chart_format_tick(f->y_ticks[i], f->y_step, buf, sizeof buf);
+        text(c, f->px - TICK_LEN - 2, ty + TICK_PT * 0.36, TICK_PT, CANVAS_ALIGN_RIGHT, buf);
     }
     for (size_t i = 0; i < f->ny2; i++) {
         double ty = f->py + f->ph - (f->y2_ticks[i] - f->y20) / (f->y21 - f->y20) * f->ph;
@@ -362,6 +325,13 @@ static void frame_begin(struct frame *f, struct canvas *c, double x, double y, d
         text(c, tx, f->py + f->ph + TICK_LEN + 1 + TICK_PT * 0.8, TICK_PT, CANVAS_ALIGN_CENTER,
              buf);
     }
+}
+
+/* The axis titles: y (and right y) rotated at the chart's edges, x at its bottom. */
+static void frame_titles(struct frame *f, const struct frame_spec *s, double x, double y, double w,
+                         double h)
+{
+    struct canvas *c = f->c;
     if (s->y_title) {
         double size = fit(c, s->y_title, LABEL_PT, f->ph);
         fill_rgb(c, TEXT);
@@ -380,7 +350,49 @@ static void frame_begin(struct frame *f, struct canvas *c, double x, double y, d
     }
 }
 
-/* Clips the data to the plot area (until frame_end_data). */
+/* Lays the chart out in (x, y, w, h): the title on top, the legend under it, the plot area
+ * inside the margins its tick labels and axis titles need; then draws all but the data. */
+static void frame_begin(struct frame *f, struct canvas *c, double x, double y, double w, double h,
+                        const struct frame_spec *s)
+{
+    memset(f, 0, sizeof *f);
+    f->c = c;
+    double top = y;
+    if (s->title) {
+        double size = fit(c, s->title, TITLE_PT, w);
+        text(c, x + w / 2, top + size, size, CANVAS_ALIGN_CENTER, s->title);
+        top += size + GAP + 2;
+    }
+    double left = x + (s->y_title ? LABEL_PT + GAP : 0);
+    double right = x + w - (s->y2_title ? LABEL_PT + GAP : 0);
+    f->ny = chart_ticks(s->y_lo, s->y_hi, s->y_max_ticks, f->y_ticks, CHART_TICKS_MAX, &f->y_step);
+    if (s->left_w > 0)
+        left += s->left_w + GAP;
+    else
+        left += tick_labels_width(c, f->y_ticks, f->ny, f->y_step) + TICK_LEN + 2;
+    if (s->y2_title) {
+        f->ny2 = chart_ticks(s->y2_lo, s->y2_hi, 3, f->y2_ticks, CHART_TICKS_MAX, &f->y2_step);
+        right -= tick_labels_width(c, f->y2_ticks, f->ny2, f->y2_step) + TICK_LEN + 2;
+        f->y20 = f->y2_ticks[0];
+        f->y21 = f->y2_ticks[f->ny2 - 1];
+    }
+    /* The legend spans the plot's width, above it: never over the data. */
+    double lh = legend(c, left, top, right - left, s->legend, s->n_legend, true);
+    top += lh + (lh > 0 ? GAP : 0) + TICK_PT / 2;
+    double bottom = y + h - (s->x_title ? LABEL_PT + GAP : 0);
+    bottom -= s->x_numeric ? TICK_PT + TICK_LEN + 3 : s->x_label_h;
+    f->px = left;
+    f->py = top;
+    f->pw = right - left - (s->x_numeric ? 6 : 0); /* room for the last tick label's half */
+    f->ph = bottom - top;
+    f->y0 = f->y_ticks[0];
+    f->y1 = f->y_ticks[f->ny - 1];
+    frame_x_range(f, s);
+    frame_ticks(f, s);
+    frame_titles(f, s, x, y, w, h);
+}
+
+/* Clips the data to the plot area (until frame_end). */
 static void frame_clip(struct frame *f)
 {
     f->c->ops->save(f->c);
