@@ -294,6 +294,10 @@ int figures_draw(unsigned i, struct canvas *c)
 static int make_dirs(const char *dir, struct diag *d)
 {
     char path[4096];
+    if (dir[0] == '\0') {
+        diag_report(d, NULL, 0, "empty output folder name");
+        return -1;
+    }
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
         diag_report(d, dir, 0, "path too long");
         return -1;

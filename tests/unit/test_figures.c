@@ -249,6 +249,9 @@ static void test_unwritable(void **state)
     assert_int_equal(figures_write("/dev/null/figures", &d), -1);
     assert_int_equal(d.count, 1);
     assert_non_null(strstr(d.first, "/dev/null"));
+    assert_int_equal(figures_write("", &d), -1);
+    assert_int_equal(d.count, 2);
+    assert_string_equal(d.last, "empty output folder name");
     assert_null(figures_name(FIGURES_COUNT));
 }
 
