@@ -1,0 +1,639 @@
+/*
+ * Tests of chart, through the recording canvas: nice ticks, bar heights proportional to the
+ * terms, the reserve line at 85%, nothing drawn outside the plot area or the chart's rectangle,
+ * no overlapping text, the libharu state rule; and the data helpers against model.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canvas_rec.h"
+#include "chart.h"
+#include "model.h"
+#include "timeline.h"
+
+#define X0 20.0
+#define Y0 30.0
+#define W 480.0
+#define H 300.0
+
+static bool near(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol;
+}
+
+static bool same_rgb(struct canvas_rgb a, struct canvas_rgb b)
+{
+    return a.r == b.r && a.g == b.g && a.b == b.b;
+}
+
+static bool is_paint(enum canvas_rec_op op)
+{
+    return op == CANVAS_REC_FILL || op == CANVAS_REC_STROKE || op == CANVAS_REC_FILL_STROKE;
+}
+
+static bool is_text(enum canvas_rec_op op)
+{
+    return op == CANVAS_REC_TEXT || op == CANVAS_REC_TEXT_VERTICAL;
+}
+
+static bool box_inside(struct canvas_box b, double x, double y, double w, double h, double tol)
+{
+    return b.x0 >= x - tol && b.y0 >= y - tol && b.x1 <= x + w + tol && b.y1 <= y + h + tol;
+}
+
+static bool boxes_overlap(struct canvas_box a, struct canvas_box b)
+{
+    const double slack = 0.25; /* touching is fine */
+    return a.x0 < b.x1 - slack && b.x0 < a.x1 - slack && a.y0 < b.y1 - slack &&
+           b.y0 < a.y1 - slack;
+}
+
+/* Whether call i is drawn while the plot's clip is in force. */
+static void clip_flags(const struct canvas_rec *r, bool *in_clip)
+{
+    int depth = 0, clip_depth = -1;
+    for (size_t i = 0; i < r->n; i++) {
+        enum canvas_rec_op op = r->calls[i].op;
+        if (op == CANVAS_REC_SAVE)
+            depth++;
+        if (op == CANVAS_REC_RESTORE && --depth < clip_depth)
+            clip_depth = -1;
+        if (op == CANVAS_REC_CLIP)
+            clip_depth = depth;
+        in_clip[i] = clip_depth >= 0 && op != CANVAS_REC_CLIP;
+    }
+}
+
+/*
+ * What every chart must do: no state set inside a path, balanced save/restore, every mark inside
+ * the chart's rectangle, every clipped mark inside the plot area, no two texts overlapping.
+ */
+static void check_layout_in(const struct canvas_rec *r, const struct chart_geom *g, double X0_,
+                            double Y0_, double W_, double H_)
+{
+    assert_int_equal(r->violations, 0);
+    assert_int_equal(r->depth, 0);
+    assert_int_equal(r->canvas.error, 0);
+    assert_true(g->plot_w > 50 && g->plot_h > 50);
+    assert_true(box_inside((struct canvas_box){g->plot_x, g->plot_y, g->plot_x + g->plot_w,
+                                               g->plot_y + g->plot_h},
+                           X0_, Y0_, W_, H_, 0));
+    bool *in_clip = calloc(r->n, sizeof *in_clip);
+    assert_non_null(in_clip);
+    clip_flags(r, in_clip);
+    size_t clipped = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct canvas_rec_call *k = &r->calls[i];
+        double tol = k->op == CANVAS_REC_FILL ? 1e-9 : k->line_width / 2 + 1e-9;
+        if (is_paint(k->op) || is_text(k->op)) {
+            if (!box_inside(k->box, X0_, Y0_, W_, H_, is_text(k->op) ? 0.5 : tol))
+                fail_msg("call %zu (op %d, '%s') leaves the chart: %.1f %.1f %.1f %.1f", i, k->op,
+                         k->text ? k->text : "", k->box.x0, k->box.y0, k->box.x1, k->box.y1);
+        }
+        if (in_clip[i] && is_paint(k->op)) {
+            clipped++;
+            if (!box_inside(k->box, g->plot_x, g->plot_y, g->plot_w, g->plot_h, tol))
+                fail_msg("data call %zu (op %d) leaves the plot: %.2f %.2f %.2f %.2f", i, k->op,
+                         k->box.x0, k->box.y0, k->box.x1, k->box.y1);
+        }
+        if (!is_text(k->op))
+            continue;
+        for (size_t j = 0; j < i; j++)
+            if (is_text(r->calls[j].op) && boxes_overlap(k->box, r->calls[j].box))
+                fail_msg("texts overlap: '%s' and '%s'", k->text, r->calls[j].text);
+    }
+    assert_true(clipped > 0);
+    free(in_clip);
+}
+
+static void check_layout(const struct canvas_rec *r, const struct chart_geom *g)
+{
+    check_layout_in(r, g, X0, Y0, W, H);
+}
+
+/* Ticks are k * step with step 1, 2, 2.5 or 5 times a power of ten. */
+static void check_round_ticks(const double *t, size_t n, double step)
+{
+    double p = pow(10, floor(log10(step)));
+    double m = step / p;
+    assert_true(near(m, 1, 1e-9) || near(m, 2, 1e-9) || near(m, 2.5, 1e-9) || near(m, 5, 1e-9));
+    for (size_t i = 0; i < n; i++) {
+        double q = t[i] / step;
+        assert_true(near(q, nearbyint(q), 1e-9 * fmax(1, fabs(q))));
+        if (i > 0)
+            assert_true(near(t[i] - t[i - 1], step, 1e-9 * fmax(step, fabs(t[i]))));
+    }
+}
+
+/* ---------------------------------------------------------------- ticks */
+
+static void test_ticks(void **state)
+{
+    (void)state;
+    double t[CHART_TICKS_MAX], step;
+    size_t n = chart_ticks(0, 123.2, 7, t, CHART_TICKS_MAX, &step);
+    assert_true(step == 20);
+    assert_int_equal(n, 8); /* 0, 20, ..., 140 */
+    assert_true(t[0] == 0 && t[7] == 140);
+    n = chart_ticks(0, 1.33, 3, t, CHART_TICKS_MAX, &step);
+    assert_true(step == 0.5 && t[n - 1] == 1.5);
+    n = chart_ticks(0, 96, 10, t, CHART_TICKS_MAX, &step);
+    assert_true(step == 10 && t[n - 1] == 100);
+    n = chart_ticks(0, 0.07, 5, t, CHART_TICKS_MAX, &step);
+    assert_true(near(step, 0.02, 1e-15) && near(t[n - 1], 0.08, 1e-12));
+    /* Any range: round steps, at most max intervals, covering [lo, hi]. */
+    srand(7);
+    for (int i = 0; i < 2000; i++) {
+        double lo = (rand() % 1000) * pow(10, rand() % 7 - 3) * (rand() % 3 == 0 ? 0 : 1);
+        double hi = lo + (1 + rand() % 10000) * pow(10, rand() % 7 - 4);
+        int max = 3 + rand() % 8;
+        n = chart_ticks(lo, hi, max, t, CHART_TICKS_MAX, &step);
+        assert_true(n >= 2 && n - 1 <= (size_t)max);
+        assert_true(t[0] <= lo + step * 1e-9 && t[n - 1] >= hi - step * 1e-9);
+        assert_true(t[0] > lo - step && t[n - 1] < hi + step);
+        check_round_ticks(t, n, step);
+    }
+}
+
+static void test_format_tick(void **state)
+{
+    (void)state;
+    char buf[32];
+    chart_format_tick(2.5, 2.5, buf, sizeof buf);
+    assert_string_equal(buf, "2.5");
+    chart_format_tick(40, 20, buf, sizeof buf);
+    assert_string_equal(buf, "40");
+    chart_format_tick(0.25, 0.05, buf, sizeof buf);
+    assert_string_equal(buf, "0.25");
+    chart_format_tick(-1e-17, 0.5, buf, sizeof buf);
+    assert_string_equal(buf, "0.0");
+    chart_format_tick(1.5, 0.5, buf, sizeof buf);
+    assert_string_equal(buf, "1.5");
+}
+
+/* ---------------------------------------------------------------- does it fit */
+
+static void bar_of(const struct scenario *sc, const char *label, struct chart_bar *b)
+{
+    struct terms t;
+    assert_int_equal(model_peak(sc, &t), MODEL_OK);
+    b->label = label;
+    b->term_bytes[CHART_WEIGHTS] = t.weights_bytes;
+    b->term_bytes[CHART_GRADS] = t.grads_bytes;
+    b->term_bytes[CHART_OPTIMIZER] = t.optimizer_bytes;
+    b->term_bytes[CHART_ACT] = t.act_bytes;
+    b->term_bytes[CHART_LOGITS] = t.logits_bytes;
+}
+
+/* The lesson's 116.1 / 51.7 / 27.0 GB ladder. */
+static void lesson_bars(struct chart_bar bars[3])
+{
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    bar_of(&sc, "baseline", &bars[0]);
+    sc.attention = ATTENTION_FLASH;
+    bar_of(&sc, "flash", &bars[1]);
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 1;
+    bar_of(&sc, "flash + full\ncheckpointing", &bars[2]);
+}
+
+static void test_bars_geometry(void **state)
+{
+    (void)state;
+    struct chart_bar bars[3];
+    lesson_bars(bars);
+    struct chart_bars d = {"Does it fit?", bars, 3, 80000000000ull, 0.15, CHART_GB};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_bars_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    check_round_ticks(g.y_ticks, g.n_y_ticks, g.y_step);
+    assert_true(g.y_min == 0 && g.y_max >= 116.1);
+    double pt_per_gb = g.plot_h / (g.y_max - g.y_min), bottom = g.plot_y + g.plot_h;
+    bool in_clip[4096];
+    assert_true(r.n < 4096);
+    clip_flags(&r, in_clip);
+    /* Every segment's height is its term in GB times the same scale; segments stack. */
+    size_t segments = 0;
+    double tops[3] = {bottom, bottom, bottom};
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *k = &r.calls[i];
+        if (!in_clip[i] || k->op != CANVAS_REC_FILL)
+            continue;
+        size_t bar = segments / CHART_TERMS, term = segments % CHART_TERMS;
+        assert_true(bar < 3);
+        assert_true(same_rgb(k->fill, chart_term_colour((enum chart_term)term)));
+        double gb = (double)bars[bar].term_bytes[term] / 1e9;
+        assert_true(near(k->box.y1 - k->box.y0, gb * pt_per_gb, 1e-9));
+        assert_true(near(k->box.y1, tops[bar], 1e-9));
+        tops[bar] = k->box.y0;
+        segments++;
+    }
+    assert_int_equal(segments, 3 * CHART_TERMS);
+    assert_true(near(bottom - tops[0], 116.1 * pt_per_gb, 0.05 * pt_per_gb));
+    /* The solid GPU line at 80 GB and the dashed reserve line at 85% of it. */
+    double solid = -1, dashed = -1;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *k = &r.calls[i];
+        if (!in_clip[i] || k->op != CANVAS_REC_STROKE || k->box.y0 != k->box.y1)
+            continue;
+        assert_true(near(k->box.x1 - k->box.x0, g.plot_w, 1e-9));
+        if (k->n_dash)
+            dashed = k->box.y0;
+        else
+            solid = k->box.y0;
+    }
+    assert_true(near(bottom - solid, 80 * pt_per_gb, 1e-9));
+    assert_true(near((bottom - dashed) / (bottom - solid), 0.85, 1e-12));
+    /* The legend names all five terms; the bar totals are written. */
+    size_t found = 0;
+    for (size_t i = 0; i < r.n; i++)
+        if (r.calls[i].text && (strcmp(r.calls[i].text, "116.1") == 0 ||
+                                strcmp(r.calls[i].text, "51.7") == 0 ||
+                                strcmp(r.calls[i].text, "27.0") == 0 ||
+                                strcmp(r.calls[i].text, "optimizer states") == 0 ||
+                                strcmp(r.calls[i].text, "checkpointing") == 0))
+            found++;
+    assert_int_equal(found, 5);
+    canvas_rec_release(&r);
+}
+
+/* GiB: the same bars, 1.0737 times shorter per byte; the axis says GiB. */
+static void test_bars_gib(void **state)
+{
+    (void)state;
+    struct chart_bar bars[3];
+    lesson_bars(bars);
+    struct chart_bars d = {NULL, bars, 3, 80000000000ull, 0.15, CHART_GIB};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_bars_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    assert_true(g.y_max >= 116.1e9 / 1073741824.0 && g.y_max < 116.1e9 / 1e9 * 1.3);
+    bool axis = false;
+    for (size_t i = 0; i < r.n; i++)
+        axis = axis || (r.calls[i].text && strcmp(r.calls[i].text, "memory of one GPU (GiB)") == 0);
+    assert_true(axis);
+    canvas_rec_release(&r);
+}
+
+/* A report-sized chart (half a page) with a whole ladder of eight rungs still has room for
+ * every label. */
+static void test_bars_ladder_small(void **state)
+{
+    (void)state;
+    static const char *const labels[] = {"baseline\nb = 8",  "flash\nb = 8",
+                                         "zero1\nb = 8",     "zero2\nb = 8",
+                                         "micro_batch\nb = 4", "full_ckpt\nb = 8",
+                                         "tp\nt = 8",        "offload\nb = 8"};
+    struct chart_bar bars[8];
+    lesson_bars(bars);
+    for (int i = 0; i < 8; i++) {
+        bars[i] = bars[i % 3];
+        bars[i].label = labels[i];
+    }
+    struct chart_bars d = {"A long title: scenario llama3-70b-on-8xH100 and its fix ladder", bars, 8,
+                           80000000000ull, 0.15, CHART_GB};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_bars_draw(&r.canvas, X0, Y0, 360, 200, &d, &g);
+    check_layout_in(&r, &g, X0, Y0, 360, 200);
+    canvas_rec_release(&r);
+}
+
+/* ---------------------------------------------------------------- memory over one step */
+
+/* Three layers of 10 GB over 20 GB of states, 5 GB of logits: a hand-made step. */
+static size_t hand_events(struct timeline_event *ev)
+{
+    size_t n = 0;
+    uint64_t G = 1000000000ull;
+    for (int i = 0; i < 3; i++)
+        ev[n++] = (struct timeline_event){TIMELINE_FORWARD, (uint64_t)i, 0, i, i + 1,
+                                          (uint64_t)(i + 1) * 10 * G, 0};
+    ev[n++] = (struct timeline_event){TIMELINE_LOGITS, 0, 0, 3, 3, 30 * G, 5 * G};
+    ev[n++] = (struct timeline_event){TIMELINE_LOSS_BACKWARD, 0, 0, 3, 3, 30 * G, 0};
+    for (int i = 2; i >= 0; i--)
+        ev[n++] = (struct timeline_event){TIMELINE_BACKWARD, (uint64_t)i, 0, 3 + 2 * (2 - i),
+                                          5 + 2 * (2 - i), (uint64_t)i * 10 * G, 0};
+    return n;
+}
+
+static void test_step_hand_made(void **state)
+{
+    (void)state;
+    struct timeline_event ev[16];
+    size_t n = hand_events(ev);
+    struct chart_step d = {.title = "step", .events = ev, .n = n, .states_bytes = 20000000000ull,
+                           .total_time = 9, .gpu_bytes = 80000000000ull, .reserve = 0.15,
+                           .units = CHART_GB};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_step_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    check_round_ticks(g.y_ticks, g.n_y_ticks, g.y_step);
+    assert_true(g.x_min == 0 && g.x_max == 9);
+    double bottom = g.plot_y + g.plot_h, pt_per_gb = g.plot_h / g.y_max;
+    /* The highest mark is the logits spike on 20 + 30 GB, at the turn (t = 3). */
+    double top = bottom;
+    const struct canvas_rec_call *spike = NULL, *states = NULL;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *k = &r.calls[i];
+        if (k->op != CANVAS_REC_FILL || k->box.y0 < g.plot_y)
+            continue;
+        if (same_rgb(k->fill, chart_states_colour()) && k->box.x1 - k->box.x0 == g.plot_w)
+            states = k;
+        if (k->box.y0 < top && k->box.y0 > g.plot_y && k->box.x1 - k->box.x0 <= 3 + 1e-9) {
+            top = k->box.y0;
+            spike = k;
+        }
+    }
+    assert_non_null(spike);
+    assert_true(near(bottom - top, 55 * pt_per_gb, 1e-9));
+    assert_true(same_rgb(spike->fill, chart_term_colour(CHART_LOGITS)));
+    assert_true(near((spike->box.x0 + spike->box.x1) / 2, g.plot_x + g.plot_w * 3 / 9, 1e-9));
+    assert_non_null(states);
+    assert_true(near(states->box.y1 - states->box.y0, 20 * pt_per_gb, 1e-9));
+    canvas_rec_release(&r);
+}
+
+/* The lesson's example checkpointed every 4 layers: 6 recomputation marks, a checkpoint band. */
+static void test_step_sawtooth(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 4;
+    size_t cap = timeline_capacity(&sc);
+    struct timeline_event *ev = calloc(cap, sizeof *ev);
+    struct timeline_summary sum;
+    struct terms t;
+    assert_non_null(ev);
+    assert_int_equal(timeline_build(&sc, ev, cap, &sum), 0);
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    struct chart_step d = {.title = "k = 4", .events = ev, .n = sum.n_events,
+                           .states_bytes = sum.states_bytes, .total_time = sum.total_time,
+                           .ckpt_bytes = t.ckpt_bytes, .segment = sum.segment,
+                           .units = CHART_GB};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_step_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    assert_true(g.x_max == 96); /* 4L: every layer is rebuilt once */
+    double bottom = g.plot_y + g.plot_h;
+    size_t marks = 0, band = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *k = &r.calls[i];
+        if (k->op != CANVAS_REC_FILL || k->box.y0 < g.plot_y)
+            continue;
+        if (same_rgb(k->fill, chart_term_colour(CHART_LOGITS)) && k->box.y1 == bottom) {
+            marks++;
+            /* Each mark spans one segment's rebuild: 4 forward passes. */
+            assert_true(near(k->box.x1 - k->box.x0, g.plot_w * 4 / 96, 1e-9));
+        }
+        band += same_rgb(k->fill, chart_term_colour(CHART_GRADS));
+    }
+    assert_int_equal(marks, 6);
+    assert_int_equal(band, 1);
+    canvas_rec_release(&r);
+    free(ev);
+}
+
+/* ---------------------------------------------------------------- checkpoint every k */
+
+static void test_kcurve(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.attention = ATTENTION_FLASH;
+    uint64_t peak[64];
+    struct chart_kcurve d;
+    memset(&d, 0, sizeof d);
+    assert_int_equal(chart_kcurve_fill(&sc, peak, 10, &d), -1); /* too small */
+    assert_int_equal(chart_kcurve_fill(&sc, peak, 64, &d), 0);
+    assert_int_equal(d.n, 24);
+    assert_int_equal(d.k_best, 1); /* lesson section 3: k = 1 is best for L < 34 */
+    /* k* = sqrt(L c / A) with c = 2sbh, A = 34 sbh + 4 asb (lesson section 3, FlashAttention):
+     * about sqrt(24 / 17). */
+    double sbh = 2048.0 * 8 * 2048, asb = 16.0 * 2048 * 8;
+    assert_true(near(d.k_star, sqrt(24 * 2 * sbh / (34 * sbh + 4 * asb)), 1e-12));
+    assert_true(near(d.k_star, 1.19, 0.005));
+    /* Lesson section 4: 27.0 GB with full checkpointing, 51.7 GB without. */
+    assert_true(near((double)peak[0] / 1e9, 27.0, 0.05));
+    assert_true(near((double)d.none_bytes / 1e9, 51.7, 0.05));
+    d.title = "k";
+    d.units = CHART_GB;
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_kcurve_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    check_round_ticks(g.y_ticks, g.n_y_ticks, g.y_step);
+    /* One 3 pt marker per k, centred on its peak. */
+    double bottom = g.plot_y + g.plot_h, pt_per_gb = g.plot_h / g.y_max;
+    size_t k = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *c = &r.calls[i];
+        if (c->op != CANVAS_REC_FILL || !near(c->box.x1 - c->box.x0, 3, 1e-9) || c->box.y0 < g.plot_y)
+            continue;
+        assert_true(k < 24);
+        assert_true(near(bottom - (c->box.y0 + c->box.y1) / 2,
+                         (double)peak[k] / 1e9 * pt_per_gb, 1e-9));
+
+        assert_true(near((c->box.x0 + c->box.x1) / 2, g.plot_x + g.plot_w * (double)(k + 1) / 25,
+                         1e-9));
+        k++;
+    }
+    assert_int_equal(k, 24);
+    canvas_rec_release(&r);
+}
+
+/* ---------------------------------------------------------------- one layer's activations */
+
+/* The bytes a walk adds up to, for a whole layer (tp = 1). */
+static double walk_bytes(const struct scenario *sc)
+{
+    struct chart_walk_op ops[CHART_WALK_MAX];
+    size_t n = chart_layer_walk_ops(sc, ops, CHART_WALK_MAX);
+    assert_true(n > 0);
+    double sbh = (double)(sc->seq * sc->micro_batch * sc->hidden);
+    double as2b = (double)(sc->heads * sc->seq * sc->seq * sc->micro_batch);
+    double asb = (double)(sc->heads * sc->seq * sc->micro_batch);
+    return chart_walk_total(ops, n, CHART_WALK_SBH) * sbh +
+           chart_walk_total(ops, n, CHART_WALK_AS2B) * as2b +
+           chart_walk_total(ops, n, CHART_WALK_ASB) * asb;
+}
+
+static void expect_walk_matches_model(const struct scenario *sc)
+{
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(sc, &a), MODEL_OK);
+    assert_true(near(walk_bytes(sc), (double)a.total, 0.5));
+}
+
+static void test_walk_ops(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    struct chart_walk_op ops[CHART_WALK_MAX];
+    scenario_lesson_example(&sc);
+    /* Lesson section 3, the theorem: 34 sbh + 5 as^2b, 15 tensors. */
+    size_t n = chart_layer_walk_ops(&sc, ops, CHART_WALK_MAX);
+    assert_int_equal(n, 15);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_SBH) == 34);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_AS2B) == 5);
+    assert_string_equal(ops[0].name, "LN1 input");
+    assert_int_equal(chart_layer_walk_ops(&sc, ops, 14), 0);
+    expect_walk_matches_model(&sc);
+    /* FlashAttention: 34 sbh + 4 asb. */
+    sc.attention = ATTENTION_FLASH;
+    n = chart_layer_walk_ops(&sc, ops, CHART_WALK_MAX);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_SBH) == 34);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_AS2B) == 0);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_ASB) == 4);
+    expect_walk_matches_model(&sc);
+    /* Selective recomputation: the core is rebuilt, 34 sbh. */
+    sc.attention = ATTENTION_PLAIN;
+    sc.recompute = RECOMPUTE_SELECTIVE;
+    n = chart_layer_walk_ops(&sc, ops, CHART_WALK_MAX);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_SBH) == 34);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_AS2B) == 0);
+    expect_walk_matches_model(&sc);
+    /* No dropout, GQA with g = 4: 28 + 4/4 sbh + 2 as^2b (SPEC section 3). */
+    sc.recompute = RECOMPUTE_NONE;
+    sc.dropout = false;
+    sc.kv_heads = 4;
+    n = chart_layer_walk_ops(&sc, ops, CHART_WALK_MAX);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_SBH) == 29);
+    assert_true(chart_walk_total(ops, n, CHART_WALK_AS2B) == 2);
+    expect_walk_matches_model(&sc);
+    /* Llama 2 7B shape: (12 + 4/g) sbh + 8 sbf + 2 as^2b. */
+    sc.arch = ARCH_LLAMA;
+    sc.hidden = 4096;
+    sc.heads = sc.kv_heads = 32;
+    sc.ffn = 11008;
+    n = chart_layer_walk_ops(&sc, ops, CHART_WALK_MAX);
+    assert_true(near(chart_walk_total(ops, n, CHART_WALK_SBH), 16 + 8.0 * 11008 / 4096, 1e-12));
+    expect_walk_matches_model(&sc);
+}
+
+static void test_walk_geometry(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    struct chart_walk_op ops[CHART_WALK_MAX];
+    scenario_lesson_example(&sc);
+    for (int flash = 0; flash < 2; flash++) {
+        sc.attention = flash ? ATTENTION_FLASH : ATTENTION_PLAIN;
+        size_t n = chart_layer_walk_ops(&sc, ops, CHART_WALK_MAX);
+        struct chart_walk d = {"walk", ops, n, 16.0 / 2048, 0};
+        struct canvas_rec r;
+        canvas_rec_init(&r, 600, 400);
+        struct chart_geom g;
+        chart_walk_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+        check_layout(&r, &g);
+        /* The orange bars tile 0..34 sbh: their widths add up to 34 units (twice, with the
+         * total row). */
+        double width = 0, pt_per_unit = g.plot_w / (g.x_max - g.x_min);
+        for (size_t i = 0; i < r.n; i++) {
+            const struct canvas_rec_call *k = &r.calls[i];
+            if (k->op == CANVAS_REC_FILL && k->box.y0 >= g.plot_y &&
+                same_rgb(k->fill, chart_term_colour(CHART_ACT)))
+                width += k->box.x1 - k->box.x0;
+        }
+        assert_true(near(width, 2 * 34 * pt_per_unit, 1e-6));
+        canvas_rec_release(&r);
+    }
+}
+
+/* ---------------------------------------------------------------- one layer's parameters */
+
+static double items_params(const struct scenario *sc)
+{
+    struct chart_param_item it[CHART_PARAM_MAX];
+    size_t n = chart_layer_param_items(sc, it, CHART_PARAM_MAX);
+    assert_true(n > 0);
+    double s = 0, h = (double)sc->hidden;
+    for (size_t i = 0; i < n; i++)
+        s += it[i].h2 * h * h;
+    return s;
+}
+
+static void test_param_items(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    uint64_t layer;
+    scenario_lesson_example(&sc);
+    /* Lesson section 4: 12h^2 + 13h = 50,358,272. */
+    assert_true(near(items_params(&sc), 50358272, 1e-6));
+    /* Llama 2 7B: 4h^2 + 3hf + 2h per layer; with GQA W_K and W_V shrink by g. */
+    sc.arch = ARCH_LLAMA;
+    sc.hidden = 4096;
+    sc.heads = sc.kv_heads = 32;
+    sc.ffn = 11008;
+    assert_int_equal(model_layer_params(&sc, &layer), MODEL_OK);
+    assert_true(near(items_params(&sc), (double)layer, 1e-6));
+    sc.kv_heads = 8;
+    assert_int_equal(model_layer_params(&sc, &layer), MODEL_OK);
+    assert_true(near(items_params(&sc), (double)layer, 1e-6));
+    struct chart_param_item it[CHART_PARAM_MAX];
+    assert_int_equal(chart_layer_param_items(&sc, it, 3), 0);
+    assert_int_equal(chart_layer_param_items(&sc, it, CHART_PARAM_MAX), 8);
+    assert_true(it[1].h2 == 0.25 && it[2].h2 == 0.25);
+}
+
+static void test_params_geometry(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    struct chart_param_item it[CHART_PARAM_MAX];
+    scenario_lesson_example(&sc);
+    size_t n = chart_layer_param_items(&sc, it, CHART_PARAM_MAX);
+    struct chart_params d = {"GPT", it, n, 0};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_params_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    check_round_ticks(g.y_ticks, g.n_y_ticks, g.y_step);
+    /* The MLP bars are 4 h^2 high, 4 times the attention bars. */
+    double pt_per_unit = g.plot_h / g.y_max;
+    size_t tall = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *k = &r.calls[i];
+        if (k->op == CANVAS_REC_FILL && k->box.y0 > g.plot_y &&
+            near(k->box.y1 - k->box.y0, 4 * pt_per_unit, 1e-9))
+            tall++;
+    }
+    assert_int_equal(tall, 2);
+    canvas_rec_release(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ticks),           cmocka_unit_test(test_format_tick),
+        cmocka_unit_test(test_bars_geometry),   cmocka_unit_test(test_bars_gib),
+        cmocka_unit_test(test_bars_ladder_small),
+        cmocka_unit_test(test_step_hand_made),  cmocka_unit_test(test_step_sawtooth),
+        cmocka_unit_test(test_kcurve),          cmocka_unit_test(test_walk_ops),
+        cmocka_unit_test(test_walk_geometry),   cmocka_unit_test(test_param_items),
+        cmocka_unit_test(test_params_geometry),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

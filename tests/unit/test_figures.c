@@ -1,0 +1,296 @@
+/*
+ * Tests of figures and canvas_cairo: the five figures in three formats, byte-identical from run
+ * to run, the SVGs equal to the reviewed golden files in tests/golden (GOLDEN_UPDATE=1 rewrites
+ * them), PNG at twice the size in points, PDF dates fixed by SOURCE_DATE_EPOCH, errors reported.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "canvas_cairo.h"
+#include "canvas_rec.h"
+#include "figures.h"
+
+static const char *const EXTS[] = {"png", "svg", "pdf"};
+
+struct blob {
+    char *data;
+    size_t size;
+};
+
+static struct blob slurp(const char *path)
+{
+    struct blob b = {NULL, 0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return b;
+    size_t cap = 1 << 16;
+    b.data = malloc(cap);
+    size_t n;
+    while (b.data && (n = fread(b.data + b.size, 1, cap - b.size, f)) > 0) {
+        b.size += n;
+        if (b.size == cap) {
+            char *p = realloc(b.data, cap *= 2);
+            if (!p)
+                free(b.data);
+            b.data = p;
+        }
+    }
+    fclose(f);
+    return b;
+}
+
+static bool blob_contains(const struct blob *b, const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i + n <= b->size; i++)
+        if (memcmp(b->data + i, s, n) == 0)
+            return true;
+    return false;
+}
+
+static void path_of(char *buf, size_t size, const char *dir, const char *name, const char *ext)
+{
+    assert_true(snprintf(buf, size, "%s/%s.%s", dir, name, ext) < (int)size);
+}
+
+/* Removes the files of a folder, then the folder. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        remove(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static size_t count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0; /* .tmp files count */
+    closedir(d);
+    return n;
+}
+
+static unsigned be32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (unsigned)u[0] << 24 | (unsigned)u[1] << 16 | (unsigned)u[2] << 8 | u[3];
+}
+
+/* Two runs into two folders: the same files, byte for byte; every file well-formed. */
+static void test_figures_reproducible(void **state)
+{
+    (void)state;
+    char a[] = "/tmp/memfit-figures-aXXXXXX", b[] = "/tmp/memfit-figures-bXXXXXX";
+    assert_non_null(mkdtemp(a));
+    assert_non_null(mkdtemp(b));
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/new/deeper", b); /* created with its parents */
+    unsetenv("SOURCE_DATE_EPOCH");
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(figures_write(a, &d), 0);
+    assert_int_equal(figures_write(sub, &d), 0);
+    assert_int_equal(d.count, 0);
+    assert_int_equal(count_files(a), 3 * FIGURES_COUNT); /* no temporary file left */
+    for (unsigned i = 0; i < FIGURES_COUNT; i++) {
+        for (int x = 0; x < 3; x++) {
+            char pa[600], pb[600];
+            path_of(pa, sizeof pa, a, figures_name(i), EXTS[x]);
+            path_of(pb, sizeof pb, sub, figures_name(i), EXTS[x]);
+            struct blob ba = slurp(pa), bb = slurp(pb);
+            assert_non_null(ba.data);
+            assert_non_null(bb.data);
+            assert_true(ba.size > 1000 && ba.size < 400000);
+            assert_int_equal(ba.size, bb.size);
+            assert_memory_equal(ba.data, bb.data, ba.size);
+            if (x == 0) {
+                assert_memory_equal(ba.data, "\x89PNG", 4);
+                /* 2 pixels per point: every figure is at least 1000 x 500 pixels. */
+                assert_true(be32(ba.data + 16) >= 1000 && be32(ba.data + 20) >= 500);
+            } else if (x == 1) {
+                assert_true(blob_contains(&ba, "<svg"));
+            } else {
+                assert_memory_equal(ba.data, "%PDF", 4);
+                assert_true(blob_contains(&ba, "/CreationDate (20240101000000Z)"));
+                assert_true(blob_contains(&ba, "DejaVuSans"));
+            }
+            free(ba.data);
+            free(bb.data);
+        }
+    }
+    remove_dir(sub);
+    snprintf(sub, sizeof sub, "%s/new", b);
+    rmdir(sub);
+    rmdir(b);
+    remove_dir(a);
+}
+
+/* The SVGs are the reviewed ones in tests/golden (GOLDEN_UPDATE=1 rewrites them). */
+static void test_figures_golden_svg(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/memfit-figures-gXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(figures_write(dir, &d), 0);
+    const char *update = getenv("GOLDEN_UPDATE");
+    for (unsigned i = 0; i < FIGURES_COUNT; i++) {
+        char got_path[600], want_path[600];
+        path_of(got_path, sizeof got_path, dir, figures_name(i), "svg");
+        path_of(want_path, sizeof want_path, "tests/golden", figures_name(i), "svg");
+        struct blob got = slurp(got_path);
+        assert_non_null(got.data);
+        if (update && strcmp(update, "1") == 0) {
+            FILE *f = fopen(want_path, "wb");
+            assert_non_null(f);
+            assert_int_equal(fwrite(got.data, 1, got.size, f), got.size);
+            assert_int_equal(fclose(f), 0);
+        }
+        struct blob want = slurp(want_path);
+        if (!want.data)
+            fail_msg("missing golden file %s (run with GOLDEN_UPDATE=1)", want_path);
+        if (want.size != got.size || memcmp(want.data, got.data, got.size) != 0)
+            fail_msg("%s differs from %s (review, then GOLDEN_UPDATE=1)", got_path, want_path);
+        free(got.data);
+        free(want.data);
+    }
+    remove_dir(dir);
+}
+
+static bool is_text(enum canvas_rec_op op)
+{
+    return op == CANVAS_REC_TEXT || op == CANVAS_REC_TEXT_VERTICAL;
+}
+
+/* Every figure through the recording canvas: the libharu rule kept, everything on the page, and
+ * no two texts overlapping anywhere in the figure (panels included). */
+static void test_figures_layout(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < FIGURES_COUNT; i++) {
+        double w, h;
+        figures_size(i, &w, &h);
+        struct canvas_rec r;
+        canvas_rec_init(&r, w, h);
+        assert_int_equal(figures_draw(i, &r.canvas), 0);
+        assert_int_equal(r.violations, 0);
+        assert_int_equal(r.depth, 0);
+        size_t texts = 0;
+        for (size_t a = 0; a < r.n; a++) {
+            const struct canvas_rec_call *k = &r.calls[a];
+            if (k->op == CANVAS_REC_FILL || k->op == CANVAS_REC_STROKE || is_text(k->op))
+                if (k->box.x0 < -0.5 || k->box.y0 < -0.5 || k->box.x1 > w + 0.5 ||
+                    k->box.y1 > h + 0.5)
+                    fail_msg("%s: call %zu leaves the page", figures_name(i), a);
+            if (!is_text(k->op))
+                continue;
+            texts++;
+            for (size_t b = 0; b < a; b++) {
+                const struct canvas_box *p = &r.calls[b].box, *q = &k->box;
+                if (is_text(r.calls[b].op) && p->x0 < q->x1 - 0.25 && q->x0 < p->x1 - 0.25 &&
+                    p->y0 < q->y1 - 0.25 && q->y0 < p->y1 - 0.25)
+                    fail_msg("%s: '%s' overlaps '%s'", figures_name(i), k->text, r.calls[b].text);
+            }
+        }
+        assert_true(texts > 20); /* titles, legends, ticks, labels */
+        canvas_rec_release(&r);
+    }
+    assert_int_equal(figures_draw(FIGURES_COUNT, NULL), -1);
+}
+
+/* SOURCE_DATE_EPOCH sets the PDF's creation date. */
+static void test_source_date_epoch(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/memfit-figures-eXXXXXX", path[600];
+    assert_non_null(mkdtemp(dir));
+    setenv("SOURCE_DATE_EPOCH", "1000000000", 1); /* 2001-09-09T01:46:40Z */
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(figures_write(dir, &d), 0);
+    unsetenv("SOURCE_DATE_EPOCH");
+    path_of(path, sizeof path, dir, figures_name(0), "pdf");
+    struct blob b = slurp(path);
+    assert_non_null(b.data);
+    assert_true(blob_contains(&b, "/CreationDate (20010909014640Z)"));
+    free(b.data);
+    remove_dir(dir);
+}
+
+/* A folder that cannot be made is reported with its path; nothing is written. */
+static void test_unwritable(void **state)
+{
+    (void)state;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(figures_write("/dev/null/figures", &d), -1);
+    assert_int_equal(d.count, 1);
+    assert_non_null(strstr(d.first, "/dev/null"));
+    assert_int_equal(figures_write("", &d), -1);
+    assert_int_equal(d.count, 2);
+    assert_string_equal(d.last, "empty output folder name");
+    assert_null(figures_name(FIGURES_COUNT));
+}
+
+/* canvas_cairo directly: Unicode text, widths from DejaVu Sans, finish twice is harmless,
+ * free(NULL) a no-op, a bad path an error. */
+static void test_canvas_cairo(void **state)
+{
+    (void)state;
+    struct canvas *c = canvas_cairo_new(CANVAS_CAIRO_PNG, "/dev/null/x.png", 10, 10);
+    assert_non_null(c);
+    c->ops->set_fill(c, (struct canvas_rgb){1, 0, 0});
+    c->ops->text(c, 1, 8, 8, CANVAS_ALIGN_LEFT, "\xce\xa8 \xe2\x89\xa4 \xe2\x88\x9a");
+    double w = c->ops->text_width(c, 10, "memfit");
+    assert_true(w > 20 && w < 50); /* DejaVu Sans: about 3.5 em */
+    assert_int_equal(canvas_cairo_finish(c), -1); /* the PNG cannot be written there */
+    assert_int_equal(canvas_cairo_finish(c), -1);
+    canvas_cairo_free(c);
+    canvas_cairo_free(NULL);
+    assert_null(canvas_cairo_new(CANVAS_CAIRO_PDF, "/dev/null/x.pdf", 10, 10));
+    c = canvas_cairo_new(CANVAS_CAIRO_SVG, "/dev/null/x.svg", 10, 10); /* written at finish */
+    assert_non_null(c);
+    assert_int_equal(canvas_cairo_finish(c), -1);
+    assert_true(c->error != 0);
+    canvas_cairo_free(c);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    canvas_cairo_shutdown();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_figures_reproducible), cmocka_unit_test(test_figures_golden_svg),
+        cmocka_unit_test(test_source_date_epoch),    cmocka_unit_test(test_unwritable),
+        cmocka_unit_test(test_canvas_cairo),         cmocka_unit_test(test_figures_layout),
+    };
+    return cmocka_run_group_tests(tests, NULL, teardown);
+}
