@@ -105,8 +105,8 @@ fuzz:
 	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
 	done
 
-golden-update: $(MEMFIT)
-	@MEMFIT=$(MEMFIT) GOLDEN_UPDATE=1 sh tests/run.sh
+golden-update: $(MEMFIT) $(TEST_BIN)
+	@MEMFIT=$(MEMFIT) GOLDEN_UPDATE=1 sh tests/run.sh $(TEST_BIN)
 
 install: $(MEMFIT)
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/configs $(DESTDIR)$(DATADIR)/templates

@@ -20,6 +20,8 @@
 #include "config.h"
 #include "diag.h"
 #include "evalout.h"
+#include "figures.h"
+#include "canvas_cairo.h"
 #include "model.h"
 #include "paths.h"
 #include "plan.h"
@@ -334,6 +336,24 @@ static int cmd_eval(const struct options *o)
     return d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
 }
 
+/* ---- figures ---- */
+
+static int cmd_figures(const struct options *o)
+{
+    struct diag d;
+    diag_init(&d, print_message, (void *)o);
+    if (o->n_files > 0)
+        return usage_error("figures: takes no FILE (got '%s')", o->files[0]);
+    int rc = figures_write(o->out_dir ? o->out_dir : "out/figures", &d);
+    canvas_cairo_shutdown();
+    if (rc != 0)
+        return EXIT_USAGE;
+    if (!o->quiet)
+        fprintf(stderr, "memfit: wrote the lesson's five figures (PNG, SVG, PDF) into %s\n",
+                o->out_dir ? o->out_dir : "out/figures");
+    return EXIT_ALL_OK;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -345,5 +365,7 @@ int main(int argc, char **argv)
             return usage_error("%s: at least one FILE.csv (or -) is needed", "eval");
         return cmd_eval(&o);
     }
+    if (strcmp(o.command, "figures") == 0)
+        return cmd_figures(&o);
     return usage_error("unknown command '%s' (eval, report, figures)", o.command);
 }
