@@ -41,7 +41,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-HDR      := $(wildcard src/*.h) $(wildcard tests/unit/*.h)
+HDR      := $(wildcard src/*.h) $(wildcard tests/unit/*.h) $(wildcard tests/fuzz/*.h)
 
 MEMFIT   = $(BUILD)/memfit
 
