@@ -1,0 +1,336 @@
+/*
+ * main: the command line (SPEC section 1). Parses options, runs a sub-command, prints the
+ * messages the modules report and chooses the exit status. The only place that exits.
+ *
+ *   0  every scenario processed
+ *   1  at least one row rejected (every valid row still processed and written)
+ *   2  usage error, unreadable input or unwritable output
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "diag.h"
+#include "evalout.h"
+#include "model.h"
+#include "paths.h"
+
+#define MEMFIT_VERSION "0.1.0"
+
+enum exit_code { EXIT_ALL_OK = 0, EXIT_ROWS_REJECTED = 1, EXIT_USAGE = 2 };
+
+enum progress_mode { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
+
+struct options {
+    const char *command;
+    const char *out_dir;
+    enum evalout_format format;
+    bool split;
+    const char *template_path;
+    bool gib;
+    double reserve;
+    const char *models_path, *gpus_path;
+    bool quiet;
+    enum progress_mode progress;
+    char **files;
+    int n_files;
+};
+
+/* Prints every message at once (so a million-row run keeps no list), with the program name. */
+static void print_message(void *ctx, const char *msg)
+{
+    const struct options *o = ctx;
+    if (!o->quiet)
+        fprintf(stderr, "memfit: %s\n", msg);
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: memfit eval    [OPTIONS] FILE.csv...   terms and verdicts, one row per scenario\n"
+          "       memfit report  [OPTIONS] FILE.csv...   PDF report(s) into --out (default out/)\n"
+          "       memfit figures [OPTIONS]               the lesson's five figures (out/figures)\n"
+          "       memfit --help | --version\n"
+          "\n"
+          "FILE - reads standard input.\n"
+          "  -o, --out DIR            output folder\n"
+          "      --format FMT         eval output: csv (default), json or table\n"
+          "      --split              report: one PDF per scenario as well as the combined one\n"
+          "      --template FILE      report: the scenario template (default templates/report.tmpl)\n"
+          "      --paper a4|letter    report: paper size (default a4)\n"
+          "      --units GB|GiB       units for people (default GB = 10^9 bytes)\n"
+          "      --reserve FRACTION   GPU memory kept free (default 0.15; the CSV column wins)\n"
+          "      --models FILE        model presets (default configs/models.csv)\n"
+          "      --gpus FILE          GPU presets (default configs/gpus.csv)\n"
+          "  -q, --quiet              no messages on stderr\n"
+          "      --progress MODE      auto (default), always or never: a progress bar on stderr\n"
+          "\n"
+          "Exit status: 0 all scenarios processed, 1 some rows rejected, 2 usage or I/O error.\n",
+          f);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("memfit: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'memfit --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+enum { OPT_FORMAT = 256, OPT_SPLIT, OPT_TEMPLATE, OPT_UNITS, OPT_RESERVE, OPT_MODELS, OPT_GPUS,
+       OPT_PROGRESS, OPT_PAPER, OPT_HELP, OPT_VERSION };
+
+static const struct option long_options[] = {
+    {"out", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"split", no_argument, NULL, OPT_SPLIT},
+    {"template", required_argument, NULL, OPT_TEMPLATE},
+    {"paper", required_argument, NULL, OPT_PAPER},
+    {"units", required_argument, NULL, OPT_UNITS},
+    {"reserve", required_argument, NULL, OPT_RESERVE},
+    {"models", required_argument, NULL, OPT_MODELS},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"quiet", no_argument, NULL, 'q'},
+    {"progress", required_argument, NULL, OPT_PROGRESS},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_option(struct options *o, int c, const char *arg)
+{
+    char *end;
+    switch (c) {
+    case 'o':
+        o->out_dir = arg;
+        return -1;
+    case OPT_FORMAT:
+        if (strcasecmp(arg, "csv") == 0)
+            o->format = EVALOUT_CSV;
+        else if (strcasecmp(arg, "json") == 0)
+            o->format = EVALOUT_JSON;
+        else if (strcasecmp(arg, "table") == 0)
+            o->format = EVALOUT_TABLE;
+        else
+            return usage_error("--format: '%s' is not csv, json or table", arg);
+        return -1;
+    case OPT_SPLIT:
+        o->split = true;
+        return -1;
+    case OPT_TEMPLATE:
+        o->template_path = arg;
+        return -1;
+    case OPT_PAPER:
+        if (strcasecmp(arg, "a4") != 0 && strcasecmp(arg, "letter") != 0)
+            return usage_error("--paper: '%s' is not a4 or letter", arg);
+        return -1;
+    case OPT_UNITS:
+        if (strcasecmp(arg, "GB") == 0)
+            o->gib = false;
+        else if (strcasecmp(arg, "GiB") == 0)
+            o->gib = true;
+        else
+            return usage_error("--units: '%s' is not GB or GiB", arg);
+        return -1;
+    case OPT_RESERVE:
+        errno = 0;
+        o->reserve = strtod(arg, &end);
+        if (end == arg || *end || errno || !(o->reserve >= 0 && o->reserve < 1))
+            return usage_error("--reserve: '%s' is not a fraction in [0, 1)", arg);
+        return -1;
+    case OPT_MODELS:
+        o->models_path = arg;
+        return -1;
+    case OPT_GPUS:
+        o->gpus_path = arg;
+        return -1;
+    case 'q':
+        o->quiet = true;
+        return -1;
+    case OPT_PROGRESS:
+        if (strcasecmp(arg, "auto") == 0)
+            o->progress = PROGRESS_AUTO;
+        else if (strcasecmp(arg, "always") == 0)
+            o->progress = PROGRESS_ALWAYS;
+        else if (strcasecmp(arg, "never") == 0)
+            o->progress = PROGRESS_NEVER;
+        else
+            return usage_error("--progress: '%s' is not auto, always or never", arg);
+        return -1;
+    case OPT_HELP:
+        usage(stdout);
+        return EXIT_ALL_OK;
+    case OPT_VERSION:
+        printf("memfit %s\n", MEMFIT_VERSION);
+        return EXIT_ALL_OK;
+    default:
+        fputs("Try 'memfit --help'.\n", stderr);
+        return EXIT_USAGE;
+    }
+}
+
+static int parse_args(struct options *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    o->reserve = 0.15;
+    int c;
+    opterr = 1;
+    while ((c = getopt_long(argc, argv, "o:q", long_options, NULL)) != -1) {
+        int rc = parse_option(o, c, optarg);
+        if (rc >= 0)
+            return rc;
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    o->command = argv[optind];
+    o->files = argv + optind + 1;
+    o->n_files = argc - optind - 1;
+    return -1;
+}
+
+/* ---- presets ---- */
+
+static struct config_presets *load_presets(const struct options *o, struct diag *d)
+{
+    char models[4096], gpus[4096];
+    const char *mp = o->models_path, *gp = o->gpus_path;
+    if (!mp && paths_find_data("configs/models.csv", models, sizeof models) == 0)
+        mp = models;
+    if (!gp && paths_find_data("configs/gpus.csv", gpus, sizeof gpus) == 0)
+        gp = gpus;
+    return config_presets_load(mp, gp, d);
+}
+
+/* ---- progress ---- */
+
+struct progress {
+    bool on;
+    long size, last_pct;
+};
+
+static void progress_start(struct progress *p, const struct options *o, FILE *f)
+{
+    struct stat st;
+    *p = (struct progress){false, 0, -1};
+    if (o->quiet || o->progress == PROGRESS_NEVER)
+        return;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    p->size = (long)st.st_size;
+    /* "auto": only on a terminal, and only for work with more than a few scenarios. */
+    p->on = o->progress == PROGRESS_ALWAYS || (isatty(STDERR_FILENO) && p->size > 64 * 1024);
+}
+
+static void progress_update(struct progress *p, FILE *f, const char *name)
+{
+    if (!p->on || p->size <= 0)
+        return;
+    long pct = ftell(f) * 100 / p->size;
+    if (pct == p->last_pct)
+        return;
+    p->last_pct = pct;
+    int bar = (int)(pct * 30 / 100);
+    fprintf(stderr, "\r%s [%.*s%*s] %3ld%%", name, bar, "##############################",
+            30 - bar, "", pct);
+}
+
+static void progress_end(struct progress *p)
+{
+    if (p->on && p->last_pct >= 0)
+        fputc('\n', stderr);
+}
+
+/* ---- eval ---- */
+
+/* Reads every scenario of one file into the writer. Returns false if the file cannot be read. */
+static bool eval_file(const struct options *o, const char *path, const struct config_presets *pr,
+                      struct config_names *names, struct evalout *w, struct diag *d)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (!f) {
+        diag_report(d, path, 0, "cannot open: %s", strerror(errno));
+        return false;
+    }
+    struct config_options copt = {o->reserve};
+    struct config_reader *r = config_reader_new(f, label, pr, &copt, names, d);
+    struct progress prog;
+    progress_start(&prog, o, f);
+    bool ok = r != NULL;
+    struct scenario sc;
+    unsigned long line;
+    int rc;
+    while (ok && (rc = config_reader_next(r, &sc, &line)) != 0) {
+        if (rc == -2) {
+            ok = false;
+            break;
+        }
+        if (rc < 0)
+            continue;
+        struct terms t;
+        if (model_eval(&sc, &t) != MODEL_OK) {
+            diag_report(d, label, line, "scenario '%s': a byte count overflows 64 bits", sc.name);
+            continue;
+        }
+        evalout_row(w, &sc, &t, NULL);
+        progress_update(&prog, f, label);
+    }
+    progress_end(&prog);
+    config_reader_free(r);
+    if (f != stdin)
+        fclose(f);
+    return ok;
+}
+
+static int cmd_eval(const struct options *o)
+{
+    struct diag d;
+    diag_init(&d, print_message, (void *)o);
+    struct config_presets *pr = load_presets(o, &d);
+    if (!pr)
+        return EXIT_USAGE;
+    struct config_names names;
+    config_names_init(&names);
+    struct evalout w;
+    evalout_init(&w, o->format, o->gib, stdout);
+    evalout_begin(&w);
+    bool io_ok = true;
+    for (int i = 0; i < o->n_files; i++)
+        io_ok = eval_file(o, o->files[i], pr, &names, &w, &d) && io_ok;
+    evalout_end(&w);
+    bool write_failed = ferror(stdout) || w.error;
+    evalout_release(&w);
+    config_names_release(&names);
+    config_presets_free(pr);
+    if (write_failed) {
+        fprintf(stderr, "memfit: cannot write the output\n");
+        return EXIT_USAGE;
+    }
+    if (!io_ok)
+        return EXIT_USAGE;
+    return d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    int rc = parse_args(&o, argc, argv);
+    if (rc >= 0)
+        return rc;
+    if (strcmp(o.command, "eval") == 0) {
+        if (o.n_files == 0)
+            return usage_error("%s: at least one FILE.csv (or -) is needed", "eval");
+        return cmd_eval(&o);
+    }
+    return usage_error("unknown command '%s' (eval, report, figures)", o.command);
+}

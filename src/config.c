@@ -1,0 +1,836 @@
+/* config: see config.h. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "csvin.h"
+#include "model.h"
+#include "suggest.h"
+
+/* ---- the column table (SPEC section 2) ---- */
+
+enum col {
+    COL_NAME, COL_MODEL, COL_ARCH, COL_LAYERS, COL_HIDDEN, COL_HEADS, COL_KV_HEADS, COL_VOCAB,
+    COL_FFN, COL_TIED, COL_POSITIONS, COL_DROPOUT, COL_SEQ, COL_MICRO_BATCH, COL_GLOBAL_BATCH,
+    COL_PRECISION, COL_ATTENTION, COL_RECOMPUTE, COL_DP, COL_TP, COL_PP, COL_SP, COL_ZERO,
+    COL_OFFLOAD, COL_GPU, COL_GPU_MEM_GB, COL_RESERVE, COL_GPUS_PER_NODE, COL_COUNT
+};
+
+static const char *const column_names[COL_COUNT] = {
+    "name", "model", "arch", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn", "tied",
+    "positions", "dropout", "seq", "micro_batch", "global_batch", "precision", "attention",
+    "recompute", "dp", "tp", "pp", "sp", "zero", "offload", "gpu", "gpu_mem_gb", "reserve",
+    "gpus_per_node"};
+
+/* Columns a model preset may set. */
+static bool is_model_column(enum col c)
+{
+    return c >= COL_ARCH && c <= COL_DROPOUT;
+}
+
+const char *const *config_column_names(size_t *n)
+{
+    *n = COL_COUNT;
+    return column_names;
+}
+
+static int column_lookup(const char *name)
+{
+    for (int i = 0; i < COL_COUNT; i++)
+        if (strcasecmp(name, column_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- presets ---- */
+
+#define GPU_SPEED_COLUMNS 4
+static const char *const gpu_speed_names[GPU_SPEED_COLUMNS] = {"bf16_tflops", "hbm_tb_s",
+                                                               "link_gb_s", "pcie_gb_s"};
+
+struct preset {
+    char *name;
+    char *cells[COL_COUNT]; /* model columns, or COL_GPU_MEM_GB for a GPU */
+    struct gpu_speed speed;
+};
+
+struct preset_table {
+    struct preset *rows;
+    size_t n, cap;
+    const char **names; /* for suggestions */
+};
+
+struct config_presets {
+    struct preset_table models, gpus;
+};
+
+static void preset_table_release(struct preset_table *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->rows[i].name);
+        for (int c = 0; c < COL_COUNT; c++)
+            free(t->rows[i].cells[c]);
+    }
+    free(t->rows);
+    free(t->names);
+}
+
+void config_presets_free(struct config_presets *p)
+{
+    if (!p)
+        return;
+    preset_table_release(&p->models);
+    preset_table_release(&p->gpus);
+    free(p);
+}
+
+static char *dup_trimmed(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        n--;
+    char *r = malloc(n + 1);
+    if (r) {
+        memcpy(r, s, n);
+        r[n] = '\0';
+    }
+    return r;
+}
+
+/* Column index of a preset file: a scenario column, a GPU speed (COL_COUNT + i), source (-2). */
+static int preset_column(const char *name, bool gpu)
+{
+    if (strcasecmp(name, "source") == 0)
+        return -2;
+    if (strcasecmp(name, "name") == 0)
+        return COL_NAME;
+    if (gpu) {
+        if (strcasecmp(name, "mem_gb") == 0 || strcasecmp(name, "gpu_mem_gb") == 0)
+            return COL_GPU_MEM_GB;
+        for (int i = 0; i < GPU_SPEED_COLUMNS; i++)
+            if (strcasecmp(name, gpu_speed_names[i]) == 0)
+                return COL_COUNT + i;
+        return -1;
+    }
+    int c = column_lookup(name);
+    return c >= 0 && is_model_column((enum col)c) ? c : -1;
+}
+
+static bool parse_speed(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v) || v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool preset_add(struct preset_table *t, const struct csvin_record *rec, const int *map,
+                       const char *path, struct diag *d)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 32;
+        struct preset *rows = realloc(t->rows, cap * sizeof *rows);
+        if (!rows)
+            return false;
+        t->rows = rows;
+        t->cap = cap;
+    }
+    struct preset *p = &t->rows[t->n];
+    memset(p, 0, sizeof *p);
+    double *speeds[GPU_SPEED_COLUMNS] = {&p->speed.bf16_tflops, &p->speed.hbm_tb_s,
+                                         &p->speed.link_gb_s, &p->speed.pcie_gb_s};
+    for (size_t i = 0; i < rec->n_fields; i++) {
+        int c = map[i];
+        const char *v = rec->fields[i];
+        if (c == COL_NAME) {
+            p->name = dup_trimmed(v);
+        } else if (c >= COL_COUNT) {
+            if (*v && !parse_speed(v, speeds[c - COL_COUNT])) {
+                diag_report(d, path, rec->line, "column '%s': '%s' is not a number",
+                            gpu_speed_names[c - COL_COUNT], v);
+                return false;
+            }
+        } else if (c >= 0 && *v) {
+            p->cells[c] = dup_trimmed(v);
+        }
+    }
+    if (!p->name || !*p->name) {
+        free(p->name);
+        for (int c = 0; c < COL_COUNT; c++)
+            free(p->cells[c]);
+        diag_report(d, path, rec->line, "column 'name': a preset needs a name");
+        return false;
+    }
+    t->n++;
+    return true;
+}
+
+static bool preset_table_load(struct preset_table *t, const char *path, bool gpu, struct diag *d)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        diag_report(d, path, 0, "cannot open preset table: %s", strerror(errno));
+        return false;
+    }
+    bool ok = true;
+    int *map = NULL;
+    struct csvin *in = csvin_new(f, path, d);
+    struct csvin_record rec;
+    size_t n_cols = 0;
+    int rc;
+    while (in && (rc = csvin_next(in, &rec)) != 0) {
+        if (rc < 0) {
+            ok = false;
+            break;
+        }
+        if (!map) {
+            n_cols = rec.n_fields;
+            map = calloc(n_cols, sizeof *map);
+            for (size_t i = 0; map && i < n_cols; i++) {
+                map[i] = preset_column(rec.fields[i], gpu);
+                if (map[i] == -1) {
+                    diag_report(d, path, rec.line, "unknown preset column '%s'", rec.fields[i]);
+                    ok = false;
+                }
+            }
+            if (!map || !ok)
+                break;
+            continue;
+        }
+        if (rec.n_fields != n_cols || !preset_add(t, &rec, map, path, d)) {
+            if (rec.n_fields != n_cols)
+                diag_report(d, path, rec.line, "preset row has %zu fields, the header %zu",
+                            rec.n_fields, n_cols);
+            ok = false;
+            break;
+        }
+    }
+    free(map);
+    csvin_free(in);
+    fclose(f);
+    if (!ok)
+        return false;
+    t->names = malloc((t->n ? t->n : 1) * sizeof *t->names);
+    if (!t->names)
+        return false;
+    for (size_t i = 0; i < t->n; i++)
+        t->names[i] = t->rows[i].name;
+    return true;
+}
+
+struct config_presets *config_presets_load(const char *models_path, const char *gpus_path,
+                                           struct diag *d)
+{
+    struct config_presets *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    if ((models_path && !preset_table_load(&p->models, models_path, false, d)) ||
+        (gpus_path && !preset_table_load(&p->gpus, gpus_path, true, d))) {
+        config_presets_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static const struct preset *preset_find(const struct preset_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcasecmp(t->rows[i].name, name) == 0)
+            return &t->rows[i];
+    return NULL;
+}
+
+/* ---- unique names ---- */
+
+struct config_name_slot {
+    uint64_t hash; /* 0: empty */
+    unsigned long line;
+};
+
+void config_names_init(struct config_names *n)
+{
+    memset(n, 0, sizeof *n);
+}
+
+void config_names_release(struct config_names *n)
+{
+    free(n->slots);
+    memset(n, 0, sizeof *n);
+}
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a, then a final mix */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+static bool names_grow(struct config_names *n)
+{
+    size_t cap = n->cap ? 2 * n->cap : 1024;
+    struct config_name_slot *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < n->cap; i++) {
+        if (!n->slots[i].hash)
+            continue;
+        size_t j = n->slots[i].hash & (cap - 1);
+        while (slots[j].hash)
+            j = (j + 1) & (cap - 1);
+        slots[j] = n->slots[i];
+    }
+    free(n->slots);
+    n->slots = slots;
+    n->cap = cap;
+    return true;
+}
+
+/* Adds the name; returns 0 when new, the line it was first seen on when a duplicate. */
+static unsigned long names_add(struct config_names *n, const char *name, unsigned long line)
+{
+    if (2 * (n->count + 1) > n->cap && !names_grow(n))
+        return 0;
+    uint64_t h = name_hash(name);
+    size_t j = h & (n->cap - 1);
+    while (n->slots[j].hash) {
+        if (n->slots[j].hash == h)
+            return n->slots[j].line;
+        j = (j + 1) & (n->cap - 1);
+    }
+    n->slots[j].hash = h;
+    n->slots[j].line = line;
+    n->count++;
+    return 0;
+}
+
+/* ---- one row ---- */
+
+struct row {
+    const char *file;
+    unsigned long line;
+    struct diag *diag;
+    const char *cell[COL_COUNT]; /* NULL: empty */
+    const char *preset_of[COL_COUNT]; /* the preset a cell came from, or NULL */
+};
+
+static bool row_error(struct row *r, enum col c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool row_error(struct row *r, enum col c, const char *fmt, ...)
+{
+    char msg[DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (r->preset_of[c])
+        diag_report(r->diag, r->file, r->line, "column '%s': %s (from preset '%s')",
+                    column_names[c], msg, r->preset_of[c]);
+    else
+        diag_report(r->diag, r->file, r->line, "column '%s': %s", column_names[c], msg);
+    return false;
+}
+
+static bool require(struct row *r, enum col c)
+{
+    if (r->cell[c])
+        return true;
+    return row_error(r, c, "a value is required");
+}
+
+static bool parse_uint(struct row *r, enum col c, uint64_t *out, bool allow_zero)
+{
+    const char *s = r->cell[c];
+    const char *what = allow_zero ? "a non-negative integer" : "a positive integer";
+    if (*s == '-') {
+        char *end;
+        strtod(s, &end);
+        if (end != s && !*end)
+            return row_error(r, c, "'%s' is negative: expected %s", s, what);
+        return row_error(r, c, "'%s' is not %s", s, what);
+    }
+    if (!isdigit((unsigned char)*s))
+        return row_error(r, c, "'%s' is not %s", s, what);
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end == '.' || *end == 'e' || *end == 'E') {
+        strtod(s, &end);
+        if (!*end)
+            return row_error(r, c, "'%s' is not an integer: expected %s", s, what);
+    }
+    if (*end)
+        return row_error(r, c, "'%s' is not %s", s, what);
+    if (errno == ERANGE)
+        return row_error(r, c, "'%s' is too large (more than 64 bits)", s);
+    if (v == 0 && !allow_zero)
+        return row_error(r, c, "'%s' is zero: expected %s", s, what);
+    *out = v;
+    return true;
+}
+
+/* An optional positive integer: *out keeps its default when the cell is empty. */
+static bool opt_uint(struct row *r, enum col c, uint64_t *out, bool allow_zero)
+{
+    return !r->cell[c] || parse_uint(r, c, out, allow_zero);
+}
+
+static bool parse_bool_cell(struct row *r, enum col c, bool *out)
+{
+    static const char *const yes[] = {"1", "yes", "true", "y", "on"};
+    static const char *const no[] = {"0", "no", "false", "n", "off"};
+    for (size_t i = 0; i < 5; i++) {
+        if (strcasecmp(r->cell[c], yes[i]) == 0) {
+            *out = true;
+            return true;
+        }
+        if (strcasecmp(r->cell[c], no[i]) == 0) {
+            *out = false;
+            return true;
+        }
+    }
+    return row_error(r, c, "'%s' is not a boolean (0/1/yes/no/true/false)", r->cell[c]);
+}
+
+static bool parse_double(struct row *r, enum col c, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(r->cell[c], &end);
+    if (end == r->cell[c] || *end || !isfinite(v))
+        return row_error(r, c, "'%s' is not a number", r->cell[c]);
+    *out = v;
+    return true;
+}
+
+/* One of a list of words; returns the index or -1 after reporting. */
+static int parse_word(struct row *r, enum col c, const char *const *words, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(r->cell[c], words[i]) == 0)
+            return (int)i;
+    char list[160] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof list; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", words[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    row_error(r, c, "'%s' is not one of %s", r->cell[c], list);
+    return -1;
+}
+
+/* ---- the reader ---- */
+
+struct config_reader {
+    const char *file;
+    struct diag *diag;
+    const struct config_presets *presets;
+    struct config_options opt;
+    struct config_names *names;
+    struct csvin *in;
+    int *map; /* header field index -> column, -1 unknown */
+    size_t n_cols;
+    bool header_done, header_bad;
+    unsigned long rejected;
+};
+
+struct config_reader *config_reader_new(FILE *in, const char *file_name,
+                                        const struct config_presets *presets,
+                                        const struct config_options *opt,
+                                        struct config_names *names, struct diag *d)
+{
+    struct config_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->file = file_name;
+    r->diag = d;
+    r->presets = presets;
+    r->opt = *opt;
+    r->names = names;
+    r->in = csvin_new(in, file_name, d);
+    if (!r->in) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void config_reader_free(struct config_reader *r)
+{
+    if (!r)
+        return;
+    csvin_free(r->in);
+    free(r->map);
+    free(r);
+}
+
+unsigned long config_reader_rejected(const struct config_reader *r)
+{
+    return r->rejected;
+}
+
+static void read_header(struct config_reader *r, const struct csvin_record *rec)
+{
+    bool seen[COL_COUNT] = {false};
+    r->header_done = true;
+    r->n_cols = rec->n_fields;
+    r->map = malloc(rec->n_fields * sizeof *r->map);
+    if (!r->map) {
+        r->header_bad = true;
+        return;
+    }
+    for (size_t i = 0; i < rec->n_fields; i++) {
+        char *name = rec->fields[i];
+        int c = column_lookup(name);
+        r->map[i] = c;
+        if (c < 0) {
+            const char *near = suggest_closest(name, column_names, COL_COUNT);
+            if (!*name)
+                diag_report(r->diag, r->file, rec->line, "column %zu has an empty name", i + 1);
+            else if (near)
+                diag_report(r->diag, r->file, rec->line,
+                            "unknown column '%s' (did you mean '%s'?); the file's rows are skipped",
+                            name, near);
+            else
+                diag_report(r->diag, r->file, rec->line,
+                            "unknown column '%s'; the file's rows are skipped", name);
+            r->header_bad = true;
+        } else if (seen[c]) {
+            diag_report(r->diag, r->file, rec->line,
+                        "column '%s' appears twice in the header; the file's rows are skipped",
+                        column_names[c]);
+            r->header_bad = true;
+        } else {
+            seen[c] = true;
+        }
+    }
+    if (!r->header_bad && !seen[COL_NAME]) {
+        diag_report(r->diag, r->file, rec->line,
+                    "the header has no 'name' column; the file's rows are skipped");
+        r->header_bad = true;
+    }
+}
+
+static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, struct row *row)
+{
+    memset(row, 0, sizeof *row);
+    row->file = r->file;
+    row->line = rec->line;
+    row->diag = r->diag;
+    if (rec->n_fields != r->n_cols) {
+        diag_report(r->diag, r->file, rec->line,
+                    "malformed CSV record: %zu fields where the header has %zu", rec->n_fields,
+                    r->n_cols);
+        return false;
+    }
+    for (size_t i = 0; i < rec->n_fields; i++) {
+        char *v = rec->fields[i];
+        while (isspace((unsigned char)*v))
+            v++;
+        size_t n = strlen(v);
+        while (n && isspace((unsigned char)v[n - 1]))
+            v[--n] = '\0';
+        row->cell[r->map[i]] = *v ? v : NULL;
+    }
+    return true;
+}
+
+/* Fills empty cells from the named presets (explicit cells win). */
+static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_speed *speed)
+{
+    if (row->cell[COL_MODEL]) {
+        const struct preset_table *t = r->presets ? &r->presets->models : NULL;
+        const struct preset *p = t ? preset_find(t, row->cell[COL_MODEL]) : NULL;
+        if (!p) {
+            const char *near = t ? suggest_closest(row->cell[COL_MODEL], t->names, t->n) : NULL;
+            return near ? row_error(row, COL_MODEL, "unknown model preset '%s' (did you mean '%s'?)",
+                                    row->cell[COL_MODEL], near)
+                        : row_error(row, COL_MODEL, "unknown model preset '%s'",
+                                    row->cell[COL_MODEL]);
+        }
+        for (int c = 0; c < COL_COUNT; c++) {
+            if (is_model_column((enum col)c) && !row->cell[c] && p->cells[c]) {
+                row->cell[c] = p->cells[c];
+                row->preset_of[c] = p->name;
+            }
+        }
+    }
+    *speed = (struct gpu_speed){0};
+    if (row->cell[COL_GPU]) {
+        const struct preset_table *t = r->presets ? &r->presets->gpus : NULL;
+        const struct preset *p = t ? preset_find(t, row->cell[COL_GPU]) : NULL;
+        if (!p) {
+            const char *near = t ? suggest_closest(row->cell[COL_GPU], t->names, t->n) : NULL;
+            return near ? row_error(row, COL_GPU, "unknown GPU preset '%s' (did you mean '%s'?)",
+                                    row->cell[COL_GPU], near)
+                        : row_error(row, COL_GPU, "unknown GPU preset '%s'", row->cell[COL_GPU]);
+        }
+        if (!row->cell[COL_GPU_MEM_GB] && p->cells[COL_GPU_MEM_GB]) {
+            row->cell[COL_GPU_MEM_GB] = p->cells[COL_GPU_MEM_GB];
+            row->preset_of[COL_GPU_MEM_GB] = p->name;
+        }
+        *speed = p->speed;
+    }
+    return true;
+}
+
+static bool parse_name(struct row *row, struct scenario *sc)
+{
+    if (!require(row, COL_NAME))
+        return false;
+    size_t n = strlen(row->cell[COL_NAME]);
+    if (n > SCENARIO_NAME_MAX)
+        return row_error(row, COL_NAME, "'%.20s...' is longer than %d characters", row->cell[COL_NAME],
+                         SCENARIO_NAME_MAX);
+    memcpy(sc->name, row->cell[COL_NAME], n + 1);
+    return true;
+}
+
+static bool parse_model_shape(struct row *row, struct scenario *sc)
+{
+    static const char *const archs[] = {"gpt", "llama"};
+    if (row->cell[COL_ARCH]) {
+        int a = parse_word(row, COL_ARCH, archs, 2);
+        if (a < 0)
+            return false;
+        sc->arch = (enum arch)a;
+    }
+    if (!require(row, COL_LAYERS) || !parse_uint(row, COL_LAYERS, &sc->layers, false) ||
+        !require(row, COL_HIDDEN) || !parse_uint(row, COL_HIDDEN, &sc->hidden, false) ||
+        !require(row, COL_HEADS) || !parse_uint(row, COL_HEADS, &sc->heads, false) ||
+        !require(row, COL_VOCAB) || !parse_uint(row, COL_VOCAB, &sc->vocab, false))
+        return false;
+    sc->kv_heads = sc->heads;
+    /* Llama's SwiGLU width: 8h/3 rounded up to a multiple of 256 (SPEC section 2). */
+    sc->ffn = sc->arch == ARCH_GPT ? 4 * sc->hidden : 256 * ((8 * sc->hidden / 3 + 255) / 256);
+    sc->tied = sc->arch == ARCH_GPT;
+    sc->dropout = sc->arch == ARCH_GPT;
+    sc->positions = 0;
+    if (sc->hidden > UINT64_MAX / 8)
+        return row_error(row, COL_HIDDEN, "'%s' is too large", row->cell[COL_HIDDEN]);
+    return opt_uint(row, COL_KV_HEADS, &sc->kv_heads, false) &&
+           opt_uint(row, COL_FFN, &sc->ffn, false) &&
+           opt_uint(row, COL_POSITIONS, &sc->positions, true) &&
+           (!row->cell[COL_TIED] || parse_bool_cell(row, COL_TIED, &sc->tied)) &&
+           (!row->cell[COL_DROPOUT] || parse_bool_cell(row, COL_DROPOUT, &sc->dropout));
+}
+
+static bool parse_recompute(struct row *row, struct scenario *sc)
+{
+    sc->recompute = RECOMPUTE_NONE;
+    sc->ckpt_every = 0;
+    const char *v = row->cell[COL_RECOMPUTE];
+    if (!v || strcasecmp(v, "none") == 0)
+        return true;
+    if (strcasecmp(v, "selective") == 0) {
+        sc->recompute = RECOMPUTE_SELECTIVE;
+        return true;
+    }
+    sc->recompute = RECOMPUTE_EVERY_K;
+    if (strcasecmp(v, "full") == 0) {
+        sc->ckpt_every = 1;
+        return true;
+    }
+    if (!isdigit((unsigned char)*v) && *v != '-')
+        return row_error(row, COL_RECOMPUTE,
+                         "'%s' is not none, selective, full or a positive integer k", v);
+    return parse_uint(row, COL_RECOMPUTE, &sc->ckpt_every, false);
+}
+
+static bool parse_training(struct row *row, struct scenario *sc)
+{
+    static const char *const precisions[] = {"mixed", "autocast", "megatron", "frozen"};
+    static const char *const attentions[] = {"plain", "flash"};
+    static const char *const offloads[] = {"none", "optimizer"};
+    int w;
+    if (!require(row, COL_SEQ) || !parse_uint(row, COL_SEQ, &sc->seq, false) ||
+        !require(row, COL_MICRO_BATCH) || !parse_uint(row, COL_MICRO_BATCH, &sc->micro_batch, false))
+        return false;
+    if (row->cell[COL_PRECISION]) {
+        if ((w = parse_word(row, COL_PRECISION, precisions, 4)) < 0)
+            return false;
+        sc->precision = (enum precision)w;
+    }
+    if (row->cell[COL_ATTENTION]) {
+        if ((w = parse_word(row, COL_ATTENTION, attentions, 2)) < 0)
+            return false;
+        sc->attention = (enum attention)w;
+    }
+    if (row->cell[COL_OFFLOAD]) {
+        if ((w = parse_word(row, COL_OFFLOAD, offloads, 2)) < 0)
+            return false;
+        sc->offload = (enum offload)w;
+    }
+    uint64_t zero = 0;
+    if (!parse_recompute(row, sc) || !opt_uint(row, COL_DP, &sc->dp, false) ||
+        !opt_uint(row, COL_TP, &sc->tp, false) || !opt_uint(row, COL_PP, &sc->pp, false) ||
+        (row->cell[COL_SP] && !parse_bool_cell(row, COL_SP, &sc->sp)) ||
+        !opt_uint(row, COL_ZERO, &zero, true) ||
+        !opt_uint(row, COL_GPUS_PER_NODE, &sc->gpus_per_node, false))
+        return false;
+    if (zero > 3)
+        return row_error(row, COL_ZERO, "'%s' is not a ZeRO stage 0-3", row->cell[COL_ZERO]);
+    sc->zero = (unsigned)zero;
+    if (!opt_uint(row, COL_GLOBAL_BATCH, &sc->global_batch, false))
+        return false;
+    return true;
+}
+
+static bool parse_gpu(struct row *row, struct scenario *sc)
+{
+    double gb = 0;
+    if (!require(row, COL_GPU_MEM_GB) || !parse_double(row, COL_GPU_MEM_GB, &gb))
+        return false;
+    if (gb <= 0)
+        return row_error(row, COL_GPU_MEM_GB, "'%s' must be a positive number of GB",
+                         row->cell[COL_GPU_MEM_GB]);
+    if (gb * 1e9 >= 1.8e19)
+        return row_error(row, COL_GPU_MEM_GB, "'%s' is too large", row->cell[COL_GPU_MEM_GB]);
+    sc->gpu_mem_bytes = (uint64_t)nearbyint(gb * 1e9);
+    if (row->cell[COL_RESERVE]) {
+        if (!parse_double(row, COL_RESERVE, &sc->reserve))
+            return false;
+        if (!(sc->reserve >= 0 && sc->reserve < 1))
+            return row_error(row, COL_RESERVE, "'%s' is outside [0, 1)", row->cell[COL_RESERVE]);
+    }
+    return true;
+}
+
+/* Rules between columns: every degree divides what it splits (SPEC section 2). */
+static bool check_consistency(struct row *row, const struct scenario *sc)
+{
+    if (sc->hidden % sc->heads)
+        return row_error(row, COL_HEADS, "'%llu' does not divide hidden (%llu)",
+                         (unsigned long long)sc->heads, (unsigned long long)sc->hidden);
+    if (sc->heads % sc->kv_heads)
+        return row_error(row, COL_KV_HEADS, "'%llu' does not divide heads (%llu)",
+                         (unsigned long long)sc->kv_heads, (unsigned long long)sc->heads);
+    if (sc->heads % sc->tp || sc->kv_heads % sc->tp)
+        return row_error(row, COL_TP, "'%llu' does not divide heads (%llu) and kv_heads (%llu)",
+                         (unsigned long long)sc->tp, (unsigned long long)sc->heads,
+                         (unsigned long long)sc->kv_heads);
+    if (sc->layers % sc->pp)
+        return row_error(row, COL_PP, "'%llu' does not divide layers (%llu)",
+                         (unsigned long long)sc->pp, (unsigned long long)sc->layers);
+    if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > sc->layers)
+        return row_error(row, COL_RECOMPUTE, "checkpointing every %llu layers is more than layers (%llu)",
+                         (unsigned long long)sc->ckpt_every, (unsigned long long)sc->layers);
+    if (sc->arch == ARCH_LLAMA && sc->dropout)
+        return row_error(row, COL_DROPOUT, "'%s' is not possible with arch=llama (no dropout)",
+                         row->cell[COL_DROPOUT] ? row->cell[COL_DROPOUT] : "yes");
+    uint64_t step;
+    if (__builtin_mul_overflow(sc->micro_batch, sc->dp, &step))
+        return row_error(row, COL_DP, "'%llu' times micro_batch is too large",
+                         (unsigned long long)sc->dp);
+    if (!row->cell[COL_GLOBAL_BATCH])
+        return true;
+    if (sc->global_batch % step)
+        return row_error(row, COL_GLOBAL_BATCH,
+                         "'%llu' is not a multiple of micro_batch * dp (%llu)",
+                         (unsigned long long)sc->global_batch, (unsigned long long)step);
+    return true;
+}
+
+/* A scenario whose byte counts overflow: blame the largest size, the likely typo. */
+static bool report_overflow(struct row *row)
+{
+    static const enum col sizes[] = {COL_LAYERS, COL_HIDDEN, COL_HEADS, COL_VOCAB, COL_FFN,
+                                     COL_SEQ, COL_MICRO_BATCH, COL_POSITIONS};
+    enum col worst = COL_SEQ;
+    unsigned long long worst_v = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const char *v = row->cell[sizes[i]];
+        unsigned long long x = v ? strtoull(v, NULL, 10) : 0;
+        if (x > worst_v) {
+            worst_v = x;
+            worst = sizes[i];
+        }
+    }
+    return row_error(row, worst, "'%llu' is so large that a byte count would overflow 64 bits",
+                     worst_v);
+}
+
+static bool row_to_scenario(struct config_reader *r, struct row *row, struct scenario *sc)
+{
+    struct gpu_speed speed;
+    memset(sc, 0, sizeof *sc);
+    sc->dp = sc->tp = sc->pp = 1;
+    sc->gpus_per_node = 8;
+    sc->reserve = r->opt.reserve;
+    if (!parse_name(row, sc) || !merge_presets(r, row, &speed) ||
+        !parse_model_shape(row, sc) || !parse_training(row, sc) || !parse_gpu(row, sc))
+        return false;
+    sc->speed = speed;
+    if (!row->cell[COL_GLOBAL_BATCH])
+        sc->global_batch = sc->micro_batch * sc->dp; /* checked in check_consistency */
+    if (row->cell[COL_MODEL])
+        snprintf(sc->model_preset, sizeof sc->model_preset, "%s", row->cell[COL_MODEL]);
+    if (row->cell[COL_GPU])
+        snprintf(sc->gpu_preset, sizeof sc->gpu_preset, "%s", row->cell[COL_GPU]);
+    if (!check_consistency(row, sc))
+        return false;
+    struct terms t;
+    if (model_peak(sc, &t) != MODEL_OK)
+        return report_overflow(row);
+    return true;
+}
+
+int config_reader_next(struct config_reader *r, struct scenario *out, unsigned long *line)
+{
+    struct csvin_record rec;
+    struct row row;
+    for (;;) {
+        int rc = csvin_next(r->in, &rec);
+        if (rc == 0) {
+            if (!r->header_done) {
+                diag_report(r->diag, r->file, 0, "empty file: a header row is required");
+                r->header_done = r->header_bad = true;
+                r->rejected++;
+            }
+            return 0;
+        }
+        if (rc == -2)
+            return -2;
+        if (rc == -1) {
+            r->rejected++;
+            return -1;
+        }
+        if (!r->header_done) {
+            read_header(r, &rec);
+            continue;
+        }
+        if (r->header_bad) { /* already reported once at the header */
+            r->rejected++;
+            continue;
+        }
+        *line = rec.line;
+        if (!fill_cells(r, &rec, &row) || !row_to_scenario(r, &row, out)) {
+            r->rejected++;
+            return -1;
+        }
+        unsigned long first = names_add(r->names, out->name, rec.line);
+        if (first) {
+            row_error(&row, COL_NAME, "'%s' is a duplicate (first seen on line %lu)", out->name,
+                      first);
+            r->rejected++;
+            return -1;
+        }
+        return 1;
+    }
+}

@@ -1,0 +1,64 @@
+/*
+ * config: CSV rows -> validated struct scenario (SPEC section 2).
+ *
+ * Owns the column table (names, defaults, parsers), the preset tables of configs/models.csv and
+ * configs/gpus.csv, and every validation rule. A row is merged in three layers: defaults, then
+ * the model / GPU preset it names, then its own non-empty cells. Each rejected row gives one
+ * message "FILE:LINE: column 'X': ..." through the diag and is skipped; the reader goes on.
+ * An unknown column or a malformed header rejects every row of that file.
+ *
+ * Ownership: config_presets and config_reader own their memory (free with the _free/_release
+ * functions; NULL is accepted); scenarios are plain values copied out to the caller.
+ */
+#ifndef MEMFIT_CONFIG_H
+#define MEMFIT_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diag.h"
+#include "scenario.h"
+
+/* The preset tables. */
+struct config_presets;
+
+/* Loads both tables (either path may be NULL for an empty table). NULL on failure (reported). */
+struct config_presets *config_presets_load(const char *models_path, const char *gpus_path,
+                                           struct diag *d);
+void config_presets_free(struct config_presets *p);
+
+/* Names seen in the run, for the uniqueness rule: 16 bytes per scenario (a 64-bit hash of the
+ * name and the line it was first seen on). */
+struct config_names {
+    struct config_name_slot *slots;
+    size_t cap, count;
+};
+void config_names_init(struct config_names *n);
+void config_names_release(struct config_names *n);
+
+struct config_options {
+    double reserve; /* --reserve: the default of the reserve column */
+};
+
+/* Reads one CSV file of scenarios. */
+struct config_reader;
+
+/* NULL when out of memory. Nothing is read until the first config_reader_next. */
+struct config_reader *config_reader_new(FILE *in, const char *file_name,
+                                        const struct config_presets *presets,
+                                        const struct config_options *opt,
+                                        struct config_names *names, struct diag *d);
+
+/* 1: *out is a valid scenario; 0: end of file; -1: a row was rejected (reported; call again);
+ * -2: the file cannot be read further (reported). */
+int config_reader_next(struct config_reader *r, struct scenario *out, unsigned long *line);
+
+/* Rows rejected so far in this file (counting a rejected header's rows). */
+unsigned long config_reader_rejected(const struct config_reader *r);
+
+void config_reader_free(struct config_reader *r);
+
+/* The column names, in the table order (for --help and tests). */
+const char *const *config_column_names(size_t *n);
+
+#endif

@@ -1,0 +1,175 @@
+/* csvin: see csvin.h. */
+#include "csvin.h"
+
+#include <csv.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct field_buf {
+    char *data;
+    size_t cap;
+};
+
+struct csvin {
+    FILE *in;
+    const char *name;
+    struct diag *diag;
+    struct csv_parser parser;
+    char *line;            /* getline buffer */
+    size_t line_cap;
+    unsigned long line_no; /* physical lines read so far */
+    unsigned long rec_line; /* where the record being parsed started */
+    struct field_buf *bufs; /* one buffer per field of the current record, reused */
+    char **fields;
+    size_t n_fields, cap_fields;
+    bool record_done, oom, eof;
+};
+
+static void on_field(void *data, size_t len, void *ctx)
+{
+    struct csvin *r = ctx;
+    if (r->oom)
+        return;
+    if (r->n_fields == r->cap_fields) {
+        size_t cap = r->cap_fields ? 2 * r->cap_fields : 32;
+        struct field_buf *bufs = realloc(r->bufs, cap * sizeof *bufs);
+        if (!bufs) {
+            r->oom = true;
+            return;
+        }
+        r->bufs = bufs;
+        char **fields = realloc(r->fields, cap * sizeof *fields);
+        if (!fields) {
+            r->oom = true;
+            return;
+        }
+        r->fields = fields;
+        memset(r->bufs + r->cap_fields, 0, (cap - r->cap_fields) * sizeof *bufs);
+        r->cap_fields = cap;
+    }
+    struct field_buf *b = &r->bufs[r->n_fields];
+    if (b->cap < len + 1) {
+        char *p = realloc(b->data, len + 1);
+        if (!p) {
+            r->oom = true;
+            return;
+        }
+        b->data = p;
+        b->cap = len + 1;
+    }
+    if (len)
+        memcpy(b->data, data, len);
+    b->data[len] = '\0';
+    r->fields[r->n_fields++] = b->data;
+}
+
+static void on_record(int terminator, void *ctx)
+{
+    (void)terminator;
+    struct csvin *r = ctx;
+    r->record_done = true;
+}
+
+static int parser_init(struct csvin *r)
+{
+    if (csv_init(&r->parser, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
+        return -1;
+    return 0;
+}
+
+struct csvin *csvin_new(FILE *f, const char *name, struct diag *d)
+{
+    struct csvin *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->in = f;
+    r->name = name;
+    r->diag = d;
+    if (parser_init(r) != 0) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Drops the record in progress and restarts the parser at the next physical line. */
+static void resync(struct csvin *r)
+{
+    csv_free(&r->parser);
+    parser_init(r);
+    r->n_fields = 0;
+    r->record_done = false;
+}
+
+static const char *parse_error_text(struct csvin *r)
+{
+    return csv_error(&r->parser) == CSV_EPARSE ? "malformed CSV record (stray or unbalanced quote)"
+                                               : csv_strerror(csv_error(&r->parser));
+}
+
+int csvin_next(struct csvin *r, struct csvin_record *rec)
+{
+    if (r->record_done) { /* the previous record was handed out: start a new one */
+        r->record_done = false;
+        r->n_fields = 0;
+    }
+    for (;;) {
+        if (r->eof)
+            return 0;
+        ssize_t len = getline(&r->line, &r->line_cap, r->in);
+        if (len < 0) {
+            r->eof = true;
+            if (ferror(r->in)) {
+                diag_report(r->diag, r->name, 0, "read error");
+                return -2;
+            }
+            size_t pending = r->n_fields;
+            if (csv_fini(&r->parser, on_field, on_record, r) != 0) {
+                diag_report(r->diag, r->name, r->rec_line,
+                            "malformed CSV record: a quoted field is not closed");
+                return -1;
+            }
+            if (r->record_done && (pending || r->n_fields))
+                break;
+            return 0;
+        }
+        r->line_no++;
+        char *p = r->line;
+        size_t n = (size_t)len;
+        if (r->line_no == 1 && n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
+            p += 3;
+            n -= 3;
+        }
+        if (r->n_fields == 0 && !r->record_done)
+            r->rec_line = r->line_no;
+        if (csv_parse(&r->parser, p, n, on_field, on_record, r) != n) {
+            diag_report(r->diag, r->name, r->line_no, "%s", parse_error_text(r));
+            resync(r);
+            return -1;
+        }
+        if (r->oom) {
+            diag_report(r->diag, r->name, r->line_no, "out of memory");
+            return -2;
+        }
+        if (r->record_done)
+            break;
+    }
+    rec->n_fields = r->n_fields;
+    rec->fields = r->fields;
+    rec->line = r->rec_line;
+    return 1;
+}
+
+void csvin_free(struct csvin *r)
+{
+    if (!r)
+        return;
+    csv_free(&r->parser);
+    for (size_t i = 0; i < r->cap_fields; i++)
+        free(r->bufs[i].data);
+    free(r->bufs);
+    free(r->fields);
+    free(r->line);
+    free(r);
+}

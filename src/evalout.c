@@ -1,0 +1,263 @@
+/* evalout: see evalout.h. */
+#include "evalout.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIX_PLAN_MAX 256
+
+/* What the table keeps of a row. */
+struct evalout_table_row {
+    char name[SCENARIO_NAME_MAX + 1];
+    uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b;
+    int fits;
+    char fix[16];
+    char plan[FIX_PLAN_MAX];
+};
+
+static const char *const csv_columns =
+    "name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,"
+    "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"
+    "fix_peak_bytes,fix_micro_batch,fix_plan";
+
+void evalout_init(struct evalout *w, enum evalout_format format, int gib, FILE *out)
+{
+    memset(w, 0, sizeof *w);
+    w->format = format;
+    w->unit_bytes = gib ? 1073741824.0 : 1e9;
+    w->unit_name = gib ? "GiB" : "GB";
+    w->out = out;
+}
+
+void evalout_begin(struct evalout *w)
+{
+    if (w->format == EVALOUT_CSV)
+        fprintf(w->out, "%s\n", csv_columns);
+    else if (w->format == EVALOUT_JSON)
+        fputs("[", w->out);
+}
+
+/* A CSV field, quoted when it holds a comma, quote or line break (RFC 4180). */
+static void put_csv_text(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    putc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            putc('"', out);
+        putc(*s, out);
+    }
+    putc('"', out);
+}
+
+static void put_json_text(FILE *out, const char *s)
+{
+    putc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch == '\n')
+            fputs("\\n", out);
+        else if (ch == '\r')
+            fputs("\\r", out);
+        else if (ch == '\t')
+            fputs("\\t", out);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            putc(ch, out);
+    }
+    putc('"', out);
+}
+
+static const struct evalout_fix no_fix = {"none", 0, 0, ""};
+
+static void row_csv(struct evalout *w, const struct scenario *sc, const struct terms *t,
+                    const struct evalout_fix *f)
+{
+    FILE *o = w->out;
+    put_csv_text(o, sc->name);
+    fprintf(o,
+            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64
+            ",%" PRIu64 ",",
+            t->params, t->weights_bytes, t->grads_bytes, t->optimizer_bytes, t->states_bytes,
+            t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes, t->budget_bytes,
+            t->fits ? 1 : 0, t->k_best, t->max_micro_batch, f->name, f->peak_bytes,
+            f->micro_batch);
+    put_csv_text(o, f->plan);
+    putc('\n', o);
+}
+
+static void row_json(struct evalout *w, const struct scenario *sc, const struct terms *t,
+                     const struct evalout_fix *f)
+{
+    FILE *o = w->out;
+    fputs(w->rows ? ",\n {\"name\": " : "\n {\"name\": ", o);
+    put_json_text(o, sc->name);
+    fprintf(o,
+            ", \"params\": %" PRIu64 ", \"weights_bytes\": %" PRIu64 ", \"grads_bytes\": %" PRIu64
+            ", \"optimizer_bytes\": %" PRIu64 ", \"states_bytes\": %" PRIu64
+            ", \"act_layer_bytes\": %" PRIu64 ", \"act_bytes\": %" PRIu64
+            ", \"logits_bytes\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
+            ", \"budget_bytes\": %" PRIu64 ", \"fits\": %d, \"k_best\": %" PRIu64
+            ", \"max_micro_batch\": %" PRIu64 ", \"fix\": ",
+            t->params, t->weights_bytes, t->grads_bytes, t->optimizer_bytes, t->states_bytes,
+            t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes, t->budget_bytes,
+            t->fits ? 1 : 0, t->k_best, t->max_micro_batch);
+    put_json_text(o, f->name);
+    fprintf(o, ", \"fix_peak_bytes\": %" PRIu64 ", \"fix_micro_batch\": %" PRIu64 ", \"fix_plan\": ",
+            f->peak_bytes, f->micro_batch);
+    put_json_text(o, f->plan);
+    putc('}', o);
+}
+
+static void row_table(struct evalout *w, const struct scenario *sc, const struct terms *t,
+                      const struct evalout_fix *f)
+{
+    if (w->rows >= w->table_cap) {
+        size_t cap = w->table_cap ? 2 * w->table_cap : 16;
+        struct evalout_table_row *rows = realloc(w->table, cap * sizeof *rows);
+        if (!rows) {
+            w->error = 1;
+            return;
+        }
+        w->table = rows;
+        w->table_cap = cap;
+    }
+    struct evalout_table_row *r = &w->table[w->rows];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", sc->name);
+    r->params = t->params;
+    r->states = t->states_bytes;
+    r->act = t->act_bytes;
+    r->logits = t->logits_bytes;
+    r->peak = t->peak_bytes;
+    r->budget = t->budget_bytes;
+    r->fits = t->fits;
+    r->k_best = t->k_best;
+    r->max_b = t->max_micro_batch;
+    r->fix_peak = f->peak_bytes;
+    r->fix_b = f->micro_batch;
+    snprintf(r->fix, sizeof r->fix, "%s", f->name);
+    snprintf(r->plan, sizeof r->plan, "%s", f->plan);
+}
+
+void evalout_row(struct evalout *w, const struct scenario *sc, const struct terms *t,
+                 const struct evalout_fix *fix)
+{
+    if (!fix)
+        fix = &no_fix;
+    if (w->format == EVALOUT_CSV)
+        row_csv(w, sc, t, fix);
+    else if (w->format == EVALOUT_JSON)
+        row_json(w, sc, t, fix);
+    else
+        row_table(w, sc, t, fix);
+    if (!w->error)
+        w->rows++;
+}
+
+/* ---- the table ---- */
+
+enum { TCOL_NAME, TCOL_PARAMS, TCOL_STATES, TCOL_ACT, TCOL_LOGITS, TCOL_PEAK, TCOL_BUDGET,
+       TCOL_VERDICT, TCOL_KBEST, TCOL_MAXB, TCOL_FIX, TCOL_COUNT };
+
+static void format_params(char *buf, size_t n, uint64_t p)
+{
+    if (p >= 1000000000ull)
+        snprintf(buf, n, "%.2fB", (double)p / 1e9);
+    else
+        snprintf(buf, n, "%.1fM", (double)p / 1e6);
+}
+
+static void table_cells(const struct evalout *w, const struct evalout_table_row *r,
+                        char cells[TCOL_COUNT][FIX_PLAN_MAX + 64])
+{
+    const size_t n = FIX_PLAN_MAX + 64;
+    double u = w->unit_bytes;
+    snprintf(cells[TCOL_NAME], n, "%s", r->name);
+    format_params(cells[TCOL_PARAMS], n, r->params);
+    snprintf(cells[TCOL_STATES], n, "%.1f", (double)r->states / u);
+    snprintf(cells[TCOL_ACT], n, "%.1f", (double)r->act / u);
+    snprintf(cells[TCOL_LOGITS], n, "%.1f", (double)r->logits / u);
+    snprintf(cells[TCOL_PEAK], n, "%.1f", (double)r->peak / u);
+    snprintf(cells[TCOL_BUDGET], n, "%.1f", (double)r->budget / u);
+    snprintf(cells[TCOL_VERDICT], n, "%s", r->fits ? "fits" : "OOM");
+    snprintf(cells[TCOL_KBEST], n, "%" PRIu64, r->k_best);
+    snprintf(cells[TCOL_MAXB], n, "%" PRIu64, r->max_b);
+    if (strcmp(r->fix, "none") == 0)
+        snprintf(cells[TCOL_FIX], n, "-");
+    else if (strcmp(r->fix, "nothing") == 0)
+        snprintf(cells[TCOL_FIX], n, "nothing fits: %s", r->plan);
+    else
+        snprintf(cells[TCOL_FIX], n, "%s -> %.1f %s at b=%" PRIu64 " (%s)", r->fix,
+                 (double)r->fix_peak / u, w->unit_name, r->fix_b, r->plan);
+}
+
+static void table_print(struct evalout *w)
+{
+    static char cells[TCOL_COUNT][FIX_PLAN_MAX + 64];
+    char heads[TCOL_COUNT][32];
+    const char *titles[TCOL_COUNT] = {"scenario", "params", "states", "activations", "logits",
+                                      "peak", "budget", "verdict", "k_best", "max b", "cheapest fix"};
+    size_t width[TCOL_COUNT];
+    for (int c = 0; c < TCOL_COUNT; c++) {
+        if (c >= TCOL_STATES && c <= TCOL_BUDGET)
+            snprintf(heads[c], sizeof heads[c], "%s %s", titles[c], w->unit_name);
+        else
+            snprintf(heads[c], sizeof heads[c], "%s", titles[c]);
+        width[c] = strlen(heads[c]);
+    }
+    for (unsigned long i = 0; i < w->rows; i++) {
+        table_cells(w, &w->table[i], cells);
+        for (int c = 0; c < TCOL_COUNT; c++)
+            if (strlen(cells[c]) > width[c])
+                width[c] = strlen(cells[c]);
+    }
+    /* Names and the fix read left to right; numbers align right. */
+    for (int c = 0; c < TCOL_COUNT; c++) {
+        int left = c == TCOL_NAME || c == TCOL_FIX || c == TCOL_VERDICT;
+        fprintf(w->out, left ? "%-*s%s" : "%*s%s", (int)width[c], heads[c],
+                c + 1 < TCOL_COUNT ? "  " : "\n");
+    }
+    for (int c = 0; c < TCOL_COUNT; c++) {
+        for (size_t k = 0; k < width[c]; k++)
+            putc('-', w->out);
+        fputs(c + 1 < TCOL_COUNT ? "  " : "\n", w->out);
+    }
+    for (unsigned long i = 0; i < w->rows; i++) {
+        table_cells(w, &w->table[i], cells);
+        for (int c = 0; c < TCOL_COUNT; c++) {
+            int left = c == TCOL_NAME || c == TCOL_FIX || c == TCOL_VERDICT;
+            if (c + 1 == TCOL_COUNT)
+                fprintf(w->out, "%s\n", cells[c]);
+            else
+                fprintf(w->out, left ? "%-*s  " : "%*s  ", (int)width[c], cells[c]);
+        }
+    }
+    fprintf(w->out, "\n%lu scenario%s; %s = %s bytes; budget = GPU memory minus the reserve\n",
+            w->rows, w->rows == 1 ? "" : "s", w->unit_name,
+            w->unit_bytes == 1e9 ? "10^9" : "2^30");
+}
+
+void evalout_end(struct evalout *w)
+{
+    if (w->format == EVALOUT_JSON)
+        fputs(w->rows ? "\n]\n" : "]\n", w->out);
+    else if (w->format == EVALOUT_TABLE)
+        table_print(w);
+    fflush(w->out);
+}
+
+void evalout_release(struct evalout *w)
+{
+    free(w->table);
+    w->table = NULL;
+    w->table_cap = 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * evalout: the rows of `memfit eval` as CSV, JSON or an aligned table (SPEC section 5).
+ *
+ * CSV and JSON stream: each row is written as it comes, so memory stays flat however many rows
+ * there are. The table is for people: rows are kept until the end to align the columns, in GB
+ * (or GiB) with one decimal. The writer owns its table rows; evalout_release frees them.
+ */
+#ifndef MEMFIT_EVALOUT_H
+#define MEMFIT_EVALOUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "scenario.h"
+
+enum evalout_format { EVALOUT_CSV, EVALOUT_JSON, EVALOUT_TABLE };
+
+/* The planner's answer for one scenario (SPEC section 4). */
+struct evalout_fix {
+    const char *name; /* none, flash, zero1, ..., nothing */
+    uint64_t peak_bytes;
+    uint64_t micro_batch;
+    const char *plan; /* "attention=flash zero=2 ..." ("" when none) */
+};
+
+struct evalout_table_row;
+
+struct evalout {
+    enum evalout_format format;
+    double unit_bytes; /* 1e9 (GB) or 2^30 (GiB), for the table */
+    const char *unit_name;
+    FILE *out;
+    unsigned long rows;
+    struct evalout_table_row *table;
+    size_t table_cap;
+    int error; /* set when a row could not be kept (no memory) */
+};
+
+void evalout_init(struct evalout *w, enum evalout_format format, int gib, FILE *out);
+void evalout_begin(struct evalout *w);
+void evalout_row(struct evalout *w, const struct scenario *sc, const struct terms *t,
+                 const struct evalout_fix *fix);
+/* Writes what is pending (the JSON closing bracket, the table) and flushes. */
+void evalout_end(struct evalout *w);
+void evalout_release(struct evalout *w);
+
+#endif

@@ -1,0 +1,63 @@
+/* suggest: see suggest.h. */
+#include "suggest.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#define SUGGEST_MAX_LEN 64
+
+size_t suggest_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > SUGGEST_MAX_LEN || lb > SUGGEST_MAX_LEN)
+        return la > lb ? la : lb;
+    size_t row[SUGGEST_MAX_LEN + 1];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            size_t best = diag + cost;
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+const char *suggest_closest(const char *word, const char *const *candidates, size_t n)
+{
+    size_t len = strlen(word), allowed = len / 3 > 0 ? len / 3 : 1;
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = suggest_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    if (best && best_d <= allowed)
+        return best;
+    for (size_t i = 0; len >= 3 && i < n; i++)
+        if (contains_nocase(candidates[i], word) || contains_nocase(word, candidates[i]))
+            return candidates[i];
+    return NULL;
+}
