@@ -1,6 +1,8 @@
 /* template: see template.h. */
 #include "template.h"
 
+#include "suggest.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -88,45 +90,15 @@ static bool template_name_ok(const char *s, size_t n)
     return true;
 }
 
-/* Levenshtein distance of two short names (each at most TEMPLATE_NAME_MAX bytes). */
-static size_t template_distance(const char *a, size_t na, const char *b, size_t nb)
-{
-    size_t row[TEMPLATE_NAME_MAX + 1];
-    if (na > TEMPLATE_NAME_MAX || nb > TEMPLATE_NAME_MAX)
-        return (size_t)-1;
-    for (size_t j = 0; j <= nb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= na; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= nb; j++) {
-            size_t up = row[j];
-            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            size_t best = diag + cost;
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[nb];
-}
-
-/* The known name closest to s (NULL when none is close enough to be a likely typo). */
+/* The known name closest to s[0..n) (NULL when none is a plausible typo), via suggest. */
 static const char *template_closest(const char *s, size_t n, const char *const *known, size_t nk)
 {
-    const char *best = NULL;
-    size_t best_d = n / 2 + 2;
-    for (size_t i = 0; i < nk; i++) {
-        size_t dist = template_distance(s, n, known[i], strlen(known[i]));
-        if (dist < best_d) {
-            best_d = dist;
-            best = known[i];
-        }
-    }
-    return best;
+    char word[TEMPLATE_NAME_MAX + 1];
+    if (n > TEMPLATE_NAME_MAX)
+        return NULL;
+    memcpy(word, s, n);
+    word[n] = '\0';
+    return suggest_closest(word, known, nk);
 }
 
 static bool template_known(const char *s, size_t n, const char *const *known, size_t nk)
