@@ -8,6 +8,22 @@
  * the logits), then the backward pass layer by layer (each frees A), each checkpointed segment
  * rebuilt (+A per layer, marked as recomputation) right before its backward. Memory is the
  * activation memory of the most loaded GPU; the model states are a constant band under it.
+ *
+ * Which GPU, and which micro-batches: with pp = 1 the timeline is the one GPU's step, one
+ * micro-batch of L layers (gradient accumulation repeats it). With pp > 1 it is the most loaded
+ * stage of model_peak (terms.peak_stage) doing its own work on the micro-batches it holds at once
+ * under 1F1B - pp micro-batches of L/pp layers on the first stage, one with the logits on the last -
+ * run back to back (all their forwards, then all their backwards), not the interleaved schedule
+ * with its bubbles; its peak is still the analytic one. Layer numbers are global (the last stage
+ * starts at L - L/pp).
+ *
+ * Invariants (tests/unit/test_timeline.c): without checkpointing every k the maximum of
+ * states + act + logits equals model_peak's peak_bytes to the byte; with it, it never exceeds it
+ * (the analytic M(k) + logits adds the logits to the rebuilt segment, but the loss backward frees
+ * them before the first rebuild, and a short last segment rebuilds fewer than k layers). Total time
+ * is 3 L' (L' = layers times micro-batches of the stage), 4 L' with checkpointing every k: every
+ * layer is rebuilt once whatever k (lesson section 3). Selective recomputation makes no segments:
+ * its A (model_layer_act) already lacks the attention core, whose rebuild is inside the backward.
  */
 #ifndef MEMFIT_TIMELINE_H
 #define MEMFIT_TIMELINE_H
@@ -28,6 +44,7 @@ enum timeline_kind {
 struct timeline_event {
     enum timeline_kind kind;
     uint64_t layer;          /* 0-based layer index; 0 for the logits and the loss */
+    uint64_t micro_batch;    /* which of the stage's in-flight micro-batches (0 with pp = 1) */
     double t_start, t_end;   /* in layer-forward units */
     uint64_t act_bytes;      /* stored activations (incl. checkpoints) after the event */
     uint64_t logits_bytes;   /* logits held after the event */
@@ -38,10 +55,14 @@ struct timeline_summary {
     uint64_t peak_bytes;    /* max over events of states + act + logits */
     double peak_time;       /* when the peak is first reached */
     double total_time;      /* 3L, or 4L with checkpointing every k (+33%) */
+    uint64_t micro_batches; /* micro-batches the stage holds at once: pp on the first, else 1 */
+    uint64_t stage_layers;  /* L/pp */
+    uint64_t segment;       /* k' = min(k, L/pp) with checkpointing every k, else 0 */
     size_t n_events;
 };
 
-/* An upper bound on the events of one step for `sc` (for sizing the caller's array). */
+/* An upper bound on the events of one step for `sc` (for sizing the caller's array): 3L + 2;
+ * 0 when that does not fit in a size_t. */
 size_t timeline_capacity(const struct scenario *sc);
 
 /* Fills events[0..cap) and the summary; returns 0, or -1 on overflow or too small an array. */
