@@ -1,0 +1,992 @@
+/* chart: see chart.h. Layout: title, legend, plot with axes; data clipped to the plot. */
+#include "chart.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+
+#define TITLE_PT 10.0
+#define LABEL_PT 8.0
+#define TICK_PT 7.5
+#define LEGEND_PT 7.5
+#define GAP 4.0
+#define TICK_LEN 3.0
+#define MIN_PT 5.5
+
+static const struct canvas_rgb BLACK = {0, 0, 0};
+static const struct canvas_rgb AXIS = {0.25, 0.25, 0.25};
+static const struct canvas_rgb GRID = {0.88, 0.88, 0.88};
+static const struct canvas_rgb TEXT = {0.1, 0.1, 0.1};
+static const struct canvas_rgb LINE_GPU = {0.1, 0.1, 0.1};
+static const struct canvas_rgb RECOMPUTE = {0.98, 0.84, 0.93};
+static const struct canvas_rgb MAGENTA = {0.80, 0.10, 0.55};
+static const struct canvas_rgb ORANGE = {0.96, 0.55, 0.13};
+static const struct canvas_rgb STEP_TIME = {0.20, 0.35, 0.65};
+static const struct canvas_rgb KSTAR = {0.45, 0.30, 0.70};
+
+/* ---------------------------------------------------------------- colours, units, ticks */
+
+struct canvas_rgb chart_term_colour(enum chart_term t)
+{
+    /* Lesson section 3, "Does it fit?": weights blue, gradients yellow, optimizer states
+     * violet, activations orange, logits magenta. */
+    static const struct canvas_rgb colours[CHART_TERMS] = {
+        {0.22, 0.45, 0.80}, {0.95, 0.78, 0.15}, {0.56, 0.40, 0.78}, {0.96, 0.55, 0.13},
+        {0.80, 0.10, 0.55},
+    };
+    return (unsigned)t < CHART_TERMS ? colours[t] : BLACK;
+}
+
+const char *chart_term_name(enum chart_term t)
+{
+    static const char *const names[CHART_TERMS] = {"weights", "gradients", "optimizer states",
+                                                   "activations", "logits"};
+    return (unsigned)t < CHART_TERMS ? names[t] : "?";
+}
+
+struct canvas_rgb chart_states_colour(void)
+{
+    return (struct canvas_rgb){0.70, 0.70, 0.70};
+}
+
+double chart_unit_bytes(enum chart_units u)
+{
+    return u == CHART_GIB ? 1073741824.0 : 1e9;
+}
+
+const char *chart_unit_name(enum chart_units u)
+{
+    return u == CHART_GIB ? "GiB" : "GB";
+}
+
+/* Intervals of a step over [lo, hi] once both ends are rounded outwards to ticks. */
+static double tick_index(double v, double step, bool up)
+{
+    double q = v / step;
+    double r = nearbyint(q);
+    if (fabs(q - r) < 1e-9)
+        return r;
+    return up ? ceil(q) : floor(q);
+}
+
+size_t chart_ticks(double lo, double hi, int max_ticks, double *ticks, size_t cap, double *step)
+{
+    static const double mant[] = {1, 2, 2.5, 5};
+    if (!(hi > lo))
+        hi = lo + 1;
+    if (max_ticks < 1)
+        max_ticks = 1;
+    double p = pow(10, floor(log10((hi - lo) / max_ticks)));
+    double s = 0, first = 0, last = 0;
+    for (int e = 0; e < 3 && s == 0; e++, p *= 10) {
+        for (size_t i = 0; i < sizeof mant / sizeof mant[0]; i++) {
+            double cand = mant[i] * p;
+            double f = tick_index(lo, cand, false), l = tick_index(hi, cand, true);
+            if (l - f <= max_ticks) {
+                s = cand;
+                first = f;
+                last = l;
+                break;
+            }
+        }
+    }
+    size_t n = 0;
+    for (double i = first; i <= last && n < cap; i++) {
+        double v = i * s;
+        ticks[n++] = v == 0 ? 0 : v; /* no -0 */
+    }
+    if (step)
+        *step = s;
+    return n;
+}
+
+void chart_format_tick(double v, double step, char *buf, size_t size)
+{
+    int dec = 0;
+    while (dec < 6) {
+        double scaled = step * pow(10, dec);
+        if (fabs(scaled - nearbyint(scaled)) < 1e-6 * (scaled > 1 ? scaled : 1))
+            break;
+        dec++;
+    }
+    if (fabs(v) < step * 1e-9)
+        v = 0;
+    snprintf(buf, size, "%.*f", dec, v);
+}
+
+/* ---------------------------------------------------------------- drawing helpers */
+
+static void fill_rgb(struct canvas *c, struct canvas_rgb rgb)
+{
+    c->ops->set_fill(c, rgb);
+}
+
+static void stroke_style(struct canvas *c, struct canvas_rgb rgb, double width, double dash)
+{
+    double d[2] = {dash, dash};
+    c->ops->set_stroke(c, rgb);
+    c->ops->set_line_width(c, width);
+    c->ops->set_dash(c, d, dash > 0 ? 2 : 0);
+}
+
+static void line(struct canvas *c, double x0, double y0, double x1, double y1)
+{
+    c->ops->move_to(c, x0, y0);
+    c->ops->line_to(c, x1, y1);
+    c->ops->stroke(c);
+}
+
+static void box(struct canvas *c, struct canvas_rgb rgb, double x, double y, double w, double h)
+{
+    if (w <= 0 || h <= 0)
+        return;
+    fill_rgb(c, rgb);
+    c->ops->rect(c, x, y, w, h);
+    c->ops->fill(c);
+}
+
+/* A size no larger than size_pt at which `s` is at most max_w wide. */
+static double fit(struct canvas *c, const char *s, double size_pt, double max_w)
+{
+    double w = c->ops->text_width(c, size_pt, s);
+    if (w <= max_w || w <= 0)
+        return size_pt;
+    double f = size_pt * max_w / w;
+    return f < MIN_PT ? MIN_PT : f;
+}
+
+static void text(struct canvas *c, double x, double y, double size, enum canvas_align a,
+                 const char *s)
+{
+    fill_rgb(c, TEXT);
+    c->ops->text(c, x, y, size, a, s);
+}
+
+/* ---------------------------------------------------------------- legend */
+
+enum legend_kind { LEG_BOX, LEG_LINE, LEG_DASH, LEG_DOT };
+
+struct legend_item {
+    enum legend_kind kind;
+    struct canvas_rgb rgb;
+    const char *label;
+};
+
+#define SWATCH_W 14.0
+
+/* Lays the items out in rows from (x, y) within width w; draws them when `draw`. Returns the
+ * height used. */
+static double legend(struct canvas *c, double x, double y, double w, const struct legend_item *it,
+                     size_t n, bool draw)
+{
+    double row_h = LEGEND_PT + 4, cx = x, cy = y;
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        double tw = c->ops->text_width(c, LEGEND_PT, it[i].label);
+        double iw = SWATCH_W + 3 + tw;
+        if (cx > x && cx + iw > x + w) {
+            cx = x;
+            cy += row_h;
+        }
+        if (draw) {
+            double mid = cy + row_h / 2;
+            if (it[i].kind == LEG_BOX) {
+                box(c, it[i].rgb, cx + 2, mid - 4, SWATCH_W - 4, 8);
+            } else if (it[i].kind == LEG_DOT) {
+                box(c, it[i].rgb, cx + SWATCH_W / 2 - 2.5, mid - 2.5, 5, 5);
+            } else {
+                stroke_style(c, it[i].rgb, 1.5, it[i].kind == LEG_DASH ? 3 : 0);
+                line(c, cx, mid, cx + SWATCH_W, mid);
+            }
+            text(c, cx + SWATCH_W + 3, mid + LEGEND_PT * 0.36, LEGEND_PT, CANVAS_ALIGN_LEFT,
+                 it[i].label);
+        }
+        cx += iw + 10;
+    }
+    return cy + row_h - y;
+}
+
+/* ---------------------------------------------------------------- frame: title, legend, axes */
+
+struct frame {
+    struct canvas *c;
+    double px, py, pw, ph; /* plot area */
+    double x0, x1, y0, y1; /* value ranges */
+    double y_step, x_step;
+    double y_ticks[CHART_TICKS_MAX], x_ticks[CHART_TICKS_MAX];
+    size_t ny, nx;
+    /* Right axis (k-curve): its range and ticks, when y2_title is set. */
+    double y20, y21, y2_step, y2_ticks[CHART_TICKS_MAX];
+    size_t ny2;
+};
+
+struct frame_spec {
+    const char *title;
+    const struct legend_item *legend;
+    size_t n_legend;
+    const char *y_title, *x_title;
+    double y_lo, y_hi;
+    int y_max_ticks;
+    bool x_numeric; /* else categories: no x ticks, x_label_h reserved under the axis */
+    double x_lo, x_hi;
+    int x_max_ticks;
+    double x_label_h;
+    double left_w;  /* categories on the y axis (walk): width of their labels, else 0 */
+    const char *y2_title;
+    double y2_lo, y2_hi;
+};
+
+static double map_x(const struct frame *f, double v)
+{
+    return f->px + (v - f->x0) / (f->x1 - f->x0) * f->pw;
+}
+
+static double map_y(const struct frame *f, double v)
+{
+    return f->py + f->ph - (v - f->y0) / (f->y1 - f->y0) * f->ph;
+}
+
+static double tick_labels_width(struct canvas *c, const double *t, size_t n, double step)
+{
+    double w = 0;
+    char buf[32];
+    for (size_t i = 0; i < n; i++) {
+        chart_format_tick(t[i], step, buf, sizeof buf);
+        double tw = c->ops->text_width(c, TICK_PT, buf);
+        w = tw > w ? tw : w;
+    }
+    return w;
+}
+
+/* Chooses the plot area and the ticks, draws title, legend, grid and tick labels. */
+static void frame_begin(struct frame *f, struct canvas *c, double x, double y, double w, double h,
+                        const struct frame_spec *s)
+{
+    memset(f, 0, sizeof *f);
+    f->c = c;
+    double top = y;
+    if (s->title) {
+        double size = fit(c, s->title, TITLE_PT, w);
+        text(c, x + w / 2, top + size, size, CANVAS_ALIGN_CENTER, s->title);
+        top += size + GAP + 2;
+    }
+    double left = x, right = x + w;
+    if (s->y_title)
+        left += LABEL_PT + GAP;
+    if (s->y2_title)
+        right -= LABEL_PT + GAP;
+    f->ny = chart_ticks(s->y_lo, s->y_hi, s->y_max_ticks, f->y_ticks, CHART_TICKS_MAX, &f->y_step);
+    if (s->left_w > 0)
+        left += s->left_w + GAP;
+    else
+        left += tick_labels_width(c, f->y_ticks, f->ny, f->y_step) + TICK_LEN + 2;
+    if (s->y2_title) {
+        f->ny2 = chart_ticks(s->y2_lo, s->y2_hi, 3, f->y2_ticks, CHART_TICKS_MAX, &f->y2_step);
+        right -= tick_labels_width(c, f->y2_ticks, f->ny2, f->y2_step) + TICK_LEN + 2;
+        f->y20 = f->y2_ticks[0];
+        f->y21 = f->y2_ticks[f->ny2 - 1];
+    }
+    /* The legend spans the plot's width, above it. */
+    double lh = legend(c, left, top, right - left, s->legend, s->n_legend, false);
+    legend(c, left, top, right - left, s->legend, s->n_legend, true);
+    top += lh + (lh > 0 ? GAP : 0) + TICK_PT / 2;
+    double bottom = y + h;
+    if (s->x_title)
+        bottom -= LABEL_PT + GAP;
+    bottom -= s->x_numeric ? TICK_PT + TICK_LEN + 3 : s->x_label_h;
+    f->px = left;
+    f->py = top;
+    f->pw = right - left - (s->x_numeric ? 6 : 0); /* room for the last tick label's half */
+    f->ph = bottom - top;
+    f->y0 = f->y_ticks[0];
+    f->y1 = f->y_ticks[f->ny - 1];
+    if (s->x_numeric) {
+        f->nx = chart_ticks(s->x_lo, s->x_hi, s->x_max_ticks, f->x_ticks, CHART_TICKS_MAX,
+                            &f->x_step);
+        f->x0 = f->x_ticks[0];
+        f->x1 = f->x_ticks[f->nx - 1];
+    } else {
+        f->x0 = 0;
+        f->x1 = 1;
+    }
+    char buf[32];
+    /* Horizontal grid and y tick labels. */
+    stroke_style(c, GRID, 0.5, 0);
+    for (size_t i = 0; i < f->ny; i++)
+        line(c, f->px, map_y(f, f->y_ticks[i]), f->px + f->pw, map_y(f, f->y_ticks[i]));
+    if (s->x_numeric && s->left_w > 0)
+        for (size_t i = 0; i < f->nx; i++)
+            line(c, map_x(f, f->x_ticks[i]), f->py, map_x(f, f->x_ticks[i]), f->py + f->ph);
+    stroke_style(c, AXIS, 0.6, 0);
+    if (s->left_w <= 0) {
+        for (size_t i = 0; i < f->ny; i++) {
+            double ty = map_y(f, f->y_ticks[i]);
+            line(c, f->px - TICK_LEN, ty, f->px, ty);
+            chart_format_tick(f->y_ticks[i], f->y_step, buf, sizeof buf);
+            text(c, f->px - TICK_LEN - 2, ty + TICK_PT * 0.36, TICK_PT, CANVAS_ALIGN_RIGHT, buf);
+        }
+    }
+    for (size_t i = 0; i < f->ny2; i++) {
+        double ty = f->py + f->ph - (f->y2_ticks[i] - f->y20) / (f->y21 - f->y20) * f->ph;
+        stroke_style(c, AXIS, 0.6, 0);
+        line(c, f->px + f->pw, ty, f->px + f->pw + TICK_LEN, ty);
+        chart_format_tick(f->y2_ticks[i], f->y2_step, buf, sizeof buf);
+        text(c, f->px + f->pw + TICK_LEN + 2, ty + TICK_PT * 0.36, TICK_PT, CANVAS_ALIGN_LEFT, buf);
+    }
+    for (size_t i = 0; i < f->nx; i++) {
+        double tx = map_x(f, f->x_ticks[i]);
+        stroke_style(c, AXIS, 0.6, 0);
+        line(c, tx, f->py + f->ph, tx, f->py + f->ph + TICK_LEN);
+        chart_format_tick(f->x_ticks[i], f->x_step, buf, sizeof buf);
+        text(c, tx, f->py + f->ph + TICK_LEN + 1 + TICK_PT * 0.8, TICK_PT, CANVAS_ALIGN_CENTER,
+             buf);
+    }
+    if (s->y_title) {
+        double size = fit(c, s->y_title, LABEL_PT, f->ph);
+        fill_rgb(c, TEXT);
+        c->ops->text_vertical(c, x + size * 0.8, f->py + f->ph / 2, size, CANVAS_ALIGN_CENTER,
+                              s->y_title);
+    }
+    if (s->y2_title) {
+        double size = fit(c, s->y2_title, LABEL_PT, f->ph);
+        fill_rgb(c, TEXT);
+        c->ops->text_vertical(c, x + w - size * 0.2, f->py + f->ph / 2, size,
+                              CANVAS_ALIGN_CENTER, s->y2_title);
+    }
+    if (s->x_title) {
+        double size = fit(c, s->x_title, LABEL_PT, f->pw);
+        text(c, f->px + f->pw / 2, y + h - size * 0.25, size, CANVAS_ALIGN_CENTER, s->x_title);
+    }
+}
+
+/* Clips the data to the plot area (until frame_end_data). */
+static void frame_clip(struct frame *f)
+{
+    f->c->ops->save(f->c);
+    f->c->ops->rect(f->c, f->px, f->py, f->pw, f->ph);
+    f->c->ops->clip(f->c);
+}
+
+/* Ends the clip and draws the axis lines over the data. */
+static void frame_end(struct frame *f, bool right_axis, struct chart_geom *geom)
+{
+    struct canvas *c = f->c;
+    c->ops->restore(c);
+    stroke_style(c, AXIS, 0.8, 0);
+    c->ops->move_to(c, f->px, f->py);
+    c->ops->line_to(c, f->px, f->py + f->ph);
+    c->ops->line_to(c, f->px + f->pw, f->py + f->ph);
+    if (right_axis)
+        c->ops->line_to(c, f->px + f->pw, f->py);
+    c->ops->stroke(c);
+    if (!geom)
+        return;
+    geom->plot_x = f->px;
+    geom->plot_y = f->py;
+    geom->plot_w = f->pw;
+    geom->plot_h = f->ph;
+    geom->x_min = f->x0;
+    geom->x_max = f->x1;
+    geom->y_min = f->y0;
+    geom->y_max = f->y1;
+    geom->y_step = f->y_step;
+    geom->n_y_ticks = f->ny;
+    memcpy(geom->y_ticks, f->y_ticks, sizeof geom->y_ticks);
+}
+
+/* A horizontal line at value v across the plot. */
+static void hline(struct frame *f, double v, struct canvas_rgb rgb, double width, double dash)
+{
+    stroke_style(f->c, rgb, width, dash);
+    line(f->c, f->px, map_y(f, v), f->px + f->pw, map_y(f, v));
+}
+
+/* ---------------------------------------------------------------- does it fit: stacked bars */
+
+static uint64_t bar_total(const struct chart_bar *b)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < CHART_TERMS; i++)
+        t += b->term_bytes[i];
+    return t;
+}
+
+/* Splits "a\nb" into its two lines (b empty when there is no newline). */
+static void split2(const char *s, char *l1, char *l2, size_t size)
+{
+    const char *nl = strchr(s, '\n');
+    size_t n = nl ? (size_t)(nl - s) : strlen(s);
+    if (n >= size)
+        n = size - 1;
+    memcpy(l1, s, n);
+    l1[n] = '\0';
+    snprintf(l2, size, "%s", nl ? nl + 1 : "");
+}
+
+/* Category labels under a plot: the largest common size at which every line fits a slot. */
+static double category_size(struct canvas *c, const char *const *labels, size_t n, double slot)
+{
+    double size = TICK_PT;
+    char l1[64], l2[64];
+    for (size_t i = 0; i < n; i++) {
+        split2(labels[i], l1, l2, sizeof l1);
+        double s1 = fit(c, l1, TICK_PT, slot - 4), s2 = fit(c, l2, TICK_PT, slot - 4);
+        size = s1 < size ? s1 : size;
+        size = s2 < size ? s2 : size;
+    }
+    return size;
+}
+
+static void category_label(struct frame *f, double cx, double size, const char *label)
+{
+    char l1[64], l2[64];
+    split2(label, l1, l2, sizeof l1);
+    double y = f->py + f->ph + 3 + size;
+    text(f->c, cx, y, size, CANVAS_ALIGN_CENTER, l1);
+    if (l2[0])
+        text(f->c, cx, y + size * 1.15, size, CANVAS_ALIGN_CENTER, l2);
+}
+
+/* The total over a bar; raised above a line it would cross. */
+static void bar_value(struct frame *f, double cx, double v, const double *lines, size_t n_lines,
+                      double unit)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.1f", v / unit);
+    double base = map_y(f, v) - 2;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n_lines; i++) {
+            double ly = map_y(f, lines[i]);
+            if (base >= ly - 1.5 && base - LABEL_PT * 0.8 <= ly + 1.5)
+                base = ly - 2.5;
+        }
+    text(f->c, cx, base, LABEL_PT, CANVAS_ALIGN_CENTER, buf);
+}
+
+void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_bars *d, struct chart_geom *geom)
+{
+    double unit = chart_unit_bytes(d->units);
+    const char *un = chart_unit_name(d->units);
+    double budget = (double)d->gpu_bytes * (1 - d->reserve);
+    double hi = (double)d->gpu_bytes;
+    for (size_t i = 0; i < d->n; i++)
+        hi = fmax(hi, (double)bar_total(&d->bars[i]));
+    char gpu_label[64], res_label[64], y_title[64];
+    snprintf(gpu_label, sizeof gpu_label, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
+    snprintf(res_label, sizeof res_label, "%.0f%% kept free: %.0f %s", d->reserve * 100,
+             budget / unit, un);
+    snprintf(y_title, sizeof y_title, "memory of one GPU (%s)", un);
+    struct legend_item leg[CHART_TERMS + 2];
+    for (int i = 0; i < CHART_TERMS; i++)
+        leg[i] = (struct legend_item){LEG_BOX, chart_term_colour((enum chart_term)i),
+                                      chart_term_name((enum chart_term)i)};
+    leg[CHART_TERMS] = (struct legend_item){LEG_LINE, LINE_GPU, gpu_label};
+    leg[CHART_TERMS + 1] = (struct legend_item){LEG_DASH, LINE_GPU, res_label};
+    const char *labels[32] = {0};
+    size_t n = d->n < 32 ? d->n : 32;
+    bool two_lines = false;
+    for (size_t i = 0; i < n; i++) {
+        labels[i] = d->bars[i].label ? d->bars[i].label : "";
+        two_lines = two_lines || strchr(labels[i], '\n');
+    }
+    struct frame_spec s = {
+        .title = d->title, .legend = leg, .n_legend = CHART_TERMS + 2, .y_title = y_title,
+        .y_lo = 0, .y_hi = hi * 1.08 / unit, .y_max_ticks = 6,
+        .x_label_h = TICK_PT * (two_lines ? 2.4 : 1.3) + 4,
+    };
+    struct frame f;
+    frame_begin(&f, c, x, y, w, h, &s);
+    double slot = n ? f.pw / (double)n : f.pw;
+    double bw = fmin(slot * 0.6, 56);
+    double lines[2] = {(double)d->gpu_bytes / unit, budget / unit};
+    frame_clip(&f);
+    for (size_t i = 0; i < n; i++) {
+        double cx = f.px + slot * ((double)i + 0.5), cum = 0;
+        for (int t = 0; t < CHART_TERMS; t++) {
+            double v = (double)d->bars[i].term_bytes[t] / unit;
+            double y0 = map_y(&f, cum), y1 = map_y(&f, cum + v);
+            box(c, chart_term_colour((enum chart_term)t), cx - bw / 2, y1, bw, y0 - y1);
+            cum += v;
+        }
+    }
+    hline(&f, lines[0], LINE_GPU, 1.2, 0);
+    hline(&f, lines[1], LINE_GPU, 1.2, 4);
+    for (size_t i = 0; i < n; i++)
+        bar_value(&f, f.px + slot * ((double)i + 0.5), (double)bar_total(&d->bars[i]) / unit,
+                  lines, 2, 1);
+    frame_end(&f, false, geom);
+    double size = category_size(c, labels, n, slot);
+    for (size_t i = 0; i < n; i++)
+        category_label(&f, f.px + slot * ((double)i + 0.5), size, labels[i]);
+}
+
+/* ---------------------------------------------------------------- memory over one step */
+
+/* The top edge of a stacked area: states + act (+ logits), linear within each event. */
+static void step_area(struct frame *f, const struct chart_step *d, double unit, bool with_logits)
+{
+    struct canvas *c = f->c;
+    double base = (double)d->states_bytes / unit;
+    double t_prev = d->n ? d->events[0].t_start : 0;
+    c->ops->move_to(c, map_x(f, t_prev), map_y(f, base));
+    for (size_t i = 0; i < d->n; i++) {
+        const struct timeline_event *e = &d->events[i];
+        double v = (double)e->act_bytes + (with_logits ? (double)e->logits_bytes : 0);
+        if (i == 0 || e->t_start != t_prev) {
+            double pv = 0;
+            if (i > 0)
+                pv = (double)d->events[i - 1].act_bytes +
+                     (with_logits ? (double)d->events[i - 1].logits_bytes : 0);
+            c->ops->line_to(c, map_x(f, e->t_start), map_y(f, base + pv / unit));
+        }
+        c->ops->line_to(c, map_x(f, e->t_end), map_y(f, base + v / unit));
+        t_prev = e->t_end;
+    }
+    c->ops->line_to(c, map_x(f, t_prev), map_y(f, base));
+    c->ops->close_path(c);
+    c->ops->fill(c);
+}
+
+/* When the backward pass starts: the start of the loss backward (or of the first backward). */
+static double step_turn(const struct chart_step *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->events[i].kind == TIMELINE_LOSS_BACKWARD || d->events[i].kind == TIMELINE_BACKWARD)
+            return d->events[i].t_start;
+    return d->total_time;
+}
+
+void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_step *d, struct chart_geom *geom)
+{
+    double unit = chart_unit_bytes(d->units);
+    const char *un = chart_unit_name(d->units);
+    double hi = (double)d->y_max_bytes, states = (double)d->states_bytes;
+    bool recompute = false;
+    for (size_t i = 0; i < d->n; i++) {
+        const struct timeline_event *e = &d->events[i];
+        hi = fmax(hi, states + (double)e->act_bytes + (double)e->logits_bytes);
+        recompute = recompute || e->kind == TIMELINE_RECOMPUTE;
+    }
+    hi = fmax(hi, (double)d->gpu_bytes);
+    char gpu_label[64], res_label[64], y_title[64];
+    snprintf(gpu_label, sizeof gpu_label, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
+    snprintf(res_label, sizeof res_label, "%.0f%% kept free", d->reserve * 100);
+    snprintf(y_title, sizeof y_title, "memory (%s)", un);
+    struct legend_item leg[6];
+    size_t nl = 0;
+    leg[nl++] = (struct legend_item){LEG_BOX, chart_states_colour(), "model states"};
+    leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_ACT), "activations"};
+    leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_LOGITS), "logits"};
+    if (recompute)
+        leg[nl++] = (struct legend_item){LEG_BOX, RECOMPUTE, "recomputed forward"};
+    if (d->gpu_bytes) {
+        leg[nl++] = (struct legend_item){LEG_LINE, LINE_GPU, gpu_label};
+        leg[nl++] = (struct legend_item){LEG_DASH, LINE_GPU, res_label};
+    }
+    struct frame_spec s = {
+        .title = d->title, .legend = leg, .n_legend = nl, .y_title = y_title,
+        .x_title = "time (forward passes of one layer)", .y_lo = 0, .y_hi = hi * 1.12 / unit,
+        .y_max_ticks = 5, .x_numeric = true, .x_lo = 0, .x_hi = d->total_time, .x_max_ticks = 10,
+    };
+    struct frame f;
+    frame_begin(&f, c, x, y, w, h, &s);
+    frame_clip(&f);
+    for (size_t i = 0; i < d->n; i++) {
+        const struct timeline_event *e = &d->events[i];
+        if (e->kind != TIMELINE_RECOMPUTE)
+            continue;
+        double x0 = map_x(&f, e->t_start), x1 = map_x(&f, e->t_end);
+        box(c, RECOMPUTE, x0, f.py, x1 - x0, f.ph);
+    }
+    fill_rgb(c, chart_term_colour(CHART_LOGITS));
+    step_area(&f, d, unit, true);
+    fill_rgb(c, chart_term_colour(CHART_ACT));
+    step_area(&f, d, unit, false);
+    box(c, chart_states_colour(), f.px, map_y(&f, states / unit), f.pw,
+        map_y(&f, 0) - map_y(&f, states / unit));
+    if (d->gpu_bytes) {
+        hline(&f, (double)d->gpu_bytes / unit, LINE_GPU, 1.0, 0);
+        hline(&f, (double)d->gpu_bytes * (1 - d->reserve) / unit, LINE_GPU, 1.0, 4);
+    }
+    /* The turn from forward to backward, and the two phases named at the top. */
+    double turn = map_x(&f, step_turn(d));
+    stroke_style(c, AXIS, 0.6, 2);
+    line(c, turn, f.py, turn, f.py + f.ph);
+    double ty = f.py + TICK_PT + 2;
+    text(c, turn - 4, ty, TICK_PT, CANVAS_ALIGN_RIGHT, "forward \xe2\x86\x92");
+    text(c, turn + 4, ty, TICK_PT, CANVAS_ALIGN_LEFT, "\xe2\x86\x90 backward");
+    frame_end(&f, false, geom);
+}
+
+/* ---------------------------------------------------------------- checkpoint every k */
+
+int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, struct chart_kcurve *d)
+{
+    struct scenario s = *sc;
+    struct terms t;
+    size_t n = (size_t)sc->layers;
+    if (n == 0 || cap < n)
+        return -1;
+    s.recompute = RECOMPUTE_NONE;
+    if (model_peak(&s, &t) != MODEL_OK)
+        return -1;
+    d->none_bytes = t.peak_bytes;
+    /* Lesson section 3: k* = sqrt(L c / A); the extra compute is one forward pass per step
+     * whatever k is: 8 Psi instead of 6 Psi per token. */
+    d->k_star = sqrt((double)sc->layers * (double)t.ckpt_bytes / (double)t.act_layer_bytes);
+    d->extra_compute = 1.0 / 3.0;
+    s.recompute = RECOMPUTE_EVERY_K;
+    for (size_t k = 1; k <= n; k++) {
+        s.ckpt_every = k;
+        if (model_peak(&s, &t) != MODEL_OK)
+            return -1;
+        peak[k - 1] = t.peak_bytes;
+    }
+    uint64_t best;
+    if (model_k_best(sc, &d->k_best, &best) != MODEL_OK)
+        return -1;
+    d->peak_bytes = peak;
+    d->n = n;
+    return 0;
+}
+
+static void marker(struct canvas *c, struct canvas_rgb rgb, double cx, double cy, double r)
+{
+    fill_rgb(c, rgb);
+    c->ops->move_to(c, cx, cy - r);
+    c->ops->line_to(c, cx + r, cy);
+    c->ops->line_to(c, cx, cy + r);
+    c->ops->line_to(c, cx - r, cy);
+    c->ops->close_path(c);
+    c->ops->fill(c);
+}
+
+void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
+                       const struct chart_kcurve *d, struct chart_geom *geom)
+{
+    double unit = chart_unit_bytes(d->units);
+    const char *un = chart_unit_name(d->units);
+    double hi = (double)d->none_bytes;
+    for (size_t i = 0; i < d->n; i++)
+        hi = fmax(hi, (double)d->peak_bytes[i]);
+    char none_label[64], best_label[80], kstar_label[48], time_label[64], y_title[64];
+    snprintf(none_label, sizeof none_label, "no checkpointing: %.1f %s",
+             (double)d->none_bytes / unit, un);
+    double best = d->k_best >= 1 && d->k_best <= d->n ? (double)d->peak_bytes[d->k_best - 1] : 0;
+    snprintf(best_label, sizeof best_label, "best k = %llu: %.1f %s",
+             (unsigned long long)d->k_best, best / unit, un);
+    snprintf(kstar_label, sizeof kstar_label, "k* = %.2f", d->k_star);
+    snprintf(time_label, sizeof time_label, "step time (right axis): +%.0f%% for every k",
+             d->extra_compute * 100);
+    snprintf(y_title, sizeof y_title, "peak memory (%s)", un);
+    struct legend_item leg[] = {
+        {LEG_LINE, ORANGE, "peak with checkpointing every k"},
+        {LEG_DOT, MAGENTA, best_label},
+        {LEG_DASH, chart_states_colour(), none_label},
+        {LEG_DASH, KSTAR, kstar_label},
+        {LEG_LINE, STEP_TIME, time_label},
+    };
+    struct frame_spec s = {
+        .title = d->title, .legend = leg, .n_legend = sizeof leg / sizeof leg[0],
+        .y_title = y_title, .x_title = "k (layers per checkpointed segment)", .y_lo = 0,
+        .y_hi = hi * 1.05 / unit, .y_max_ticks = 5, .x_numeric = true, .x_lo = 0,
+        .x_hi = (double)d->n, .x_max_ticks = 8, .y2_title = "step time (\xc3\x97 no checkpointing)",
+        .y2_lo = 0, .y2_hi = 1 + d->extra_compute,
+    };
+    struct frame f;
+    frame_begin(&f, c, x, y, w, h, &s);
+    frame_clip(&f);
+    hline(&f, (double)d->none_bytes / unit, chart_states_colour(), 1.2, 3);
+    if (d->k_star >= f.x0 && d->k_star <= f.x1) {
+        stroke_style(c, KSTAR, 1.0, 3);
+        line(c, map_x(&f, d->k_star), f.py, map_x(&f, d->k_star), f.py + f.ph);
+    }
+    /* Step time on the right axis: 1 + extra for every k >= 1. */
+    double ty = f.py + f.ph - (1 + d->extra_compute - f.y20) / (f.y21 - f.y20) * f.ph;
+    stroke_style(c, STEP_TIME, 1.2, 0);
+    line(c, map_x(&f, 1), ty, map_x(&f, (double)d->n), ty);
+    stroke_style(c, ORANGE, 1.5, 0);
+    for (size_t i = 0; i < d->n; i++) {
+        double px = map_x(&f, (double)(i + 1)), py = map_y(&f, (double)d->peak_bytes[i] / unit);
+        if (i == 0)
+            c->ops->move_to(c, px, py);
+        else
+            c->ops->line_to(c, px, py);
+    }
+    if (d->n)
+        c->ops->stroke(c);
+    for (size_t i = 0; i < d->n; i++)
+        box(c, ORANGE, map_x(&f, (double)(i + 1)) - 1.5,
+            map_y(&f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
+    if (best > 0)
+        marker(c, MAGENTA, map_x(&f, (double)d->k_best), map_y(&f, best / unit), 4);
+    frame_end(&f, true, geom);
+}
+
+/* ---------------------------------------------------------------- one layer's activations */
+
+static size_t push_op(struct chart_walk_op *ops, size_t n, size_t cap, const char *name,
+                      double units, enum chart_walk_unit unit)
+{
+    if (n < cap)
+        ops[n] = (struct chart_walk_op){name, units, unit};
+    return n + 1;
+}
+
+/* The attention core, or what replaces it (SPEC section 3). */
+static size_t core_ops(const struct scenario *sc, struct chart_walk_op *ops, size_t n, size_t cap)
+{
+    bool masks = sc->arch == ARCH_GPT && sc->dropout;
+    if (sc->attention == ATTENTION_FLASH)
+        return push_op(ops, n, cap, "log-sum-exp (fp32)", 4, CHART_WALK_ASB);
+    if (sc->recompute == RECOMPUTE_SELECTIVE)
+        return n; /* the core is rebuilt in the backward pass */
+    n = push_op(ops, n, cap, "softmax output", 2, CHART_WALK_AS2B);
+    if (masks) {
+        n = push_op(ops, n, cap, "dropout mask", 1, CHART_WALK_AS2B);
+        n = push_op(ops, n, cap, "dropout output", 2, CHART_WALK_AS2B);
+    }
+    return n;
+}
+
+size_t chart_layer_walk_ops(const struct scenario *sc, struct chart_walk_op *ops, size_t cap)
+{
+    double h = (double)sc->hidden, g = (double)sc->heads / (double)sc->kv_heads;
+    double f = (double)sc->ffn / h;
+    bool flash = sc->attention == ATTENTION_FLASH;
+    size_t n = 0;
+    if (sc->arch == ARCH_GPT) {
+        /* Lesson section 3, proof of the theorem, in the order of the forward pass. */
+        bool drop = sc->dropout;
+        n = push_op(ops, n, cap, "LN1 input", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "QKV input", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "Q", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "K", 2 / g, CHART_WALK_SBH);
+        if (flash)
+            n = push_op(ops, n, cap, "V", 2 / g, CHART_WALK_SBH);
+        n = core_ops(sc, ops, n, cap);
+        if (!flash)
+            n = push_op(ops, n, cap, "V", 2 / g, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "projection input", 2, CHART_WALK_SBH);
+        if (drop)
+            n = push_op(ops, n, cap, "projection dropout mask", 1, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "LN2 input", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "fc1 input", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "GeLU input", 2 * f, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "fc2 input", 2 * f, CHART_WALK_SBH);
+        if (drop)
+            n = push_op(ops, n, cap, "MLP dropout mask", 1, CHART_WALK_SBH);
+    } else {
+        /* SPEC section 3, Llama layer: fused RMSNorm, rotary q and k, GQA, SwiGLU. */
+        n = push_op(ops, n, cap, "norm 1 input", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "norm 1 output", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "Q (rotary)", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "K (rotary)", 2 / g, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "V", 2 / g, CHART_WALK_SBH);
+        n = core_ops(sc, ops, n, cap);
+        n = push_op(ops, n, cap, "projection input", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "norm 2 input", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "norm 2 output", 2, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "gate", 2 * f, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "up", 2 * f, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "silu(gate)", 2 * f, CHART_WALK_SBH);
+        n = push_op(ops, n, cap, "silu(gate) \xc3\x97 up", 2 * f, CHART_WALK_SBH);
+    }
+    return n <= cap ? n : 0;
+}
+
+double chart_walk_total(const struct chart_walk_op *ops, size_t n, enum chart_walk_unit unit)
+{
+    double t = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ops[i].unit == unit)
+            t += ops[i].units;
+    return t;
+}
+
+static const char *walk_unit_name(enum chart_walk_unit u)
+{
+    if (u == CHART_WALK_AS2B)
+        return "as\xc2\xb2" "b";
+    return u == CHART_WALK_ASB ? "asb" : "sbh";
+}
+
+/* "+2", "+0.5", "34" with at most two decimals, no trailing zeros. */
+static void walk_number(double v, const char *prefix, char *buf, size_t size)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%.2f", v);
+    char *dot = strchr(num, '.');
+    if (dot) {
+        char *e = num + strlen(num) - 1;
+        while (e > dot && *e == '0')
+            *e-- = '\0';
+        if (e == dot)
+            *e = '\0';
+    }
+    snprintf(buf, size, "%s%s", prefix, num);
+}
+
+void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_walk *d, struct chart_geom *geom)
+{
+    double sbh = chart_walk_total(d->ops, d->n, CHART_WALK_SBH);
+    double core = chart_walk_total(d->ops, d->n, CHART_WALK_AS2B);
+    double hi = fmax(fmax(sbh, core), d->x_max);
+    double left_w = c->ops->text_width(c, TICK_PT, "total");
+    for (size_t i = 0; i < d->n; i++)
+        left_w = fmax(left_w, c->ops->text_width(c, TICK_PT, d->ops[i].name));
+    struct legend_item leg[] = {
+        {LEG_BOX, ORANGE, "kept tensor, running total in sbh"},
+        {LEG_BOX, MAGENTA, "attention core, running total in as\xc2\xb2" "b"},
+    };
+    struct frame_spec s = {
+        .title = d->title, .legend = leg, .n_legend = 2, .x_title = "bytes in units of sbh (orange) or as\xc2\xb2" "b (magenta)",
+        .y_lo = 0, .y_hi = 1, .y_max_ticks = 1, .x_numeric = true, .x_lo = 0,
+        .x_hi = hi * 1.2, .x_max_ticks = 8, .left_w = left_w,
+    };
+    struct frame f;
+    frame_begin(&f, c, x, y, w, h, &s);
+    size_t rows = d->n + 1;
+    double row_h = f.ph / (double)rows, bar_h = fmin(row_h * 0.62, 12);
+    double size = fmin(TICK_PT, row_h * 0.8);
+    char buf[48];
+    frame_clip(&f);
+    double run_sbh = 0, run_core = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const struct chart_walk_op *op = &d->ops[i];
+        double cy = f.py + row_h * ((double)i + 0.5), from, to;
+        struct canvas_rgb rgb = op->unit == CHART_WALK_SBH ? ORANGE : MAGENTA;
+        if (op->unit == CHART_WALK_SBH) {
+            from = run_sbh;
+            run_sbh += op->units;
+            to = run_sbh;
+        } else if (op->unit == CHART_WALK_AS2B) {
+            from = run_core;
+            run_core += op->units;
+            to = run_core;
+        } else {
+            /* asb is a/h sbh: a sliver, drawn at least 1.5 pt wide so it shows. */
+            from = 0;
+            to = op->units * d->heads_per_hidden;
+        }
+        double x0 = map_x(&f, from), x1 = fmax(map_x(&f, to), x0 + 1.5);
+        box(c, rgb, x0, cy - bar_h / 2, x1 - x0, bar_h);
+        walk_number(op->units, "+", buf, sizeof buf);
+        if (op->unit != CHART_WALK_SBH) {
+            size_t len = strlen(buf);
+            snprintf(buf + len, sizeof buf - len, " %s", walk_unit_name(op->unit));
+        }
+        text(c, x1 + 3, cy + size * 0.36, size, CANVAS_ALIGN_LEFT, buf);
+    }
+    /* The total row: both running totals. */
+    double cy = f.py + row_h * ((double)d->n + 0.5);
+    box(c, ORANGE, f.px, cy - bar_h / 2, map_x(&f, sbh) - f.px, core > 0 ? bar_h / 2 : bar_h);
+    walk_number(sbh, "", buf, sizeof buf);
+    size_t len = strlen(buf);
+    snprintf(buf + len, sizeof buf - len, " sbh");
+    if (core > 0) {
+        box(c, MAGENTA, f.px, cy, map_x(&f, core) - f.px, bar_h / 2);
+        len = strlen(buf);
+        snprintf(buf + len, sizeof buf - len, " + ");
+        walk_number(core, "", buf + strlen(buf), sizeof buf - strlen(buf));
+        len = strlen(buf);
+        snprintf(buf + len, sizeof buf - len, " as\xc2\xb2" "b");
+    }
+    text(c, map_x(&f, fmax(sbh, core)) + 3, cy + size * 0.36, size, CANVAS_ALIGN_LEFT, buf);
+    frame_end(&f, false, geom);
+    for (size_t i = 0; i <= d->n; i++) {
+        const char *name = i < d->n ? d->ops[i].name : "total";
+        text(c, f.px - GAP, f.py + row_h * ((double)i + 0.5) + size * 0.36, size,
+             CANVAS_ALIGN_RIGHT, name);
+    }
+}
+
+/* ---------------------------------------------------------------- one layer's parameters */
+
+size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_item *items,
+                               size_t cap)
+{
+    double h = (double)sc->hidden, hkv = (double)model_kv_width(sc), f = (double)sc->ffn;
+    struct chart_param_item gpt[] = {
+        /* Lesson section 3: W_Q, W_K, W_V, W_O; the MLP h x 4h and 4h x h; biases and two
+         * LayerNorms (2h + 2h_kv + f + h + 4h). */
+        {"W_Q", 1, CHART_PARAM_ATTN},
+        {"W_K", hkv / h, CHART_PARAM_ATTN},
+        {"W_V", hkv / h, CHART_PARAM_ATTN},
+        {"W_O", 1, CHART_PARAM_ATTN},
+        {"MLP in", f / h, CHART_PARAM_MLP},
+        {"MLP out", f / h, CHART_PARAM_MLP},
+        {"biases,\nnorms", (2 * h + 2 * hkv + f + h + 4 * h) / (h * h), CHART_PARAM_SMALL},
+    };
+    struct chart_param_item llama[] = {
+        /* No biases; SwiGLU's three h x f matrices; two RMSNorm scales (2h). */
+        {"W_Q", 1, CHART_PARAM_ATTN},
+        {"W_K", hkv / h, CHART_PARAM_ATTN},
+        {"W_V", hkv / h, CHART_PARAM_ATTN},
+        {"W_O", 1, CHART_PARAM_ATTN},
+        {"gate", f / h, CHART_PARAM_MLP},
+        {"up", f / h, CHART_PARAM_MLP},
+        {"down", f / h, CHART_PARAM_MLP},
+        {"norms", 2 * h / (h * h), CHART_PARAM_SMALL},
+    };
+    const struct chart_param_item *src = sc->arch == ARCH_GPT ? gpt : llama;
+    size_t n = sc->arch == ARCH_GPT ? sizeof gpt / sizeof gpt[0] : sizeof llama / sizeof llama[0];
+    if (cap < n)
+        return 0;
+    memcpy(items, src, n * sizeof *items);
+    return n;
+}
+
+static struct canvas_rgb param_colour(enum chart_param_group g)
+{
+    if (g == CHART_PARAM_ATTN)
+        return chart_term_colour(CHART_WEIGHTS);
+    if (g == CHART_PARAM_MLP)
+        return (struct canvas_rgb){0.30, 0.65, 0.55};
+    return chart_states_colour();
+}
+
+void chart_params_draw(struct canvas *c, double x, double y, double w, double h,
+                       const struct chart_params *d, struct chart_geom *geom)
+{
+    double hi = d->y_max;
+    const char *labels[CHART_PARAM_MAX] = {0};
+    size_t n = d->n < CHART_PARAM_MAX ? d->n : CHART_PARAM_MAX;
+    for (size_t i = 0; i < n; i++) {
+        hi = fmax(hi, d->items[i].h2);
+        labels[i] = d->items[i].name;
+    }
+    struct legend_item leg[] = {
+        {LEG_BOX, param_colour(CHART_PARAM_ATTN), "attention"},
+        {LEG_BOX, param_colour(CHART_PARAM_MLP), "MLP"},
+        {LEG_BOX, param_colour(CHART_PARAM_SMALL), "biases and norms"},
+    };
+    struct frame_spec s = {
+        .title = d->title, .legend = leg, .n_legend = 3,
+        .y_title = "parameters (units of h\xc2\xb2)", .y_lo = 0, .y_hi = hi * 1.12,
+        .y_max_ticks = 5, .x_label_h = TICK_PT * 2.4 + 4,
+    };
+    struct frame f;
+    frame_begin(&f, c, x, y, w, h, &s);
+    double slot = n ? f.pw / (double)n : f.pw, bw = fmin(slot * 0.6, 40);
+    char buf[32];
+    frame_clip(&f);
+    for (size_t i = 0; i < n; i++) {
+        double cx = f.px + slot * ((double)i + 0.5), v = d->items[i].h2;
+        double top = map_y(&f, v);
+        box(c, param_colour(d->items[i].group), cx - bw / 2, top, bw, map_y(&f, 0) - top);
+        snprintf(buf, sizeof buf, v < 0.1 ? "%.3f" : "%.2f", v);
+        text(c, cx, top - 2.5, fit(c, buf, TICK_PT, slot - 2), CANVAS_ALIGN_CENTER, buf);
+    }
+    frame_end(&f, false, geom);
+    double size = category_size(c, labels, n, slot);
+    for (size_t i = 0; i < n; i++)
+        category_label(&f, f.px + slot * ((double)i + 0.5), size, labels[i]);
+}

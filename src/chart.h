@@ -1,0 +1,179 @@
+/*
+ * chart: every chart of the report and the figures, drawn once against canvas.h.
+ *
+ * Pure: a chart reads a plain const data struct and draws into the rectangle (x, y, w, h) of a
+ * canvas (points, y down); no I/O, no allocation, no globals. The rectangle holds everything:
+ * title, legend (above the plot, never over the data), axes with nice ticks (1, 2, 2.5, 5 x 10^n)
+ * and labelled units, and the plot area, which clips the data. A chart fills an optional
+ * struct chart_geom with the plot area and axis ranges it chose (for tests and for callers that
+ * place notes). Colours are the lesson's (section 3, "Does it fit?"): weights blue, gradients
+ * yellow, optimizer states violet, activations orange, logits magenta; model states grey.
+ *
+ * Charts: does-it-fit stacked bars (one bar per rung of the fix ladder, the GPU line and the
+ * dashed reserve line), memory over one training step (timeline.h; the checkpointing sawtooth with
+ * recomputed segments marked), peak M(k) and step time against k, one layer's activations walked
+ * operation by operation (sbh units; the attention core in as^2b units), one layer's parameters
+ * matrix by matrix (h^2 units).
+ */
+#ifndef MEMFIT_CHART_H
+#define MEMFIT_CHART_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "canvas.h"
+#include "scenario.h"
+#include "timeline.h"
+
+enum chart_units { CHART_GB, CHART_GIB }; /* 1e9 or 2^30 bytes */
+
+/* The five memory terms of a bar, bottom to top. */
+enum chart_term {
+    CHART_WEIGHTS,
+    CHART_GRADS,
+    CHART_OPTIMIZER,
+    CHART_ACT,
+    CHART_LOGITS,
+    CHART_TERMS
+};
+
+#define CHART_TICKS_MAX 16
+
+/* What a chart chose: its plot area (points) and the value ranges of its axes. */
+struct chart_geom {
+    double plot_x, plot_y, plot_w, plot_h;
+    double x_min, x_max, y_min, y_max;
+    double y_step;                 /* distance of the y ticks */
+    double y_ticks[CHART_TICKS_MAX]; /* the y tick values, bottom up */
+    size_t n_y_ticks;
+};
+
+struct canvas_rgb chart_term_colour(enum chart_term t);
+const char *chart_term_name(enum chart_term t);
+struct canvas_rgb chart_states_colour(void); /* the grey model-state band */
+
+double chart_unit_bytes(enum chart_units u);
+const char *chart_unit_name(enum chart_units u);
+
+/*
+ * Ticks for [lo, hi]: a step of 1, 2, 2.5 or 5 x 10^n giving at most max_ticks intervals, the
+ * first tick at or below lo and the last at or above hi (the axis then runs tick to tick).
+ * Returns the number of ticks written (<= cap), *step the distance.
+ */
+size_t chart_ticks(double lo, double hi, int max_ticks, double *ticks, size_t cap, double *step);
+
+/* Tick label: as many decimals as the step needs ("2.5", "40", "0.25"). */
+void chart_format_tick(double v, double step, char *buf, size_t size);
+
+/* Does it fit: one stacked bar per rung. */
+struct chart_bar {
+    const char *label; /* under the bar; one '\n' allowed for a second line */
+    uint64_t term_bytes[CHART_TERMS];
+};
+
+struct chart_bars {
+    const char *title; /* NULL: none */
+    const struct chart_bar *bars;
+    size_t n;
+    uint64_t gpu_bytes; /* the solid line */
+    double reserve;     /* the dashed line at gpu_bytes * (1 - reserve) */
+    enum chart_units units;
+};
+
+void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_bars *d, struct chart_geom *geom);
+
+/* Memory over one training step, from timeline_build. */
+struct chart_step {
+    const char *title;
+    const struct timeline_event *events;
+    size_t n;
+    uint64_t states_bytes; /* the grey band */
+    double total_time;     /* the x axis runs 0..total_time */
+    uint64_t gpu_bytes;    /* 0: no GPU and reserve lines */
+    double reserve;
+    uint64_t y_max_bytes;  /* 0: from the data; else at least this (panels sharing a scale) */
+    enum chart_units units;
+};
+
+void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_step *d, struct chart_geom *geom);
+
+/* Peak memory with checkpointing every k, for k = 1..n, and the step time. */
+struct chart_kcurve {
+    const char *title;
+    const uint64_t *peak_bytes; /* peak_bytes[k - 1]: states + M(k) + logits */
+    size_t n;                   /* L (k runs 1..n) */
+    uint64_t none_bytes;        /* peak without checkpointing (dotted line) */
+    double k_star;              /* sqrt(L c / A) (drawn when inside 0..n) */
+    uint64_t k_best;
+    double extra_compute;       /* step time with checkpointing / without - 1 (1/3) */
+    enum chart_units units;
+};
+
+/* Fills peak[0..L) for the scenario with recompute every k = 1..L and d's numbers; returns 0, or
+ * -1 on overflow or when cap < L. d->title and d->units are left to the caller. */
+int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, struct chart_kcurve *d);
+
+void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
+                       const struct chart_kcurve *d, struct chart_geom *geom);
+
+/* One layer's activations, operation by operation (lesson section 3, proof of the theorem). */
+enum chart_walk_unit {
+    CHART_WALK_SBH,  /* the linear part, in sbh */
+    CHART_WALK_AS2B, /* the attention core, in as^2b */
+    CHART_WALK_ASB   /* FlashAttention's log-sum-exp, in asb */
+};
+
+struct chart_walk_op {
+    const char *name; /* static string */
+    double units;
+    enum chart_walk_unit unit;
+};
+
+#define CHART_WALK_MAX 24
+
+/* The tensors one layer of `sc` keeps, in forward order (tp and sp ignored: the whole layer).
+ * Returns the count (0 when cap is too small). */
+size_t chart_layer_walk_ops(const struct scenario *sc, struct chart_walk_op *ops, size_t cap);
+
+/* sbh units of the walk's linear part and as^2b units of its core. */
+double chart_walk_total(const struct chart_walk_op *ops, size_t n, enum chart_walk_unit unit);
+
+struct chart_walk {
+    const char *title;
+    const struct chart_walk_op *ops;
+    size_t n;
+    double heads_per_hidden; /* a/h: converts asb into sbh for the bar length */
+    double x_max;            /* 0: from the data; else at least this (panels sharing a scale) */
+};
+
+void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_walk *d, struct chart_geom *geom);
+
+/* One layer's parameters, matrix by matrix, in h^2 units (lesson section 3). */
+enum chart_param_group { CHART_PARAM_ATTN, CHART_PARAM_MLP, CHART_PARAM_SMALL };
+
+struct chart_param_item {
+    const char *name; /* static string */
+    double h2;        /* parameters / h^2 */
+    enum chart_param_group group;
+};
+
+#define CHART_PARAM_MAX 8
+
+/* The matrices of one layer of `sc` (and its biases and norms together). Returns the count. */
+size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_item *items,
+                               size_t cap);
+
+struct chart_params {
+    const char *title;
+    const struct chart_param_item *items;
+    size_t n;
+    double y_max; /* 0: from the data */
+};
+
+void chart_params_draw(struct canvas *c, double x, double y, double w, double h,
+                       const struct chart_params *d, struct chart_geom *geom);
+
+#endif
