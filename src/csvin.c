@@ -24,6 +24,7 @@ struct csvin {
     char **fields;
     size_t n_fields, cap_fields;
     bool record_done, oom, eof;
+    bool in_record; /* a record started on an earlier line is still open (quoted newline) */
 };
 
 static void on_field(void *data, size_t len, void *ctx)
@@ -100,6 +101,7 @@ static void resync(struct csvin *r)
     parser_init(r);
     r->n_fields = 0;
     r->record_done = false;
+    r->in_record = false;
 }
 
 static const char *parse_error_text(struct csvin *r)
@@ -141,7 +143,7 @@ int csvin_next(struct csvin *r, struct csvin_record *rec)
             p += 3;
             n -= 3;
         }
-        if (r->n_fields == 0 && !r->record_done)
+        if (!r->in_record)
             r->rec_line = r->line_no;
         if (csv_parse(&r->parser, p, n, on_field, on_record, r) != n) {
             diag_report(r->diag, r->name, r->line_no, "%s", parse_error_text(r));
@@ -154,7 +156,10 @@ int csvin_next(struct csvin *r, struct csvin_record *rec)
         }
         if (r->record_done)
             break;
+        if (n > strspn(p, "\r\n"))
+            r->in_record = true;
     }
+    r->in_record = false;
     rec->n_fields = r->n_fields;
     rec->fields = r->fields;
     rec->line = r->rec_line;

@@ -9,28 +9,30 @@
 
 size_t suggest_distance(const char *a, const char *b)
 {
+    /* Optimal string alignment: Levenshtein plus the swap of two neighbours ("modle"). */
     size_t la = strlen(a), lb = strlen(b);
     if (la > SUGGEST_MAX_LEN || lb > SUGGEST_MAX_LEN)
         return la > lb ? la : lb;
-    size_t row[SUGGEST_MAX_LEN + 1];
+    size_t d[SUGGEST_MAX_LEN + 1][SUGGEST_MAX_LEN + 1];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
+        d[0][j] = j;
     for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
         for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-            size_t best = diag + cost;
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
+            size_t best = d[i - 1][j - 1] + (ai != bj);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == bj && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
     }
-    return row[lb];
+    return d[la][lb];
 }
 
 static int contains_nocase(const char *hay, const char *needle)

@@ -1,0 +1,317 @@
+/* plan: see plan.h. The ladder is the lesson's section 3 list "If it does not fit, estimate the
+ * time cost of each fix and take the cheapest one", as SPEC section 4 makes it exact. */
+#include "plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* The ladder's running state: the cumulative settings and where the next rung goes. */
+struct ladder {
+    const struct scenario *orig;
+    struct scenario cur;
+    struct plan *p;
+    bool repick;   /* from rung 3 on, every rung re-picks the micro-batch */
+    bool overflow; /* a byte count overflowed: the plan is unusable */
+};
+
+const char *plan_fix_name(enum plan_fix fix)
+{
+    static const char *const names[] = {"none",      "flash", "zero1", "zero2",   "micro_batch",
+                                        "full_ckpt", "zero3", "tp",    "offload", "nothing"};
+    return (unsigned)fix <= PLAN_FIX_NOTHING ? names[fix] : "?";
+}
+
+/* The largest b' <= the scenario's b that fits with sc's other settings; 1 when none does (the
+ * lowest peak). The peak grows with b, so b' is the whole answer. b_fails: b is already known
+ * not to fit (the micro_batch rung has the settings of the rung before it). */
+static uint64_t repick_micro_batch(const struct scenario *sc, uint64_t b, bool b_fails)
+{
+    struct scenario trial = *sc;
+    struct terms t;
+    trial.micro_batch = b;
+    if (!b_fails && model_peak(&trial, &t) == MODEL_OK && t.fits)
+        return b;
+    uint64_t best = model_max_micro_batch(&trial);
+    if (best == 0)
+        return 1;
+    return best < b ? best : b;
+}
+
+/* Records a rung for the current settings; returns true when the ladder stops (it fits, or a
+ * count overflowed). */
+static bool try_rung(struct ladder *ld, enum plan_fix fix)
+{
+    struct plan *p = ld->p;
+    if (p->n_rungs >= PLAN_MAX_RUNGS)
+        return false; /* cannot happen: see PLAN_MAX_RUNGS */
+    struct plan_rung *r = &p->rungs[p->n_rungs];
+    r->fix = fix;
+    r->sc = ld->cur;
+    if (ld->repick)
+        r->sc.micro_batch =
+            repick_micro_batch(&ld->cur, ld->orig->micro_batch, fix == PLAN_FIX_MICRO_BATCH);
+    if (model_peak(&r->sc, &r->terms) != MODEL_OK) {
+        ld->overflow = true;
+        return true;
+    }
+    p->n_rungs++;
+    r->fits = r->terms.fits;
+    uint64_t b = r->sc.micro_batch;
+    r->thin_matmuls = b < ld->orig->micro_batch && r->sc.seq * b < PLAN_THIN_TOKENS;
+    cost_step(&r->sc, &r->terms, &r->cost);
+    r->extra_time_s = r->cost.overhead_s - p->base_cost.overhead_s;
+    return r->fits;
+}
+
+/* The step-time overhead of sc, for choosing between full_ckpt and zero3 (rung 4). */
+static double overhead_of(const struct scenario *sc, bool *overflow)
+{
+    struct terms t;
+    struct cost c;
+    if (model_peak(sc, &t) != MODEL_OK) {
+        *overflow = true;
+        return 0.0;
+    }
+    cost_step(sc, &t, &c);
+    return c.overhead_s;
+}
+
+static void apply(struct scenario *sc, enum plan_fix fix)
+{
+    if (fix == PLAN_FIX_FULL_CKPT) {
+        sc->recompute = RECOMPUTE_EVERY_K;
+        sc->ckpt_every = 1;
+    } else if (fix == PLAN_FIX_ZERO3) {
+        sc->zero = 3;
+    }
+}
+
+/* Rung 4: full checkpointing (+33% FLOPs) and ZeRO-3 (1.5x dp traffic), the cheaper first by
+ * the cost model (full_ckpt on a tie: it needs no other GPU), then both. */
+static bool rung_recompute_or_shard(struct ladder *ld)
+{
+    const struct scenario *sc = &ld->cur;
+    bool full_ok = !(sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1);
+    bool zero3_ok = sc->dp > 1 && sc->zero < 3;
+    enum plan_fix order[2];
+    int n = 0;
+    if (full_ok && zero3_ok) {
+        struct scenario full = *sc, z3 = *sc;
+        apply(&full, PLAN_FIX_FULL_CKPT);
+        apply(&z3, PLAN_FIX_ZERO3);
+        double t_full = overhead_of(&full, &ld->overflow);
+        double t_z3 = overhead_of(&z3, &ld->overflow);
+        if (ld->overflow)
+            return true;
+        order[n++] = t_z3 < t_full ? PLAN_FIX_ZERO3 : PLAN_FIX_FULL_CKPT;
+        order[n++] = t_z3 < t_full ? PLAN_FIX_FULL_CKPT : PLAN_FIX_ZERO3;
+    } else if (full_ok) {
+        order[n++] = PLAN_FIX_FULL_CKPT;
+    } else if (zero3_ok) {
+        order[n++] = PLAN_FIX_ZERO3;
+    }
+    for (int i = 0; i < n; i++) {
+        apply(&ld->cur, order[i]);
+        if (try_rung(ld, order[i]))
+            return true;
+    }
+    return false;
+}
+
+/* Rung 5: tensor + sequence parallelism inside a node, t = 2, 4, 8, ... above the scenario's tp,
+ * t <= gpus_per_node, t dividing heads and kv_heads (config's rule for tp). */
+static bool rung_tensor_parallel(struct ladder *ld)
+{
+    for (uint64_t t = 2; t <= ld->orig->gpus_per_node && t <= ld->orig->heads; t *= 2) {
+        if (t <= ld->orig->tp || ld->orig->heads % t != 0 || ld->orig->kv_heads % t != 0)
+            continue;
+        ld->cur.tp = t;
+        ld->cur.sp = true;
+        if (try_rung(ld, PLAN_FIX_TP))
+            return true;
+    }
+    return false;
+}
+
+/* Rungs 1 to 6 in order; returns true when one fits (or on overflow). */
+static bool run_ladder(struct ladder *ld)
+{
+    struct scenario *cur = &ld->cur;
+    if (cur->attention == ATTENTION_PLAIN && cur->recompute != RECOMPUTE_SELECTIVE) {
+        cur->attention = ATTENTION_FLASH;
+        if (try_rung(ld, PLAN_FIX_FLASH))
+            return true;
+    }
+    for (unsigned stage = 1; stage <= 2 && cur->dp > 1; stage++) {
+        if (cur->zero >= stage)
+            continue;
+        cur->zero = stage;
+        if (try_rung(ld, stage == 1 ? PLAN_FIX_ZERO1 : PLAN_FIX_ZERO2))
+            return true;
+    }
+    ld->repick = true;
+    if (ld->orig->micro_batch > 1 && try_rung(ld, PLAN_FIX_MICRO_BATCH))
+        return true;
+    if (rung_recompute_or_shard(ld) || rung_tensor_parallel(ld))
+        return true;
+    if (cur->offload == OFFLOAD_NONE) {
+        cur->offload = OFFLOAD_OPTIMIZER;
+        if (try_rung(ld, PLAN_FIX_OFFLOAD))
+            return true;
+    }
+    return false;
+}
+
+int plan_build(const struct scenario *sc, struct plan *out)
+{
+    /* Only the scalar fields are set: the rungs array is large and a fitting scenario (the eval
+     * hot path) leaves it empty. */
+    if (model_peak(sc, &out->base) != MODEL_OK)
+        return -1;
+    out->n_rungs = 0;
+    out->fix_rung = -1;
+    out->base_micro_batch = sc->micro_batch;
+    out->base_sp = sc->sp;
+    out->gpus_for_states = model_gpus_for_states(out->base.params, sc->precision, sc->gpu_mem_bytes);
+    out->fix_peak_bytes = out->base.peak_bytes;
+    out->fix_micro_batch = sc->micro_batch;
+    if (out->base.fits) {
+        out->fix = PLAN_FIX_NONE;
+        return 0;
+    }
+    cost_step(sc, &out->base, &out->base_cost);
+    struct ladder ld = {sc, *sc, out, false, false};
+    bool found = run_ladder(&ld);
+    if (ld.overflow)
+        return -1;
+    if (!found) {
+        out->fix = PLAN_FIX_NOTHING;
+        if (out->n_rungs > 0) {
+            const struct plan_rung *last = &out->rungs[out->n_rungs - 1];
+            out->fix_peak_bytes = last->terms.peak_bytes;
+            out->fix_micro_batch = last->sc.micro_batch;
+        }
+        return 0;
+    }
+    const struct plan_rung *r = &out->rungs[out->n_rungs - 1];
+    out->fix = r->fix;
+    out->fix_rung = (int)(out->n_rungs - 1);
+    out->fix_peak_bytes = r->terms.peak_bytes;
+    out->fix_micro_batch = r->sc.micro_batch;
+    return 0;
+}
+
+/* An snprintf that appends to buf and counts the whole length even when it truncates. */
+struct writer {
+    char *buf;
+    size_t size, len;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct writer *w, const char *fmt, ...)
+{
+    va_list ap;
+    size_t room = w->len < w->size ? w->size - w->len : 0;
+    va_start(ap, fmt);
+    int n = vsnprintf(room ? w->buf + w->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        w->len += (size_t)n;
+}
+
+size_t plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size)
+{
+    struct writer w = {buf, size, 0};
+    if (size > 0)
+        buf[0] = '\0';
+    if (rung >= p->n_rungs)
+        return 0;
+    const struct scenario *fin = &p->rungs[rung].sc;
+    bool zero = false, tp = false;
+    for (size_t i = 0; i <= rung; i++) {
+        const char *sep = w.len ? " " : "";
+        switch (p->rungs[i].fix) {
+        case PLAN_FIX_FLASH:
+            put(&w, "%sattention=flash", sep);
+            break;
+        case PLAN_FIX_ZERO1:
+        case PLAN_FIX_ZERO2:
+        case PLAN_FIX_ZERO3:
+            if (!zero)
+                put(&w, "%szero=%u", sep, fin->zero);
+            zero = true;
+            break;
+        case PLAN_FIX_FULL_CKPT:
+            put(&w, "%srecompute=full", sep);
+            break;
+        case PLAN_FIX_TP:
+            if (!tp)
+                put(&w, "%stp=%llu%s", sep, (unsigned long long)fin->tp,
+                    p->base_sp ? "" : " sp=yes");
+            tp = true;
+            break;
+        case PLAN_FIX_OFFLOAD:
+            put(&w, "%soffload=optimizer", sep);
+            break;
+        default: /* micro_batch: printed last, with its final value */
+            break;
+        }
+    }
+    if (fin->micro_batch != p->base_micro_batch)
+        put(&w, "%smicro_batch=%llu", w.len ? " " : "", (unsigned long long)fin->micro_batch);
+    return w.len;
+}
+
+size_t plan_fix_settings(const struct plan *p, char *buf, size_t size)
+{
+    if (p->fix_rung < 0) {
+        if (size > 0)
+            buf[0] = '\0';
+        return 0;
+    }
+    return plan_rung_settings(p, (size_t)p->fix_rung, buf, size);
+}
+
+const char *plan_mode_name(enum plan_mode mode)
+{
+    static const char *const names[] = {"plain", "flash", "selective", "full"};
+    return (unsigned)mode < PLAN_MODES ? names[mode] : "?";
+}
+
+void plan_mode_scenario(const struct scenario *sc, enum plan_mode mode, struct scenario *out)
+{
+    *out = *sc;
+    out->attention = mode == PLAN_MODE_FLASH || mode == PLAN_MODE_FULL ? ATTENTION_FLASH
+                                                                        : ATTENTION_PLAIN;
+    out->recompute = mode == PLAN_MODE_SELECTIVE ? RECOMPUTE_SELECTIVE
+                     : mode == PLAN_MODE_FULL    ? RECOMPUTE_EVERY_K
+                                                 : RECOMPUTE_NONE;
+    out->ckpt_every = mode == PLAN_MODE_FULL ? 1 : 0;
+}
+
+void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES])
+{
+    for (int m = 0; m < PLAN_MODES; m++) {
+        struct scenario trial;
+        plan_mode_scenario(sc, (enum plan_mode)m, &trial);
+        out[m] = model_max_micro_batch(&trial);
+    }
+}
+
+int plan_k_curve(const struct scenario *sc, uint64_t *act_bytes, size_t n)
+{
+    if (sc->pp == 0 || n == 0 || n > sc->layers / sc->pp)
+        return -1;
+    /* A as checkpointing sees it: the scenario's attention, without selective's dropped core. */
+    struct scenario ck = *sc;
+    ck.recompute = RECOMPUTE_EVERY_K;
+    ck.ckpt_every = 1;
+    struct model_layer_act act;
+    uint64_t c;
+    if (model_layer_act(&ck, &act) != MODEL_OK || model_ckpt_bytes(&ck, &c) != MODEL_OK)
+        return -1;
+    for (size_t k = 1; k <= n; k++) {
+        if (model_stage_act(&ck, act.total, c, ck.pp, k, &act_bytes[k - 1]) != MODEL_OK)
+            return -1;
+    }
+    return 0;
+}

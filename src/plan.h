@@ -1,0 +1,125 @@
+/*
+ * plan: the cheapest fix (SPEC section 4, the lesson's ladder in section 3, "Does it fit, and
+ * what is the cheapest fix?"), the largest micro-batch per activation mode, and the M(k) curve.
+ *
+ * Pure: plan_build reads a const scenario and fills a caller's struct plan; no I/O, no allocation,
+ * no globals. A scenario that fits as it is costs one model_peak (the eval hot path).
+ *
+ * The ladder, applied cumulatively; a rung that does not apply is skipped (not recorded); the
+ * first rung that fits is the fix:
+ *   1. flash       attention=flash, when attention is plain and recompute is not selective
+ *   2. zero1       zero=1, when dp > 1 and zero < 1
+ *      zero2       zero=2, when dp > 1 and zero < 2
+ *   3. micro_batch the largest b' < b that fits, when b > 1 (gradient accumulation keeps the
+ *                  global batch); thin_matmuls when s * b' < 4096 tokens
+ *   4. full_ckpt   recompute=full (every layer), unless it already is
+ *      zero3       zero=3, when dp > 1 and zero < 3
+ *                  the one with the smaller cost-model overhead first (full_ckpt on a tie),
+ *                  then the other on top of it
+ *   5. tp          tp=t sp=yes for t = 2, 4, 8, ... > the scenario's tp, t <= gpus_per_node,
+ *                  t dividing heads and kv_heads; smallest first, one rung per t
+ *   6. offload     offload=optimizer, when offload is none
+ * From rung 3 on every rung re-picks the largest b' <= b (the scenario's b) that fits; when not
+ * even b' = 1 fits, the rung is recorded at b' = 1 (its lowest peak) and does not fit.
+ */
+#ifndef MEMFIT_PLAN_H
+#define MEMFIT_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cost.h"
+#include "model.h"
+#include "scenario.h"
+
+/* Rungs 1-4 and 6 give at most 7; tp gives one per power of two that divides heads (< 2^17). */
+#define PLAN_MAX_RUNGS 24
+
+/* Below this many tokens per micro-batch the matmuls get thin (lesson section 3, fix 3). */
+#define PLAN_THIN_TOKENS 4096
+
+enum plan_fix {
+    PLAN_FIX_NONE, /* fits as it is */
+    PLAN_FIX_FLASH,
+    PLAN_FIX_ZERO1,
+    PLAN_FIX_ZERO2,
+    PLAN_FIX_MICRO_BATCH,
+    PLAN_FIX_FULL_CKPT,
+    PLAN_FIX_ZERO3,
+    PLAN_FIX_TP,
+    PLAN_FIX_OFFLOAD,
+    PLAN_FIX_NOTHING /* no rung fits */
+};
+
+struct plan_rung {
+    enum plan_fix fix;   /* what this rung added */
+    struct scenario sc;  /* the cumulative settings, micro-batch re-picked from rung 3 on */
+    struct terms terms;  /* model_peak of sc */
+    bool fits;
+    bool thin_matmuls;   /* b' < b and s * b' < PLAN_THIN_TOKENS */
+    struct cost cost;    /* the step of sc */
+    double extra_time_s; /* cost.overhead_s - the baseline's overhead_s: seconds per step added */
+};
+
+struct plan {
+    struct terms base;        /* model_peak of the scenario */
+    enum plan_fix fix;
+    int fix_rung;             /* index in rungs of the fix; -1 for none and nothing */
+    uint64_t fix_peak_bytes;  /* none: the base peak; nothing: the last rung's (all fixes) */
+    uint64_t fix_micro_batch; /* likewise */
+    /* Model states alone, fully sharded, on GPUs of the raw memory (lesson check-yourself 2:
+     * 70B needs 14 x 80 GB). Filled for every scenario. */
+    uint64_t gpus_for_states;
+    struct plan_rung rungs[PLAN_MAX_RUNGS]; /* rungs[0..n_rungs) are valid */
+    size_t n_rungs;           /* 0 when the scenario fits */
+    struct cost base_cost;    /* filled only when the ladder runs (the scenario does not fit) */
+    uint64_t base_micro_batch; /* the scenario's b and sp, for plan_fix_settings */
+    bool base_sp;
+};
+
+/* Runs the ladder for sc. Returns 0, or -1 when a byte count overflows (the plan is unusable). */
+int plan_build(const struct scenario *sc, struct plan *out);
+
+/* "none", "flash", "zero1", "zero2", "micro_batch", "full_ckpt", "zero3", "tp", "offload",
+ * "nothing": the `fix` column of eval. */
+const char *plan_fix_name(enum plan_fix fix);
+
+/*
+ * The `fix_plan` column: the settings the fix changed, `column=value` joined by spaces in the
+ * order first applied, each with its final value, the re-picked micro_batch last, e.g.
+ * "attention=flash zero=3 recompute=full tp=4 sp=yes micro_batch=1"; "" for none and nothing.
+ * Writes at most size bytes with the final NUL (truncating); returns the length of the whole
+ * string, like snprintf.
+ */
+size_t plan_fix_settings(const struct plan *p, char *buf, size_t size);
+
+/* The same for the cumulative settings of rungs[rung] (a label for its bar in the report);
+ * "" when rung >= n_rungs. */
+size_t plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size);
+
+/* Activation modes for the largest micro-batch (SPEC section 4; lesson section 4, step 8). */
+enum plan_mode {
+    PLAN_MODE_PLAIN,     /* attention=plain recompute=none */
+    PLAN_MODE_FLASH,     /* attention=flash recompute=none */
+    PLAN_MODE_SELECTIVE, /* attention=plain recompute=selective (the lesson's 34sbh) */
+    PLAN_MODE_FULL,      /* attention=flash recompute=full (the lesson's b <= 62) */
+    PLAN_MODES
+};
+
+const char *plan_mode_name(enum plan_mode mode);
+
+/* sc with the attention and recomputation of `mode`, every other setting kept. */
+void plan_mode_scenario(const struct scenario *sc, enum plan_mode mode, struct scenario *out);
+
+/* Largest micro-batch that fits in each mode (model_max_micro_batch; 0: not even 1). */
+void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES]);
+
+/*
+ * M(k) for k = 1..n on the most loaded first stage, checkpointing every k with the scenario's
+ * attention: act_bytes[k-1] = m ceil((L/pp)/k') c + k' A (model_stage_act), n <= L/pp.
+ * Returns 0, or -1 on overflow or n out of range. k* and the best k: model_eval (k_star, k_best).
+ */
+int plan_k_curve(const struct scenario *sc, uint64_t *act_bytes, size_t n);
+
+#endif

@@ -1,0 +1,540 @@
+/*
+ * Tests of csvin.c and config.c: the CSV dialect (quotes, CRLF, BOM, physical line numbers),
+ * presets and defaults, and one test per bad-input class of SPEC section 2: each gives
+ * "FILE:LINE: column 'X': ...", skips its row and lets the others through.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "csvin.h"
+#include "model.h"
+
+#define MAX_ROWS 16
+
+struct run {
+    struct scenario sc[MAX_ROWS];
+    unsigned long line[MAX_ROWS];
+    size_t n;
+    unsigned long rejected;
+    char messages[4096];
+    size_t n_messages;
+};
+
+static void collect(void *ctx, const char *msg)
+{
+    struct run *r = ctx;
+    size_t used = strlen(r->messages);
+    snprintf(r->messages + used, sizeof r->messages - used, "%s\n", msg);
+    r->n_messages++;
+}
+
+static struct config_presets *presets;
+
+static int load_presets(void **state)
+{
+    (void)state;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    presets = config_presets_load("configs/models.csv", "configs/gpus.csv", &d);
+    return presets ? 0 : -1;
+}
+
+static int free_presets(void **state)
+{
+    (void)state;
+    config_presets_free(presets);
+    return 0;
+}
+
+/* Reads `csv` as the file "in.csv" with the default --reserve. */
+static void run_csv(struct run *r, const char *csv)
+{
+    memset(r, 0, sizeof *r);
+    struct diag d;
+    diag_init(&d, collect, r);
+    struct config_names names;
+    config_names_init(&names);
+    FILE *f = fmemopen((void *)csv, strlen(csv), "r");
+    assert_non_null(f);
+    struct config_options opt = {0.15};
+    struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
+    assert_non_null(rd);
+    int rc;
+    struct scenario sc;
+    unsigned long line;
+    while ((rc = config_reader_next(rd, &sc, &line)) != 0) {
+        if (rc == -2)
+            break;
+        if (rc == 1 && r->n < MAX_ROWS) {
+            r->line[r->n] = line;
+            r->sc[r->n++] = sc;
+        }
+    }
+    r->rejected = config_reader_rejected(rd);
+    config_reader_free(rd);
+    fclose(f);
+    config_names_release(&names);
+}
+
+static void assert_message(const struct run *r, const char *want)
+{
+    if (!strstr(r->messages, want))
+        fail_msg("expected message containing \"%s\", got:\n%s", want, r->messages);
+}
+
+#define HEADER "name,layers,hidden,heads,vocab,seq,micro_batch,gpu_mem_gb\n"
+
+/* ---- the CSV dialect ---- */
+
+static void reads_explicit_columns_with_defaults(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,16,50257,2048,8,80\n");
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.n_messages, 0);
+    const struct scenario *sc = &r.sc[0];
+    assert_string_equal(sc->name, "a");
+    assert_int_equal(sc->kv_heads, 16);
+    assert_int_equal(sc->ffn, 8192);
+    assert_true(sc->tied);
+    assert_true(sc->dropout);
+    assert_int_equal(sc->dp, 1);
+    assert_int_equal(sc->global_batch, 8);
+    assert_int_equal(sc->gpu_mem_bytes, 80000000000);
+    assert_true(sc->reserve == 0.15);
+    assert_int_equal(sc->gpus_per_node, 8);
+    /* The lesson's worked example, from a CSV row. */
+    struct terms t;
+    assert_int_equal(model_eval(sc, &t), MODEL_OK);
+    assert_int_equal(t.params, 1311528960);
+}
+
+static void header_is_case_insensitive_trimmed_and_in_any_order(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, " Micro_Batch ,SEQ,name,Layers,hidden,heads,vocab,gpu_mem_gb\n8,2048,x,24,2048,16,50257,80\n");
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.sc[0].micro_batch, 8);
+    assert_int_equal(r.sc[0].seq, 2048);
+}
+
+static void bom_crlf_and_quoted_fields(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "\xEF\xBB\xBF" "name,layers,hidden,heads,vocab,seq,micro_batch,gpu_mem_gb\r\n"
+                "\"with, comma\",24,2048,16,50257,2048,8,80\r\n"
+                "\"two\nlines\",24,2048,16,50257,2048,8,80\r\n"
+                "after,24,2048,16,50257,2048,8,80\r\n");
+    assert_int_equal(r.n_messages, 0);
+    assert_int_equal(r.n, 3);
+    assert_string_equal(r.sc[0].name, "with, comma");
+    assert_string_equal(r.sc[1].name, "two\nlines");
+    /* Physical line numbers: the quoted newline makes "after" start on line 5. */
+    assert_int_equal(r.line[0], 2);
+    assert_int_equal(r.line[1], 3);
+    assert_int_equal(r.line[2], 5);
+}
+
+static void blank_lines_are_skipped(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "\na,24,2048,16,50257,2048,8,80\n\n");
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.line[0], 3);
+}
+
+static void model_and_gpu_presets_merge_and_columns_win(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,gpu,seq,micro_batch,kv_heads\n"
+                "l,Llama2-70B,h100-80gb,4096,1,\n"
+                "o,llama2-70b,H100-80GB,4096,1,16\n");
+    assert_int_equal(r.n, 2);
+    const struct scenario *sc = &r.sc[0];
+    assert_int_equal(sc->arch, ARCH_LLAMA);
+    assert_int_equal(sc->layers, 80);
+    assert_int_equal(sc->kv_heads, 8);
+    assert_int_equal(sc->ffn, 28672);
+    assert_false(sc->tied);
+    assert_false(sc->dropout);
+    assert_int_equal(sc->gpu_mem_bytes, 80000000000);
+    assert_true(sc->speed.bf16_tflops > 900);
+    assert_int_equal(r.sc[1].kv_heads, 16); /* the explicit column wins */
+}
+
+static void every_preset_gives_its_published_parameter_count(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model;
+        uint64_t params;
+    } want[] = {
+        {"gpt2-small", 124439808},   {"gpt2-medium", 354823168},  {"gpt2-large", 774030080},
+        {"gpt2-xl", 1557611200},     {"gpt-1.3b", 1311528960},    {"llama2-7b", 6738415616},
+        {"llama2-13b", 13015864320}, {"llama2-70b", 68976648192}, {"llama3-8b", 8030261248},
+        {"llama3-70b", 70553706496}, {"mistral-7b", 7241732096},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char csv[256];
+        snprintf(csv, sizeof csv, "name,model,seq,micro_batch,gpu\nx,%s,1024,1,A100-80GB\n",
+                 want[i].model);
+        struct run r;
+        run_csv(&r, csv);
+        assert_int_equal(r.n, 1);
+        struct terms t;
+        assert_int_equal(model_peak(&r.sc[0], &t), MODEL_OK);
+        if (t.params != want[i].params)
+            fail_msg("%s: %llu parameters, published %llu", want[i].model,
+                     (unsigned long long)t.params, (unsigned long long)want[i].params);
+    }
+}
+
+static void gpt3_preset_is_175b(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb\nx,gpt3-175b,2048,1,80\n");
+    assert_int_equal(r.n, 1);
+    struct terms t;
+    assert_int_equal(model_peak(&r.sc[0], &t), MODEL_OK);
+    assert_int_equal((t.params + 500000000) / 1000000000, 175);
+}
+
+static void llama_ffn_default(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,arch,layers,hidden,heads,vocab,seq,micro_batch,gpu_mem_gb\n"
+                "x,llama,32,4096,32,32000,4096,1,80\n");
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.sc[0].ffn, 11008); /* 256 * ceil(floor(8h/3) / 256) */
+    assert_false(r.sc[0].tied);
+}
+
+static void recompute_and_booleans(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu,recompute,sp,tp,dropout\n"
+                "a,gpt-1.3b,2048,8,H100-80GB,full,yes,2,no\n"
+                "b,gpt-1.3b,2048,8,H100-80GB,4,TRUE,2,0\n"
+                "c,gpt-1.3b,2048,8,H100-80GB,selective,0,1,1\n");
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.sc[0].recompute, RECOMPUTE_EVERY_K);
+    assert_int_equal(r.sc[0].ckpt_every, 1);
+    assert_true(r.sc[0].sp);
+    assert_false(r.sc[0].dropout);
+    assert_int_equal(r.sc[1].ckpt_every, 4);
+    assert_int_equal(r.sc[2].recompute, RECOMPUTE_SELECTIVE);
+    assert_true(r.sc[2].dropout);
+}
+
+static void reserve_column_wins(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,reserve\nx,gpt-1.3b,2048,8,80,0.1\n");
+    assert_int_equal(r.n, 1);
+    assert_true(r.sc[0].reserve == 0.1);
+}
+
+/* ---- one test per bad-input class (SPEC section 2) ---- */
+
+static void bad_missing_required_value(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,16,50257,,8,80\nb,24,2048,16,50257,2048,8,80\n");
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.sc[0].name, "b");
+    assert_message(&r, "in.csv:2: column 'seq': a value is required");
+}
+
+static void bad_missing_required_column(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,layers,hidden,heads,vocab,seq,gpu_mem_gb\na,24,2048,16,50257,2048,80\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:2: column 'micro_batch': a value is required");
+}
+
+static void bad_non_number(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,abc,50257,2048,8,80\nb,24,2048,16,50257,2048,8,8O\n"
+                       "c,24,2048,16,50257,2048,8,80\n");
+    assert_int_equal(r.n, 1);
+    assert_message(&r, "in.csv:2: column 'heads': 'abc' is not a positive integer");
+    assert_message(&r, "in.csv:3: column 'gpu_mem_gb': '8O' is not a number");
+}
+
+static void bad_fractional_size(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,16,50257,2048,2.5,80\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "column 'micro_batch': '2.5' is not an integer");
+}
+
+static void bad_negative_size(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,-24,2048,16,50257,2048,8,80\nb,24,2048,16,50257,2048,8,-80\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:2: column 'layers': '-24' is negative");
+    assert_message(&r, "in.csv:3: column 'gpu_mem_gb': '-80' must be a positive number of GB");
+}
+
+static void bad_zero_size(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,16,50257,2048,0,80\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:2: column 'micro_batch': '0' is zero");
+}
+
+static void bad_fraction_outside_0_1(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,reserve\n"
+                "a,gpt-1.3b,2048,8,80,1\nb,gpt-1.3b,2048,8,80,-0.1\nc,gpt-1.3b,2048,8,80,0.99\n");
+    assert_int_equal(r.n, 1);
+    assert_message(&r, "in.csv:2: column 'reserve': '1' is outside [0, 1)");
+    assert_message(&r, "in.csv:3: column 'reserve': '-0.1' is outside [0, 1)");
+}
+
+static void bad_degree_that_does_not_divide(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,tp,pp,kv_heads,global_batch,dp\n"
+                "tp,gpt-1.3b,2048,8,80,3,1,,,1\n"
+                "pp,gpt-1.3b,2048,8,80,1,5,,,1\n"
+                "kv,gpt-1.3b,2048,8,80,1,1,5,,1\n"
+                "gb,gpt-1.3b,2048,8,80,1,1,,100,2\n"
+                "ok,gpt-1.3b,2048,8,80,2,4,8,64,2\n");
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.sc[0].name, "ok");
+    assert_message(&r, "in.csv:2: column 'tp': '3' does not divide heads (16)");
+    assert_message(&r, "in.csv:3: column 'pp': '5' does not divide layers (24)");
+    assert_message(&r, "in.csv:4: column 'kv_heads': '5' does not divide heads (16)");
+    assert_message(&r, "in.csv:5: column 'global_batch': '100' is not a multiple of micro_batch * dp (16)");
+}
+
+static void bad_heads_do_not_divide_hidden(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,24,50257,2048,8,80\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "column 'heads': '24' does not divide hidden (2048)");
+}
+
+static void bad_value_that_overflows_64_bits(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,16,50257,4000000000000,8,80\n"
+                       "b,24,2048,16,50257,99999999999999999999999,8,80\n"
+                       "c,24,2048,16,50257,2048,8,80\n");
+    assert_int_equal(r.n, 1);
+    assert_message(&r, "in.csv:2: column 'seq': '4000000000000' is so large that a byte count would overflow 64 bits");
+    assert_message(&r, "in.csv:3: column 'seq': '99999999999999999999999' is too large");
+}
+
+static void bad_unknown_preset(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,gpu,seq,micro_batch\n"
+                "a,llama2-7c,H100-80GB,4096,1\nb,llama2-7b,H100-80G,4096,1\nc,gpt5,H100-80GB,4096,1\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:2: column 'model': unknown model preset 'llama2-7c' (did you mean 'llama2-7b'?)");
+    assert_message(&r, "in.csv:3: column 'gpu': unknown GPU preset 'H100-80G' (did you mean 'H100-80GB'?)");
+    assert_message(&r, "in.csv:4: column 'model': unknown model preset 'gpt5'");
+}
+
+static void bad_unknown_column_rejects_the_file(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,layers,hidden,heads,vocab,seq,micro_bacth,gpu_mem_gb\n"
+                "a,24,2048,16,50257,2048,8,80\nb,24,2048,16,50257,2048,8,80\n");
+    assert_int_equal(r.n, 0);
+    assert_int_equal(r.rejected, 2);
+    assert_int_equal(r.n_messages, 1);
+    assert_message(&r, "in.csv:1: unknown column 'micro_bacth' (did you mean 'micro_batch'?)");
+}
+
+static void bad_malformed_header(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,seq,seq\na,1,2\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:1: column 'seq' appears twice in the header");
+    run_csv(&r, "layers,seq\n1,2\n");
+    assert_message(&r, "in.csv:1: the header has no 'name' column");
+    run_csv(&r, "");
+    assert_message(&r, "in.csv: empty file: a header row is required");
+}
+
+static void bad_duplicate_name(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,16,50257,2048,8,80\nb,24,2048,16,50257,2048,8,80\n"
+                       "a,24,2048,16,50257,2048,4,80\n");
+    assert_int_equal(r.n, 2);
+    assert_message(&r, "in.csv:4: column 'name': 'a' is a duplicate (first seen on line 2)");
+}
+
+static void bad_malformed_record(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,16,50257,2048,8,80\n"
+                       "b\"x,24,2048,16,50257,2048,8,80\n"
+                       "c,24,2048,16,50257,2048,8\n"
+                       "d,24,2048,16,50257,2048,8,80\n");
+    assert_int_equal(r.n, 2);
+    assert_string_equal(r.sc[1].name, "d");
+    assert_message(&r, "in.csv:3: malformed CSV record");
+    assert_message(&r, "in.csv:4: malformed CSV record: 7 fields where the header has 8");
+}
+
+static void bad_unterminated_quote_at_end(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, HEADER "a,24,2048,16,50257,2048,8,80\n\"b,24,2048,16,50257,2048,8,80\n");
+    assert_int_equal(r.n, 1);
+    assert_message(&r, "in.csv:3: malformed CSV record: a quoted field is not closed");
+}
+
+static void bad_words_and_booleans(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,attention,precision,tied,recompute,zero,offload\n"
+                "a,gpt-1.3b,2048,8,80,fast,,,,,\n"
+                "b,gpt-1.3b,2048,8,80,,fp8,,,,\n"
+                "c,gpt-1.3b,2048,8,80,,,maybe,,,\n"
+                "d,gpt-1.3b,2048,8,80,,,,some,,\n"
+                "e,gpt-1.3b,2048,8,80,,,,,4,\n"
+                "f,gpt-1.3b,2048,8,80,,,,,,gpu\n"
+                "g,gpt-1.3b,2048,8,80,,,,30,,\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:2: column 'attention': 'fast' is not one of plain, flash");
+    assert_message(&r, "in.csv:3: column 'precision': 'fp8' is not one of mixed, autocast, megatron, frozen");
+    assert_message(&r, "in.csv:4: column 'tied': 'maybe' is not a boolean");
+    assert_message(&r, "in.csv:5: column 'recompute': 'some' is not none, selective, full or a positive integer k");
+    assert_message(&r, "in.csv:6: column 'zero': '4' is not a ZeRO stage 0-3");
+    assert_message(&r, "in.csv:7: column 'offload': 'gpu' is not one of none, optimizer");
+    assert_message(&r, "in.csv:8: column 'recompute': checkpointing every 30 layers is more than layers (24)");
+}
+
+static void bad_llama_with_dropout(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,dropout\na,llama2-7b,4096,1,80,yes\n");
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:2: column 'dropout': 'yes' is not possible with arch=llama");
+}
+
+static void bad_name_too_long(void **state)
+{
+    (void)state;
+    struct run r;
+    char csv[512];
+    snprintf(csv, sizeof csv, HEADER "%065d,24,2048,16,50257,2048,8,80\n", 7);
+    run_csv(&r, csv);
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:2: column 'name': ");
+    assert_message(&r, "is longer than 64 characters");
+}
+
+static void csvin_streams_with_flat_memory(void **state)
+{
+    (void)state;
+    /* 20,000 records read through one reader reuse the same field buffers. */
+    size_t n = 20000, len = 0;
+    char *text = malloc(n * 16 + 16);
+    assert_non_null(text);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, 16, "r%zu,%zu\n", i, i);
+    FILE *f = fmemopen(text, len, "r");
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    struct csvin *in = csvin_new(f, "big.csv", &d);
+    struct csvin_record rec;
+    char **first_fields = NULL;
+    size_t count = 0;
+    while (csvin_next(in, &rec) == 1) {
+        if (!first_fields)
+            first_fields = rec.fields;
+        assert_ptr_equal(rec.fields, first_fields);
+        assert_int_equal(rec.line, count + 1);
+        count++;
+    }
+    assert_int_equal(count, n);
+    csvin_free(in);
+    fclose(f);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_explicit_columns_with_defaults),
+        cmocka_unit_test(header_is_case_insensitive_trimmed_and_in_any_order),
+        cmocka_unit_test(bom_crlf_and_quoted_fields),
+        cmocka_unit_test(blank_lines_are_skipped),
+        cmocka_unit_test(model_and_gpu_presets_merge_and_columns_win),
+        cmocka_unit_test(every_preset_gives_its_published_parameter_count),
+        cmocka_unit_test(gpt3_preset_is_175b),
+        cmocka_unit_test(llama_ffn_default),
+        cmocka_unit_test(recompute_and_booleans),
+        cmocka_unit_test(reserve_column_wins),
+        cmocka_unit_test(bad_missing_required_value),
+        cmocka_unit_test(bad_missing_required_column),
+        cmocka_unit_test(bad_non_number),
+        cmocka_unit_test(bad_fractional_size),
+        cmocka_unit_test(bad_negative_size),
+        cmocka_unit_test(bad_zero_size),
+        cmocka_unit_test(bad_fraction_outside_0_1),
+        cmocka_unit_test(bad_degree_that_does_not_divide),
+        cmocka_unit_test(bad_heads_do_not_divide_hidden),
+        cmocka_unit_test(bad_value_that_overflows_64_bits),
+        cmocka_unit_test(bad_unknown_preset),
+        cmocka_unit_test(bad_unknown_column_rejects_the_file),
+        cmocka_unit_test(bad_malformed_header),
+        cmocka_unit_test(bad_duplicate_name),
+        cmocka_unit_test(bad_malformed_record),
+        cmocka_unit_test(bad_unterminated_quote_at_end),
+        cmocka_unit_test(bad_words_and_booleans),
+        cmocka_unit_test(bad_llama_with_dropout),
+        cmocka_unit_test(bad_name_too_long),
+        cmocka_unit_test(csvin_streams_with_flat_memory),
+    };
+    return cmocka_run_group_tests(tests, load_presets, free_presets);
+}
