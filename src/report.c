@@ -19,6 +19,7 @@
 #include "model.h"
 #include "out.h"
 #include "paths.h"
+#include "pdffix.h"
 #include "plan.h"
 #include "template.h"
 #include "timeline.h"
@@ -931,15 +932,47 @@ static void table_terms(struct report_doc *doc, const struct report_sc *r)
     doc_table_end(doc);
 }
 
+/* True when the space-separated list `list` holds the token s[0..n). */
+static bool report_has_token(const char *list, const char *s, size_t n)
+{
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, " ");
+        if (len == n && memcmp(p, s, n) == 0)
+            return true;
+        p += len;
+        p += *p == ' ';
+    }
+    return false;
+}
+
+/* The settings of cur that prev does not have: what one rung changed. */
+static void report_delta(const char *prev, const char *cur, char *out, size_t size)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (const char *p = cur; *p;) {
+        size_t len = strcspn(p, " ");
+        if (len && !report_has_token(prev, p, len) && o + len + 2 < size) {
+            if (o)
+                out[o++] = ' ';
+            memcpy(out + o, p, len);
+            o += len;
+            out[o] = '\0';
+        }
+        p += len;
+        p += *p == ' ';
+    }
+}
+
 static void table_ladder(struct report_doc *doc, const struct report_sc *r)
 {
     static const struct report_col cols[] = {
-        {"rung", 0.15, CANVAS_ALIGN_LEFT}, {"settings (cumulative)", 0.39, CANVAS_ALIGN_LEFT},
+        {"rung", 0.15, CANVAS_ALIGN_LEFT}, {"adds to the rungs above", 0.39, CANVAS_ALIGN_LEFT},
         {"b", 0.06, CANVAS_ALIGN_RIGHT}, {"peak", 0.12, CANVAS_ALIGN_RIGHT},
         {"fits", 0.08, CANVAS_ALIGN_CENTER}, {"added time / step", 0.20, CANVAS_ALIGN_RIGHT}};
     const struct plan *p = &r->plan;
     struct report_table tb = {cols, 6, 0};
-    char b[32], peak[32], extra[48], settings[256], label[64];
+    char b[32], peak[32], extra[48], settings[256], prev[256] = "", delta[256], label[64];
     doc_table_start(doc, &tb, p->n_rungs + 1 < 4 ? p->n_rungs + 1 : 4);
     fmt_u64(b, sizeof b, r->sc->micro_batch);
     fmt_size(peak, sizeof peak, r->t.peak_bytes, &doc->units);
@@ -948,6 +981,8 @@ static void table_ladder(struct report_doc *doc, const struct report_sc *r)
     for (size_t i = 0; i < p->n_rungs; i++) {
         const struct plan_rung *g = &p->rungs[i];
         plan_rung_settings(p, i, settings, sizeof settings);
+        report_delta(prev, settings, delta, sizeof delta);
+        memcpy(prev, settings, sizeof prev);
         report_rung_label(g, label, sizeof label);
         fmt_u64(b, sizeof b, g->sc.micro_batch);
         fmt_size(peak, sizeof peak, g->terms.peak_bytes, &doc->units);
@@ -959,7 +994,7 @@ static void table_ladder(struct report_doc *doc, const struct report_sc *r)
             size_t len = strlen(extra);
             fmt(extra + len, sizeof extra - len, " (thin)");
         }
-        const char *row[] = {label, settings, b, peak, g->fits ? "yes" : "no", extra};
+        const char *row[] = {label, delta, b, peak, g->fits ? "yes" : "no", extra};
         doc_table_row(doc, &tb, row, (int)i == p->fix_rung ? ROW_OK : ROW_PLAIN);
     }
     doc_table_end(doc);
@@ -1384,23 +1419,48 @@ static void doc_scenario(struct report_doc *doc, const struct report_run *run, s
     doc_render(doc, &run->scenario_tmpl, r, run, 0, 0);
 }
 
+/* The saved document, in memory (libharu's own stream, read out). */
+static unsigned char *report_save_memory(HPDF_Doc pdf, size_t *len)
+{
+    if (HPDF_SaveToStream(pdf) != HPDF_OK)
+        return NULL;
+    size_t size = HPDF_GetStreamSize(pdf);
+    unsigned char *buf = malloc(size ? size : 1);
+    if (!buf)
+        return NULL;
+    HPDF_ResetStream(pdf);
+    size_t got = 0;
+    while (got < size) {
+        HPDF_UINT32 n = (HPDF_UINT32)(size - got);
+        HPDF_STATUS st = HPDF_ReadFromStream(pdf, buf + got, &n);
+        got += n;
+        if (st == HPDF_STREAM_EOF)
+            break;
+        if (st != HPDF_OK || n == 0) {
+            free(buf);
+            return NULL;
+        }
+    }
+    *len = got;
+    return buf;
+}
+
+/* Writes the document into f, its ToUnicode maps repaired (pdffix.h). */
 static int report_save_stream(FILE *f, void *ctx)
 {
-    HPDF_Doc pdf = ctx;
-    HPDF_BYTE buf[65536];
-    if (HPDF_SaveToStream(pdf) != HPDF_OK)
+    size_t len, fixed_len;
+    unsigned char *pdf = report_save_memory(ctx, &len), *fixed;
+    if (!pdf)
         return -1;
-    HPDF_ResetStream(pdf);
-    for (;;) {
-        HPDF_UINT32 len = sizeof buf;
-        HPDF_STATUS st = HPDF_ReadFromStream(pdf, buf, &len);
-        if (len && fwrite(buf, 1, len, f) != len)
-            return -1;
-        if (st == HPDF_STREAM_EOF)
-            return 0;
-        if (st != HPDF_OK)
-            return -1;
+    int rc = 0;
+    if (pdffix_tounicode(pdf, len, &fixed, &fixed_len) == 0) {
+        rc = fwrite(fixed, 1, fixed_len, f) == fixed_len ? 0 : -1;
+        free(fixed);
+    } else {
+        rc = fwrite(pdf, 1, len, f) == len ? 0 : -1;
     }
+    free(pdf);
+    return rc;
 }
 
 /* Finishes doc (footers) and writes it to path. */

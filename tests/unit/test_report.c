@@ -110,6 +110,8 @@ static void test_document_checks(void **state)
     /* Both faces of DejaVu Sans embedded (emb = yes). */
     assert_string_equal(sh("pdffonts '%s' 2>/dev/null | grep -c 'DejaVuSans.*CID TrueType.*yes'", pdf),
                         "2\n");
+    /* No complaint from poppler about the fonts' ToUnicode maps (pdffix). */
+    assert_string_equal(sh("pdftotext '%s' /dev/null 2>&1", pdf), "");
     const char *text = sh("pdftotext -layout '%s' - 2>/dev/null", pdf);
     assert_non_null(strstr(text, "116.1 GB"));   /* lesson section 4: the peak */
     assert_non_null(strstr(text, "51.7 GB"));    /* with FlashAttention */
