@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/stat.h>
+
 #include <hpdf.h>
 
 #include "canvas_hpdf.h"
@@ -46,6 +48,7 @@
     X(GPU, "gpu")                                                                                 \
     X(GPU_MEM, "gpu_mem")                                                                         \
     X(GPUS, "gpus")                                                                               \
+    X(HARDWARE, "hardware")                                                                       \
     X(RESERVE, "reserve")                                                                         \
     X(BUDGET, "budget")                                                                           \
     X(PEAK, "peak")                                                                               \
@@ -291,7 +294,14 @@ static void report_sc_values(struct report_sc *r, const struct report_units *u)
         fmt(v[PH_GPU_MEM], n, "%.0f %s", mem, u->name);
     else
         fmt_size(v[PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
-    fmt_u64(v[PH_GPUS], n, sc->dp * sc->tp * sc->pp);
+    uint64_t gpus = sc->dp * sc->tp * sc->pp;
+    fmt_u64(v[PH_GPUS], n, gpus);
+    if (sc->gpu_preset[0])
+        fmt(v[PH_HARDWARE], n, "%llu × %s (%s each)", (unsigned long long)gpus, sc->gpu_preset,
+            v[PH_GPU_MEM]);
+    else
+        fmt(v[PH_HARDWARE], n, "%llu GPU%s of %s", (unsigned long long)gpus, gpus == 1 ? "" : "s",
+            v[PH_GPU_MEM]);
     fmt(v[PH_RESERVE], n, "%.0f%%", sc->reserve * 100);
     fmt_size(v[PH_BUDGET], n, t->budget_bytes, u);
     fmt_size(v[PH_PEAK], n, t->peak_bytes, u);
@@ -813,7 +823,7 @@ static void table_config(struct report_doc *doc, const struct report_sc *r)
         bpp.optimizer);
     fmt(act, sizeof act, "attention %s, recompute %s", v[PH_ATTENTION], v[PH_RECOMPUTE]);
     fmt(parallel, sizeof parallel, "%s", v[PH_PARALLEL]);
-    fmt(gpu, sizeof gpu, "%s × %s, %s each", v[PH_GPUS], v[PH_GPU], v[PH_GPU_MEM]);
+    fmt(gpu, sizeof gpu, "%s", v[PH_HARDWARE]);
     fmt(res, sizeof res, "%s kept free: budget %s", v[PH_RESERVE], v[PH_BUDGET]);
     fmt(psi, sizeof psi, "Ψ = %s (%s)", v[PH_PARAMS], v[PH_PARAMS_SHORT]);
     const char *rows[][4] = {
@@ -1058,7 +1068,7 @@ static void chart_fit(struct report_doc *doc, const struct report_sc *r, double 
         bars[i].term_bytes[CHART_ACT] = ts[i]->act_bytes;
         bars[i].term_bytes[CHART_LOGITS] = ts[i]->logits_bytes;
     }
-    struct chart_bars d = {.title = "Does it fit? Peak memory of the most loaded GPU, rung by rung",
+    struct chart_bars d = {.title = "Peak memory of the most loaded GPU: as given, then rung by rung",
                            .bars = bars,
                            .n = n,
                            .gpu_bytes = r->sc->gpu_mem_bytes,
@@ -1649,7 +1659,10 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     for (size_t i = 0; i < n; i++)
         memcpy(run.scs[i].vals.v, run.doc_vals.v, sizeof run.scs[i].vals.v[0] * PH_DOC_END);
 
-    /* 3. The files. */
+    /* 3. The files, in out_dir (made here when it is missing; one level, like mkdir). */
+    if (mkdir(opt->out_dir, 0777) != 0 && errno != EEXIST) {
+        /* Not fatal here: the write below reports the real reason with the file's name. */
+    }
     char path[4096];
     if (out_join(path, sizeof path, opt->out_dir, opt->file_name ? opt->file_name : "report.pdf",
                  "") != 0) {
