@@ -1170,8 +1170,8 @@ static double report_chart_height(const char *name)
     static const struct {
         const char *name;
         double h;
-    } heights[] = {{"fit", 235}, {"step", 196}, {"step_ckpt", 196},
-                   {"kcurve", 205}, {"walk", 235}, {"params", 165}};
+    } heights[] = {{"fit", 235}, {"step", 178}, {"step_ckpt", 178},
+                   {"kcurve", 200}, {"walk", 220}, {"params", 150}};
     for (size_t i = 0; i < sizeof heights / sizeof *heights; i++)
         if (strcmp(heights[i].name, name) == 0)
             return heights[i].h;
@@ -1297,8 +1297,11 @@ static double doc_keep_height(struct report_doc *doc, const struct template *tmp
             h += doc_text_height(doc, b, vals);
             continue;
         }
-        if (b->kind == TEMPLATE_CHART)
-            h += report_chart_height(b->text) + 6;
+        if (b->kind == TEMPLATE_CHART) {
+            h += report_chart_height(b->text) + 10;
+            if (j + 1 < tmpl->n && tmpl->blocks[j + 1].kind == TEMPLATE_CHART)
+                h += report_chart_height(tmpl->blocks[j + 1].text) + 10;
+        }
         else if (b->kind == TEMPLATE_TABLE)
             h += strcmp(b->text, "verdict") == 0 ? 80 : 4 * ROW_H;
         break;
@@ -1328,6 +1331,11 @@ static void doc_render(struct report_doc *doc, const struct template *tmpl, stru
                 doc_new_page(doc);
             break;
         case TEMPLATE_CHART:
+            /* Charts that follow each other directly share a page (they are compared). */
+            if (i + 1 < tmpl->n && tmpl->blocks[i + 1].kind == TEMPLATE_CHART &&
+                (i == 0 || tmpl->blocks[i - 1].kind != TEMPLATE_CHART))
+                doc_need(doc, report_chart_height(b->text) +
+                                  report_chart_height(tmpl->blocks[i + 1].text) + 20);
             if (r)
                 doc_chart(doc, r, b->text);
             break;
@@ -1660,9 +1668,7 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
         memcpy(run.scs[i].vals.v, run.doc_vals.v, sizeof run.scs[i].vals.v[0] * PH_DOC_END);
 
     /* 3. The files, in out_dir (made here when it is missing; one level, like mkdir). */
-    if (mkdir(opt->out_dir, 0777) != 0 && errno != EEXIST) {
-        /* Not fatal here: the write below reports the real reason with the file's name. */
-    }
+    (void)mkdir(opt->out_dir, 0777); /* a failure shows in the write below, with its reason */
     char path[4096];
     if (out_join(path, sizeof path, opt->out_dir, opt->file_name ? opt->file_name : "report.pdf",
                  "") != 0) {
