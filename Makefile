@@ -9,6 +9,7 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make validate   re-measure the activation fixture with PyTorch (slow)
+#   make fuzz       libFuzzer on the CSV and template parsers (clang; FUZZ_SECONDS=60 each)
 #   WERROR=1        warnings are errors
 
 .SUFFIXES:
@@ -93,6 +94,17 @@ bench: $(MEMFIT) $(BENCH_BIN)
 validate:
 	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv
 
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
+             -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) -Isrc
+fuzz:
+	@mkdir -p build/fuzz
+	for t in tests/fuzz/fuzz_*.c; do \
+	  n=$$(basename $$t .c); \
+	  clang $(FUZZ_FLAGS) -o build/fuzz/$$n $$t $(LIB_SRC) $(LIBS) || exit 1; \
+	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
+	done
+
 golden-update: $(MEMFIT)
 	@MEMFIT=$(MEMFIT) GOLDEN_UPDATE=1 sh tests/run.sh
 
@@ -112,5 +124,5 @@ format:
 clean:
 	rm -rf build memfit
 
-.PHONY: all test asan valgrind report deps check-deps bench validate golden-update install uninstall \
+.PHONY: all test asan valgrind report deps check-deps bench validate golden-update install uninstall fuzz \
         format clean memfit

@@ -10,7 +10,7 @@
 /* What the table keeps of a row. */
 struct evalout_table_row {
     char name[SCENARIO_NAME_MAX + 1];
-    uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b;
+    uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b, gpus;
     int fits;
     char fix[16];
     char plan[FIX_PLAN_MAX];
@@ -75,21 +75,57 @@ static void put_json_text(FILE *out, const char *s)
     putc('"', out);
 }
 
-static const struct evalout_fix no_fix = {"none", 0, 0, ""};
+static const struct evalout_fix no_fix = {"none", 0, 0, "", 0};
+
+/* Appends the decimal digits of v: the CSV rows are mostly numbers, and printf's general
+ * machinery was a fifth of the time of a million-row eval. */
+static char *put_u64(char *p, uint64_t v)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233"
+                                "34353637383940414243444546474849505152535455565758596061626364656667"
+                                "6869707172737475767778798081828384858687888990919293949596979899";
+    char tmp[20];
+    int n = 20;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[--n] = pairs[d + 1];
+        tmp[--n] = pairs[d];
+    }
+    if (v >= 10) {
+        tmp[--n] = pairs[v * 2 + 1];
+        tmp[--n] = pairs[v * 2];
+    } else {
+        tmp[--n] = (char)('0' + v);
+    }
+    memcpy(p, tmp + n, (size_t)(20 - n));
+    return p + (20 - n);
+}
 
 static void row_csv(struct evalout *w, const struct scenario *sc, const struct terms *t,
                     const struct evalout_fix *f)
 {
     FILE *o = w->out;
     put_csv_text(o, sc->name);
-    fprintf(o,
-            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64
-            ",%" PRIu64 ",",
-            t->params, t->weights_bytes, t->grads_bytes, t->optimizer_bytes, t->states_bytes,
-            t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes, t->budget_bytes,
-            t->fits ? 1 : 0, t->k_best, t->max_micro_batch, f->name, f->peak_bytes,
-            f->micro_batch);
+    const uint64_t first[] = {t->params, t->weights_bytes, t->grads_bytes, t->optimizer_bytes,
+                              t->states_bytes, t->act_layer_bytes, t->act_bytes, t->logits_bytes,
+                              t->peak_bytes, t->budget_bytes, t->fits, t->k_best,
+                              t->max_micro_batch};
+    char buf[16 * 21 + 32], *p = buf;
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        *p++ = ',';
+        p = put_u64(p, first[i]);
+    }
+    fwrite(buf, 1, (size_t)(p - buf), o);
+    putc(',', o);
+    fputs(f->name, o);
+    p = buf;
+    *p++ = ',';
+    p = put_u64(p, f->peak_bytes);
+    *p++ = ',';
+    p = put_u64(p, f->micro_batch);
+    *p++ = ',';
+    fwrite(buf, 1, (size_t)(p - buf), o);
     put_csv_text(o, f->plan);
     putc('\n', o);
 }
@@ -144,6 +180,7 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     r->max_b = t->max_micro_batch;
     r->fix_peak = f->peak_bytes;
     r->fix_b = f->micro_batch;
+    r->gpus = f->gpus_for_states;
     snprintf(r->fix, sizeof r->fix, "%s", f->name);
     snprintf(r->plan, sizeof r->plan, "%s", f->plan);
 }
@@ -194,10 +231,33 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
     if (strcmp(r->fix, "none") == 0)
         snprintf(cells[TCOL_FIX], n, "-");
     else if (strcmp(r->fix, "nothing") == 0)
-        snprintf(cells[TCOL_FIX], n, "nothing fits: %s", r->plan);
+        snprintf(cells[TCOL_FIX], n, "nothing fits");
     else
-        snprintf(cells[TCOL_FIX], n, "%s -> %.1f %s at b=%" PRIu64 " (%s)", r->fix,
-                 (double)r->fix_peak / u, w->unit_name, r->fix_b, r->plan);
+        snprintf(cells[TCOL_FIX], n, "%s (%.1f)", r->fix, (double)r->fix_peak / u);
+}
+
+/* Below the table, for each scenario that does not fit: what to change, and what it gives. */
+static void table_print_fixes(struct evalout *w)
+{
+    size_t name_w = 0;
+    for (unsigned long i = 0; i < w->rows; i++)
+        if (strcmp(w->table[i].fix, "none") && strlen(w->table[i].name) > name_w)
+            name_w = strlen(w->table[i].name);
+    if (name_w == 0)
+        return;
+    fputs("\nTo make it fit (the first rung of the ladder that fits; settings changed):\n", w->out);
+    for (unsigned long i = 0; i < w->rows; i++) {
+        const struct evalout_table_row *r = &w->table[i];
+        if (strcmp(r->fix, "none") == 0)
+            continue;
+        if (strcmp(r->fix, "nothing") == 0)
+            fprintf(w->out, "  %-*s  nothing fits: the model states alone need %" PRIu64
+                            " GPUs of this memory, fully sharded\n",
+                    (int)name_w, r->name, r->gpus);
+        else
+            fprintf(w->out, "  %-*s  %s -> %.1f %s at micro-batch %" PRIu64 "\n", (int)name_w,
+                    r->name, r->plan, (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
+    }
 }
 
 static void table_print(struct evalout *w)
@@ -205,7 +265,7 @@ static void table_print(struct evalout *w)
     static char cells[TCOL_COUNT][FIX_PLAN_MAX + 64];
     char heads[TCOL_COUNT][32];
     const char *titles[TCOL_COUNT] = {"scenario", "params", "states", "activations", "logits",
-                                      "peak", "budget", "verdict", "k_best", "max b", "cheapest fix"};
+                                      "peak", "budget", "verdict", "k_best", "max b", "fix (peak)"};
     size_t width[TCOL_COUNT];
     for (int c = 0; c < TCOL_COUNT; c++) {
         if (c >= TCOL_STATES && c <= TCOL_BUDGET)
@@ -223,8 +283,10 @@ static void table_print(struct evalout *w)
     /* Names and the fix read left to right; numbers align right. */
     for (int c = 0; c < TCOL_COUNT; c++) {
         int left = c == TCOL_NAME || c == TCOL_FIX || c == TCOL_VERDICT;
-        fprintf(w->out, left ? "%-*s%s" : "%*s%s", (int)width[c], heads[c],
-                c + 1 < TCOL_COUNT ? "  " : "\n");
+        if (c + 1 == TCOL_COUNT)
+            fprintf(w->out, "%s\n", heads[c]);
+        else
+            fprintf(w->out, left ? "%-*s  " : "%*s  ", (int)width[c], heads[c]);
     }
     for (int c = 0; c < TCOL_COUNT; c++) {
         for (size_t k = 0; k < width[c]; k++)
@@ -244,6 +306,7 @@ static void table_print(struct evalout *w)
     fprintf(w->out, "\n%lu scenario%s; %s = %s bytes; budget = GPU memory minus the reserve\n",
             w->rows, w->rows == 1 ? "" : "s", w->unit_name,
             w->unit_bytes == 1e9 ? "10^9" : "2^30");
+    table_print_fixes(w);
 }
 
 void evalout_end(struct evalout *w)

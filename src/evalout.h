@@ -22,6 +22,7 @@ struct evalout_fix {
     uint64_t peak_bytes;
     uint64_t micro_batch;
     const char *plan; /* "attention=flash zero=2 ..." ("" when none) */
+    uint64_t gpus_for_states; /* GPUs the model states alone need, fully sharded */
 };
 
 struct evalout_table_row;

@@ -22,6 +22,7 @@
 #include "evalout.h"
 #include "model.h"
 #include "paths.h"
+#include "plan.h"
 
 #define MEMFIT_VERSION "0.1.0"
 
@@ -254,7 +255,8 @@ static void progress_end(struct progress *p)
 
 /* Reads every scenario of one file into the writer. Returns false if the file cannot be read. */
 static bool eval_file(const struct options *o, const char *path, const struct config_presets *pr,
-                      struct config_names *names, struct evalout *w, struct diag *d)
+                      struct config_names *names, struct evalout *w, struct plan *plan,
+                      struct diag *d)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
     const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
@@ -278,11 +280,15 @@ static bool eval_file(const struct options *o, const char *path, const struct co
         if (rc < 0)
             continue;
         struct terms t;
-        if (model_eval(&sc, &t) != MODEL_OK) {
+        char settings[PLAN_SETTINGS_MAX];
+        if (model_eval(&sc, &t) != MODEL_OK || plan_build(&sc, plan) != 0) {
             diag_report(d, label, line, "scenario '%s': a byte count overflows 64 bits", sc.name);
             continue;
         }
-        evalout_row(w, &sc, &t, NULL);
+        plan_fix_settings(plan, settings, sizeof settings);
+        struct evalout_fix fix = {plan_fix_name(plan->fix), plan->fix_peak_bytes,
+                                  plan->fix_micro_batch, settings, plan->gpus_for_states};
+        evalout_row(w, &sc, &t, &fix);
         progress_update(&prog, f, label);
     }
     progress_end(&prog);
@@ -299,6 +305,12 @@ static int cmd_eval(const struct options *o)
     struct config_presets *pr = load_presets(o, &d);
     if (!pr)
         return EXIT_USAGE;
+    struct plan *plan = malloc(sizeof *plan);
+    if (!plan) {
+        config_presets_free(pr);
+        fprintf(stderr, "memfit: out of memory\n");
+        return EXIT_USAGE;
+    }
     struct config_names names;
     config_names_init(&names);
     struct evalout w;
@@ -306,12 +318,13 @@ static int cmd_eval(const struct options *o)
     evalout_begin(&w);
     bool io_ok = true;
     for (int i = 0; i < o->n_files; i++)
-        io_ok = eval_file(o, o->files[i], pr, &names, &w, &d) && io_ok;
+        io_ok = eval_file(o, o->files[i], pr, &names, &w, plan, &d) && io_ok;
     evalout_end(&w);
     bool write_failed = ferror(stdout) || w.error;
     evalout_release(&w);
     config_names_release(&names);
     config_presets_free(pr);
+    free(plan);
     if (write_failed) {
         fprintf(stderr, "memfit: cannot write the output\n");
         return EXIT_USAGE;

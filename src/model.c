@@ -290,35 +290,58 @@ enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint
     return MODEL_OK;
 }
 
-static bool fits_with_micro_batch(const struct scenario *sc, uint64_t b)
+/* The peak of each pipeline stage at micro-batch b, reusing the model states of `base` (they do
+ * not depend on b). false on overflow. */
+static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, uint64_t b,
+                           uint64_t peak[2])
 {
     struct scenario trial = *sc;
-    struct terms t;
+    struct model_layer_act act;
+    uint64_t c, logits;
     trial.micro_batch = b;
-    return model_peak(&trial, &t) == MODEL_OK && t.fits;
+    if (model_layer_act(&trial, &act) || model_ckpt_bytes(&trial, &c) ||
+        model_logits_bytes(&trial, &logits))
+        return false;
+    uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
+    struct checked ck = {false};
+    for (int i = 0; i < 2; i++) {
+        uint64_t act_bytes;
+        uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
+        if (model_stage_act(&trial, act.total, c, in_flight, k, &act_bytes))
+            return false;
+        uint64_t l = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
+        peak[i] = ck_add(&ck, base->stage[i].states_bytes, ck_add(&ck, act_bytes, l));
+    }
+    return !ck.overflow;
 }
 
-uint64_t model_max_micro_batch(const struct scenario *sc)
+static bool fits_with_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b)
 {
-    struct scenario one = *sc;
-    struct terms t1;
-    one.micro_batch = 1;
-    if (model_peak(&one, &t1) != MODEL_OK || !t1.fits)
+    uint64_t peak[2];
+    return stage_peaks_at(sc, base, b, peak) && peak[0] <= base->budget_bytes &&
+           peak[1] <= base->budget_bytes;
+}
+
+/* model_max_micro_batch with the scenario's terms already known. */
+static uint64_t max_micro_batch_from(const struct scenario *sc, const struct terms *base)
+{
+    uint64_t peak1[2];
+    if (!stage_peaks_at(sc, base, 1, peak1) || peak1[0] > base->budget_bytes ||
+        peak1[1] > base->budget_bytes)
         return 0;
     /* The peak is affine in b up to the rounding of divisions, and rounding at b = 1 can only
      * overstate the slope: the estimate from b = 1 fits; then step up while b + 1 still fits. */
-    uint64_t budget = t1.budget_bytes, lo = UINT64_MAX;
+    uint64_t budget = base->budget_bytes, lo = UINT64_MAX;
     for (int i = 0; i < 2; i++) {
-        const struct model_gpu *g = &t1.stage[i];
-        uint64_t states = g->states_bytes, slope = g->peak_bytes - states;
+        uint64_t states = base->stage[i].states_bytes, slope = peak1[i] - states;
         uint64_t b = slope ? (budget - states) / slope : UINT64_MAX;
         if (b < lo)
             lo = b;
     }
-    if (lo < 1 || !fits_with_micro_batch(sc, lo))
+    if (lo < 1 || (lo > 1 && !fits_with_micro_batch(sc, base, lo)))
         lo = 1;
     uint64_t step = 1;
-    while (lo <= UINT64_MAX - step && fits_with_micro_batch(sc, lo + step)) {
+    while (lo <= UINT64_MAX - step && fits_with_micro_batch(sc, base, lo + step)) {
         lo += step;
         step *= 2;
     }
@@ -326,12 +349,25 @@ uint64_t model_max_micro_batch(const struct scenario *sc)
     uint64_t hi = lo + step;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (fits_with_micro_batch(sc, mid))
+        if (fits_with_micro_batch(sc, base, mid))
             lo = mid;
         else
             hi = mid;
     }
     return lo;
+}
+
+uint64_t model_max_micro_batch(const struct scenario *sc)
+{
+    struct terms base;
+    if (model_peak(sc, &base) != MODEL_OK) {
+        /* Too large at its own b: the states may still fit at b = 1. */
+        struct scenario one = *sc;
+        one.micro_batch = 1;
+        if (model_peak(&one, &base) != MODEL_OK)
+            return 0;
+    }
+    return max_micro_batch_from(sc, &base);
 }
 
 enum model_status model_eval(const struct scenario *sc, struct terms *t)
@@ -341,7 +377,7 @@ enum model_status model_eval(const struct scenario *sc, struct terms *t)
     if (model_k_best(sc, &t->k_best, &t->act_k_best_bytes) != MODEL_OK)
         return MODEL_OVERFLOW;
     t->k_star = sqrt((double)sc->layers * (double)t->ckpt_bytes / (double)t->act_layer_bytes);
-    t->max_micro_batch = model_max_micro_batch(sc);
+    t->max_micro_batch = max_micro_batch_from(sc, t);
     return MODEL_OK;
 }
 

@@ -36,6 +36,10 @@
 /* Rungs 1-4 and 6 give at most 7; tp gives one per power of two that divides heads (< 2^17). */
 #define PLAN_MAX_RUNGS 24
 
+/* A buffer this long always holds a fix_plan string whole (the longest: every column changed,
+ * 20-digit tp and micro_batch, is under 140 characters). */
+#define PLAN_SETTINGS_MAX 160
+
 /* Below this many tokens per micro-batch the matmuls get thin (lesson section 3, fix 3). */
 #define PLAN_THIN_TOKENS 4096
 
@@ -62,6 +66,7 @@ struct plan_rung {
     double extra_time_s; /* cost.overhead_s - the baseline's overhead_s: seconds per step added */
 };
 
+/* About 20 KB (the rungs): keep one per thread and reuse it, not one per row. */
 struct plan {
     struct terms base;        /* model_peak of the scenario */
     enum plan_fix fix;

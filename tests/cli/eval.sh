@@ -57,3 +57,11 @@ check "quiet stderr is empty" test ! -s "$T/err"
 
 # Every number agrees with an independent implementation of SPEC section 3 (exact rationals).
 /usr/bin/python3 tests/independent/model_ref.py "$MEMFIT" 400 2026
+
+# The planner's columns (SPEC sections 4 and 5).
+run eval configs/examples.csv >"$T/out" 2>"$T/err"
+check "fits as it is: fix none" grep -q '^lesson-1.3b-flash,.*,none,51683688448,8,$' "$T/out"
+check "quick check: the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,.*,flash,51683688448,8,attention=flash$' "$T/out"
+printf 'name,model,seq,micro_batch,gpu,gpus_per_node\nhuge,llama2-70b,4096,1,H100-80GB,1\n' >"$T/nothing.csv"
+expect_status "nothing fits" 0 eval --format table "$T/nothing.csv"
+expect_out "nothing fits names the GPUs the states need" "nothing fits: the model states alone need 14 GPUs"

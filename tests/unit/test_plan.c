@@ -625,7 +625,7 @@ static void test_crosscheck_random(void **state)
         }
         assert_true(p.gpus_for_states ==
                     model_gpus_for_states(t.params, sc.precision, sc.gpu_mem_bytes));
-        char buf[256];
+        char buf[PLAN_SETTINGS_MAX];
         size_t len = plan_fix_settings(&p, buf, sizeof buf);
         assert_true(len < sizeof buf);
         assert_true((len == 0) == (p.fix == PLAN_FIX_NONE || p.fix == PLAN_FIX_NOTHING));

@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""Benchmark of `memfit eval`: rows per second and memory against the number of rows.
+
+Quality bar (SPEC section 6): eval streams (memory flat in the number of rows) and does >= 1
+million rows per second. Timings are medians of several runs; the reference, measured in the same
+run on the same file, is awk splitting every field of every row (a floor for any CSV tool), so
+the ratio memfit / awk is comparable across machines.
+
+usage: eval_throughput.py MEMFIT [ROWS] [RUNS]
+"""
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+MODELS = ["gpt-1.3b", "llama2-7b", "llama2-13b", "llama3-8b", "mistral-7b", "gpt2-medium"]
+GPUS = ["H100-80GB", "A100-80GB", "H200-141GB", "A100-40GB"]
+
+
+def write_csv(path, rows, seed=7):
+    """A realistic mix: presets, flash on most rows, data parallelism with ZeRO, and about one
+    row in six that does not fit (so the planner runs its ladder)."""
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        f.write("name,model,seq,micro_batch,attention,recompute,dp,tp,zero,gpu\n")
+        for i in range(rows):
+            f.write("s%d,%s,%d,%d,%s,%s,%d,%d,%d,%s\n" % (
+                i, rng.choice(MODELS), rng.choice([1024, 2048, 4096]), rng.randint(1, 4),
+                rng.choice(["flash", "flash", "flash", "plain"]),
+                rng.choice(["none", "selective", "full", "2"]), rng.choice([8, 16, 64]),
+                rng.choice([1, 2, 4]), rng.choice([1, 2, 3]), rng.choice(GPUS)))
+
+
+def timed(cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - t0
+    return wall
+
+
+def max_rss_kb(cmd):
+    """Peak resident memory of one run, read by a fresh Python child so runs do not mix."""
+    code = ("import resource,subprocess,sys;"
+            "subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code] + cmd, capture_output=True, text=True)
+    return int(out.stdout.strip())
+
+
+def main():
+    memfit = sys.argv[1]
+    rows = int(sys.argv[2]) if len(sys.argv) > 2 else 1000000
+    runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    with tempfile.TemporaryDirectory() as d:
+        big, small = os.path.join(d, "big.csv"), os.path.join(d, "small.csv")
+        write_csv(big, rows)
+        write_csv(small, rows // 10)
+        eval_cmd = [memfit, "eval", big]
+        ref_cmd = ["awk", "-F,", "{n += NF} END {print n}", big]
+        m = [timed(eval_cmd) for _ in range(runs)]
+        r = [timed(ref_cmd) for _ in range(runs)]
+        m_med, r_med = statistics.median(m), statistics.median(r)
+        print(f"eval: {rows} rows, median {m_med:.3f} s over {runs} runs = {rows / m_med / 1e6:.2f} M rows/s")
+        print(f"awk reference (split every field): median {r_med:.3f} s; ratio memfit/awk = {m_med / r_med:.2f}")
+        rss_small = max_rss_kb([memfit, "eval", small])
+        rss_big = max_rss_kb(eval_cmd)
+        print(f"max RSS: {rows // 10} rows {rss_small} KB, {rows} rows {rss_big} KB "
+              f"(ratio {rss_big / rss_small:.2f}; the duplicate-name check keeps 16-32 bytes a row)")
+
+
+if __name__ == "__main__":
+    main()
