@@ -1077,22 +1077,43 @@ static void chart_fit(struct report_doc *doc, const struct report_sc *r, double 
     chart_bars_draw(&doc->c, M_LEFT, y, doc_width(doc), h, &d, NULL);
 }
 
-/* Memory over one step of sc (as given, or checkpointing every k_best with ckpt). */
-static void chart_step(struct report_doc *doc, const struct report_sc *r, bool ckpt, double y,
+/*
+ * The scenario the second step chart compares with: checkpointing every k_best layers, or, when
+ * the scenario already checkpoints every k, the same step without checkpointing.
+ */
+static void report_step_other(const struct report_sc *r, struct scenario *out, char *title,
+                              size_t size)
+{
+    *out = *r->sc;
+    if (r->sc->recompute == RECOMPUTE_EVERY_K) {
+        out->recompute = RECOMPUTE_NONE;
+        out->ckpt_every = 0;
+        fmt(title, size, "The same step without checkpointing");
+        return;
+    }
+    out->recompute = RECOMPUTE_EVERY_K;
+    out->ckpt_every = r->t.k_best ? r->t.k_best : 1;
+    if (out->ckpt_every == 1)
+        fmt(title, size, "The same step, checkpointing every layer (the best k; recomputation "
+                         "shaded)");
+    else
+        fmt(title, size, "The same step, checkpointing every %llu layers (the best k; "
+                         "recomputation shaded)", (unsigned long long)out->ckpt_every);
+}
+
+/* Memory over one step: as configured, or (other) the comparison of report_step_other. */
+static void chart_step(struct report_doc *doc, const struct report_sc *r, bool other, double y,
                        double h)
 {
-    struct scenario sc = *r->sc;
-    char title[160];
-    if (ckpt) {
-        sc.recompute = RECOMPUTE_EVERY_K;
-        sc.ckpt_every = r->t.k_best ? r->t.k_best : 1;
-        if (sc.ckpt_every == 1)
-            fmt(title, sizeof title, "The same step, checkpointing every layer (the best k; "
-                                     "recomputation shaded)");
-        else
-            fmt(title, sizeof title, "The same step, checkpointing every %llu layers (the best k; "
-                                     "recomputation shaded)", (unsigned long long)sc.ckpt_every);
+    struct scenario sc, cmp;
+    char title[160], cmp_title[160];
+    report_step_other(r, &cmp, cmp_title, sizeof cmp_title);
+    if (other) {
+        sc = cmp;
+        memcpy(title, cmp_title, sizeof title);
+        cmp = *r->sc;
     } else {
+        sc = *r->sc;
         fmt(title, sizeof title, "Memory over one training step, as configured");
     }
     size_t cap = timeline_capacity(&sc);
@@ -1104,14 +1125,9 @@ static void chart_step(struct report_doc *doc, const struct report_sc *r, bool c
         return;
     }
     /* Both step charts share the scale of the larger peak. */
-    struct scenario other = *r->sc;
-    if (!ckpt) {
-        other.recompute = RECOMPUTE_EVERY_K;
-        other.ckpt_every = r->t.k_best ? r->t.k_best : 1;
-    }
     struct terms ot;
     uint64_t ymax = sum.peak_bytes;
-    if (model_peak(ckpt ? r->sc : &other, &ot) == MODEL_OK && ot.peak_bytes > ymax)
+    if (model_peak(&cmp, &ot) == MODEL_OK && ot.peak_bytes > ymax)
         ymax = ot.peak_bytes;
     struct chart_step d = {.title = title,
                            .events = ev,
