@@ -276,15 +276,14 @@ static void report_act_formula(const struct scenario *sc, char *buf, size_t size
         fmt(buf, size, "%s%s", lin, core);
 }
 
-static void report_sc_values(struct report_sc *r, const struct report_units *u)
+/* The configuration: names, shape, batch, precision, parallelism, hardware. */
+static void report_values_config(struct report_sc *r, const struct report_units *u)
 {
     const struct scenario *sc = r->sc;
     const struct terms *t = &r->t;
-    const struct plan *p = &r->plan;
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-    char a[64], b[64], c[64];
+    char a[64];
     const size_t n = REPORT_VALUE_MAX;
-
     fmt(v[PH_NAME], n, "%s", sc->name);
     fmt(v[PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
     fmt(v[PH_MODEL], n, "%s", sc->model_preset[0] ? sc->model_preset : "custom model");
@@ -330,6 +329,15 @@ static void report_sc_values(struct report_sc *r, const struct report_units *u)
     fmt(v[PH_PARALLEL], n, "dp = %llu, tp = %llu%s, pp = %llu, ZeRO stage %u%s",
         (unsigned long long)sc->dp, (unsigned long long)sc->tp, sc->sp ? " with sp" : "",
         (unsigned long long)sc->pp, sc->zero, sc->offload ? ", optimizer offloaded" : "");
+}
+
+/* The memory terms, checkpointing, and the notes that depend on the model. */
+static void report_values_terms(struct report_sc *r, const struct report_units *u)
+{
+    const struct scenario *sc = r->sc;
+    const struct terms *t = &r->t;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
     fmt_size(v[PH_STATES], n, t->states_bytes, u);
     fmt_size(v[PH_ACTIVATIONS], n, t->act_bytes, u);
     fmt_size(v[PH_ACT_LAYER], n, t->act_layer_bytes, u);
@@ -343,6 +351,30 @@ static void report_sc_values(struct report_sc *r, const struct report_units *u)
     fmt_size(v[PH_ACT_K_BEST], n, t->act_k_best_bytes, u);
     fmt_u64(v[PH_MAX_MICRO_BATCH], n, t->max_micro_batch);
 
+    fmt(v[PH_SELECTIVE_OVERHEAD], n, "%.1f%%", 100 * model_selective_overhead(sc->seq, sc->hidden));
+    fmt(v[PH_CORE_CROSSOVER], n, "%.0f", model_core_crossover_seq(sc->hidden, sc->heads));
+    struct cost base;
+    cost_step(sc, t, &base);
+    fmt(v[PH_TFLOPS], n, "%.0f", base.tflops);
+    fmt(v[PH_LINK], n, "%.0f", base.link_gb_s);
+    fmt_seconds(v[PH_STEP_TIME], n, base.total_s);
+    if (sc->arch == ARCH_LLAMA)
+        fmt(v[PH_NORM_NOTE], n, "RMSNorm is counted as a fused kernel that keeps its input and one "
+                                "fp32 1/rms per row; a written-out RMSNorm in eager PyTorch keeps "
+                                "x² and x·rsqrt as well: +8 sbh per layer.");
+    else
+        fmt(v[PH_NORM_NOTE], n, "LayerNorm keeps its input (2 sbh per norm); its mean and variance "
+                                "(two fp32 numbers per row) are left out.");
+}
+
+/* The fix ladder's answer and its cost (plan.h, cost.h). */
+static void report_values_fix(struct report_sc *r, const struct report_units *u)
+{
+    const struct scenario *sc = r->sc;
+    const struct plan *p = &r->plan;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    char a[64], b[64], c[64];
+    const size_t n = REPORT_VALUE_MAX;
     fmt(v[PH_FIX], n, "%s", report_fix_human(p->fix));
     plan_fix_settings(p, v[PH_FIX_PLAN], n);
     if (!v[PH_FIX_PLAN][0])
@@ -414,20 +446,13 @@ static void report_sc_values(struct report_sc *r, const struct report_units *u)
             report_fix_human(p->fix), v[PH_FIX_PLAN], v[PH_FIX_PEAK],
             (unsigned long long)p->fix_micro_batch, v[PH_FIX_COST]);
 
-    fmt(v[PH_SELECTIVE_OVERHEAD], n, "%.1f%%", 100 * model_selective_overhead(sc->seq, sc->hidden));
-    fmt(v[PH_CORE_CROSSOVER], n, "%.0f", model_core_crossover_seq(sc->hidden, sc->heads));
-    struct cost base;
-    cost_step(sc, t, &base);
-    fmt(v[PH_TFLOPS], n, "%.0f", base.tflops);
-    fmt(v[PH_LINK], n, "%.0f", base.link_gb_s);
-    fmt_seconds(v[PH_STEP_TIME], n, base.total_s);
-    if (sc->arch == ARCH_LLAMA)
-        fmt(v[PH_NORM_NOTE], n, "RMSNorm is counted as a fused kernel that keeps its input and one "
-                                "fp32 1/rms per row; a written-out RMSNorm in eager PyTorch keeps "
-                                "x² and x·rsqrt as well: +8 sbh per layer.");
-    else
-        fmt(v[PH_NORM_NOTE], n, "LayerNorm keeps its input (2 sbh per norm); its mean and variance "
-                                "(two fp32 numbers per row) are left out.");
+}
+
+static void report_sc_values(struct report_sc *r, const struct report_units *u)
+{
+    report_values_config(r, u);
+    report_values_terms(r, u);
+    report_values_fix(r, u);
 }
 
 static int report_sc_init(struct report_sc *r, const struct scenario *sc,
@@ -727,7 +752,8 @@ struct report_col {
     enum canvas_align align;
 };
 
-enum report_row_style { ROW_PLAIN, ROW_BOLD, ROW_OK, ROW_BAD, ROW_RULE_ABOVE };
+/* A body row: plain, or tinted green (fits, the chosen fix) or red (does not fit). */
+enum report_row_style { ROW_PLAIN, ROW_OK, ROW_BAD };
 
 static void doc_row(struct report_doc *doc, const struct report_col *cols, size_t ncols,
                     const char *const *cells, bool head, enum report_row_style style, bool zebra)
@@ -741,9 +767,9 @@ static void doc_row(struct report_doc *doc, const struct report_col *cols, size_
         doc_fill_rect(doc, x, y, w, ROW_H, C_BAD_FILL);
     else if (zebra)
         doc_fill_rect(doc, x, y, w, ROW_H, C_ZEBRA);
-    if (style == ROW_RULE_ABOVE || style == ROW_BOLD)
-        doc_hline(doc, x, x + w, y, 0.6, C_MUTED);
-    bool bold = head || style == ROW_BOLD;
+    bool bold = head;
+    struct canvas_rgb rgb = head ? C_ACCENT : style == ROW_BAD ? C_BAD : style == ROW_OK ? C_OK
+                                                                                      : C_TEXT;
     for (size_t i = 0; i < ncols; i++) {
         double cw = cols[i].frac * w;
         char buf[256];
@@ -752,9 +778,7 @@ static void doc_row(struct report_doc *doc, const struct report_col *cols, size_
         double tx = cols[i].align == CANVAS_ALIGN_LEFT ? x + 4
                     : cols[i].align == CANVAS_ALIGN_RIGHT ? x + cw - 4
                                                           : x + cw / 2;
-        struct canvas_rgb rgb = head ? C_ACCENT : style == ROW_BAD ? C_BAD
-                                : style == ROW_OK ? C_OK : C_TEXT;
-        doc_text(doc, tx, y + 10.6, TABLE_PT, cols[i].align, bold, i == 0 || head ? rgb : (style == ROW_BAD || style == ROW_OK ? rgb : C_TEXT), s);
+        doc_text(doc, tx, y + 10.6, TABLE_PT, cols[i].align, bold, rgb, s);
         x += cw;
     }
     doc->y += ROW_H;
@@ -938,7 +962,7 @@ static void table_terms(struct report_doc *doc, const struct report_sc *r)
     struct report_table tb = {cols, 5, 0};
     doc_table_start(doc, &tb, 8);
     for (size_t i = 0; i < 8; i++)
-        doc_table_row(doc, &tb, rows[i], i == 6 ? (t->fits ? ROW_OK : ROW_BAD) : i == 7 ? ROW_PLAIN : ROW_PLAIN);
+        doc_table_row(doc, &tb, rows[i], i != 6 ? ROW_PLAIN : t->fits ? ROW_OK : ROW_BAD);
     doc_table_end(doc);
 }
 
@@ -1187,7 +1211,7 @@ static double report_chart_height(const char *name)
         const char *name;
         double h;
     } heights[] = {{"fit", 235}, {"step", 178}, {"step_ckpt", 178},
-                   {"kcurve", 200}, {"walk", 220}, {"params", 150}};
+                   {"kcurve", 200}, {"walk", 205}, {"params", 138}};
     for (size_t i = 0; i < sizeof heights / sizeof *heights; i++)
         if (strcmp(heights[i].name, name) == 0)
             return heights[i].h;

@@ -258,6 +258,14 @@ static void test_unwritable_folder(void **state)
     assert_int_equal(access("/proc/report.pdf", F_OK), -1);
 }
 
+static void test_no_scenario(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(report_write(f->sc, 0, &f->opt, &f->d), -1);
+    assert_string_equal(f->d.first, "no scenario to report");
+    assert_string_equal(sh("ls -A '%s'", f->dir), "");
+}
+
 static void test_placeholder_names(void **state)
 {
     (void)state;
@@ -282,6 +290,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_split_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_template_error_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_folder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_scenario, setup, teardown),
         cmocka_unit_test(test_placeholder_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
