@@ -326,9 +326,13 @@ static void report_values_config(struct report_sc *r, const struct report_units 
     fmt(v[PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
     fmt(v[PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
     fmt(v[PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
-    fmt(v[PH_PARALLEL], n, "dp = %llu, tp = %llu%s, pp = %llu, ZeRO stage %u%s",
-        (unsigned long long)sc->dp, (unsigned long long)sc->tp, sc->sp ? " with sp" : "",
-        (unsigned long long)sc->pp, sc->zero, sc->offload ? ", optimizer offloaded" : "");
+    if (sc->zero)
+        fmt(a, sizeof a, "ZeRO-%u", sc->zero);
+    else
+        fmt(a, sizeof a, "no ZeRO");
+    fmt(v[PH_PARALLEL], n, "dp=%llu, tp=%llu%s, pp=%llu, %s%s", (unsigned long long)sc->dp,
+        (unsigned long long)sc->tp, sc->sp ? " + sp" : "", (unsigned long long)sc->pp, a,
+        sc->offload ? ", optimizer offloaded" : "");
 }
 
 /* The memory terms, checkpointing, and the notes that depend on the model. */
