@@ -1,0 +1,60 @@
+/*
+ * out: output files - safe file names and atomic writes.
+ *
+ * A scenario name comes from the user's CSV; it becomes a file name only through out_safe_name()
+ * (SPEC section 2: [A-Za-z0-9._-], no leading dot, never a path, never empty, bounded), so no
+ * output can land outside the --out folder. Two names that sanitise alike are told apart by
+ * out_unique_name() with a "-2", "-3", ... suffix, in input order, so the result is the same on
+ * every run.
+ *
+ * out_write_atomic() writes a file under a temporary name in the target's own folder (mkstemp),
+ * flushes and fsyncs it, and renames it over the target only when everything succeeded; on any
+ * failure the temporary file is removed and the previous target is left untouched.
+ */
+#ifndef MEMFIT_OUT_H
+#define MEMFIT_OUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "diag.h"
+
+/* Longest sanitised name, in bytes, without the terminating NUL (and without an extension). */
+#define OUT_NAME_MAX 64
+
+/*
+ * Writes the safe form of `name` into buf (size >= 2): every byte outside [A-Za-z0-9._-] (a UTF-8
+ * sequence counts as one character) becomes '_', runs of '_' so made collapse to one, a leading
+ * '.' becomes '_', the result is cut to OUT_NAME_MAX bytes and to size - 1, and an empty result
+ * is "scenario". Returns buf.
+ */
+char *out_safe_name(const char *name, char *buf, size_t size);
+
+/*
+ * Makes buf (a safe name, capacity size) unique among the `n` names already in `taken`, which are
+ * compared without regard to case (for case-insensitive file systems): the first free of
+ * "NAME-2", "NAME-3", ... is chosen, NAME cut so that the suffix fits. Returns 0, or -1 when
+ * size is too small for any suffix.
+ */
+int out_unique_name(char *buf, size_t size, const char *const *taken, size_t n);
+
+/* dir + "/" + name + ext into buf; -1 when it does not fit. dir "" means the current folder. */
+int out_join(char *buf, size_t size, const char *dir, const char *name, const char *ext);
+
+/* Writes the content of a file into f; returns 0 on success, nonzero on failure. */
+typedef int out_write_fn(FILE *f, void *ctx);
+
+/*
+ * Runs write(f, ctx) and flushes f: 0 only when the writer succeeded and no write error was
+ * seen (a full disk shows up here, at the latest at the flush).
+ */
+int out_write_stream(FILE *f, out_write_fn *write, void *ctx);
+
+/*
+ * Writes `path` atomically with write(f, ctx): temporary file in the same folder, flush, fsync,
+ * rename. Returns 0, or -1 after a message "cannot write 'PATH': REASON" into d; the previous
+ * file at path is then untouched and no temporary file is left behind.
+ */
+int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d);
+
+#endif

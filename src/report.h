@@ -1,0 +1,55 @@
+/*
+ * report: the PDF capacity-planning report (SPEC section 5, `memfit report`).
+ *
+ * One document: a summary page (one row per scenario: verdict, peak, budget, cheapest fix), then
+ * one section per scenario laid out by the template (templates/report.tmpl): configuration, a
+ * verdict box, the table of terms, the five charts, the fix ladder, the largest micro-batch per
+ * activation mode and notes on the assumptions. Page numbers, a document title, one PDF bookmark
+ * per scenario, A4 or US letter. Charts are vectors drawn through canvas_hpdf; text is DejaVu
+ * Sans, embedded.
+ *
+ * Both templates are parsed and checked before any page is drawn: a template error writes
+ * nothing. Every file goes through out_write_atomic (temporary name, rename when complete), and
+ * the same input gives the same bytes: no date is written unless SOURCE_DATE_EPOCH is given.
+ *
+ * The caller owns the scenarios; report_write allocates and frees everything else it uses.
+ */
+#ifndef MEMFIT_REPORT_H
+#define MEMFIT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "scenario.h"
+
+enum report_paper { REPORT_PAPER_A4, REPORT_PAPER_LETTER };
+
+struct report_options {
+    const char *out_dir;           /* the folder of every file ("out"); created by the caller */
+    const char *file_name;         /* the combined report in out_dir; NULL: "report.pdf" */
+    bool split;                    /* also one PDF per scenario, named after it (out_safe_name) */
+    const char *scenario_template; /* NULL: templates/report.tmpl found by paths_find_data */
+    const char *summary_template;  /* NULL: templates/summary.tmpl */
+    enum report_paper paper;
+    bool gib;                      /* sizes in GiB (2^30 bytes) instead of GB (10^9) */
+    const char *source_date_epoch; /* SOURCE_DATE_EPOCH as given (NULL or "": no date) */
+    const char *inputs;            /* shown on the summary page, e.g. "configs/examples.csv" */
+    const char *validation_note;   /* the PyTorch validation sentence; NULL: a default */
+};
+
+/* Fills *opt with the defaults (out/, report.pdf, A4, GB, no split). */
+void report_options_init(struct report_options *opt);
+
+/*
+ * Writes the report of scs[0..n) (n >= 1) and, with split, one file per scenario. Returns 0, or
+ * -1 after reporting into d (a template error, an unwritable folder, a libharu failure); files
+ * already complete stay, a file that failed keeps its previous content.
+ */
+int report_write(const struct scenario *scs, size_t n, const struct report_options *opt,
+                 struct diag *d);
+
+/* The placeholders the templates may use, for --help and tests. */
+const char *const *report_placeholder_names(size_t *n);
+
+#endif

@@ -1,0 +1,451 @@
+/* template: see template.h. */
+#include "template.h"
+
+#include "suggest.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEMPLATE_NAME_MAX 64
+
+void template_init(struct template *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void template_release(struct template *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        free(t->blocks[i].text);
+    free(t->blocks);
+    template_init(t);
+}
+
+/* A growable string. */
+struct tbuf {
+    char *s;
+    size_t len, cap;
+};
+
+static int tbuf_add(struct tbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p)
+            return -1;
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+    return 0;
+}
+
+/*
+ * Finds the next "{{" in p. Returns 0 when there is none, 1 with the trimmed name in
+ * [*name, *name + *name_len) and *open / *after around the braces, -1 when the braces do not close
+ * on this text.
+ */
+static int template_next(const char *p, const char **open, const char **name, size_t *name_len,
+                         const char **after)
+{
+    const char *o = strstr(p, "{{");
+    if (!o)
+        return 0;
+    const char *c = strstr(o + 2, "}}");
+    const char *nl = strchr(o + 2, '\n');
+    if (!c || (nl && nl < c))
+        return -1;
+    const char *s = o + 2, *e = c;
+    while (s < e && *s == ' ')
+        s++;
+    while (e > s && e[-1] == ' ')
+        e--;
+    *open = o;
+    *name = s;
+    *name_len = (size_t)(e - s);
+    *after = c + 2;
+    return 1;
+}
+
+static bool template_name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > TEMPLATE_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '.'))
+            return false;
+    }
+    return true;
+}
+
+/* The known name closest to s[0..n) (NULL when none is a plausible typo), via suggest. */
+static const char *template_closest(const char *s, size_t n, const char *const *known, size_t nk)
+{
+    char word[TEMPLATE_NAME_MAX + 1];
+    if (n > TEMPLATE_NAME_MAX)
+        return NULL;
+    memcpy(word, s, n);
+    word[n] = '\0';
+    return suggest_closest(word, known, nk);
+}
+
+static bool template_known(const char *s, size_t n, const char *const *known, size_t nk)
+{
+    for (size_t i = 0; i < nk; i++)
+        if (strlen(known[i]) == n && memcmp(known[i], s, n) == 0)
+            return true;
+    return false;
+}
+
+/* Reports "unknown WHAT 'NAME'" with a suggestion. `pre`/`post` wrap names, e.g. "{{" "}}". */
+static void template_unknown(struct diag *d, const char *file, unsigned long line,
+                             const char *what, const char *pre, const char *post, const char *s,
+                             size_t n, const char *const *known, size_t nk)
+{
+    int len = n > 80 ? 80 : (int)n;
+    const char *close = template_closest(s, n, known, nk);
+    if (close)
+        diag_report(d, file, line, "unknown %s '%s%.*s%s' (did you mean '%s%s%s'?)", what, pre,
+                    len, s, post, pre, close, post);
+    else
+        diag_report(d, file, line, "unknown %s '%s%.*s%s'", what, pre, len, s, post);
+}
+
+/* Checks every placeholder of one line; returns the number of problems reported. */
+static int template_check_line(const char *line, const char *file, unsigned long lineno,
+                               const struct template_names *names, struct diag *d)
+{
+    int bad = 0;
+    const char *p = line, *open, *name, *after;
+    size_t n;
+    int r;
+    while ((r = template_next(p, &open, &name, &n, &after)) != 0) {
+        if (r < 0) {
+            diag_report(d, file, lineno, "unclosed placeholder: '{{' without '}}'");
+            return bad + 1;
+        }
+        if (!template_name_ok(name, n)) {
+            int len = (int)(after - open) > 80 ? 80 : (int)(after - open);
+            diag_report(d, file, lineno, "bad placeholder '%.*s'", len, open);
+            bad++;
+        } else if (!template_known(name, n, names->placeholders, names->n_placeholders)) {
+            template_unknown(d, file, lineno, "placeholder", "{{", "}}", name, n,
+                             names->placeholders, names->n_placeholders);
+            bad++;
+        }
+        p = after;
+    }
+    return bad;
+}
+
+/* True when s[0..n) is well-formed UTF-8 without NUL or control characters other than tab. */
+static bool template_utf8_ok(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        size_t more;
+        unsigned long cp;
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t') || c == 0x7F)
+                return false;
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            more = 1;
+            cp = c & 0x1Fu;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            more = 2;
+            cp = c & 0x0Fu;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            more = 3;
+            cp = c & 0x07u;
+        } else {
+            return false;
+        }
+        if (i + more >= n)
+            return false; /* the sequence is cut short */
+        for (size_t k = 1; k <= more; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3Fu);
+        }
+        if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false;
+        i += more + 1;
+    }
+    return true;
+}
+
+/* Parser state: the block being gathered (a paragraph or an item) and the error count. */
+struct template_parser {
+    struct template *t;
+    const char *file;
+    const struct template_names *names;
+    struct diag *d;
+    struct tbuf text;
+    enum template_kind kind; /* TEMPLATE_PARAGRAPH or TEMPLATE_ITEM while text.len > 0 */
+    unsigned long line;
+    int errors;
+    bool oom;
+};
+
+static int template_push(struct template_parser *ps, enum template_kind kind, int level,
+                         const char *text, size_t n, unsigned long line)
+{
+    struct template *t = ps->t;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        struct template_block *b = realloc(t->blocks, cap * sizeof *b);
+        if (!b)
+            return -1;
+        t->blocks = b;
+        t->cap = cap;
+    }
+    char *copy = NULL;
+    if (text) {
+        copy = malloc(n + 1);
+        if (!copy)
+            return -1;
+        memcpy(copy, text, n);
+        copy[n] = '\0';
+    }
+    t->blocks[t->n++] = (struct template_block){kind, level, copy, line};
+    return 0;
+}
+
+/* Ends the paragraph or item being gathered, if any. */
+static void template_flush(struct template_parser *ps)
+{
+    if (ps->text.len == 0)
+        return;
+    if (template_push(ps, ps->kind, 0, ps->text.s, ps->text.len, ps->line) != 0)
+        ps->oom = true;
+    ps->text.len = 0;
+}
+
+/* Adds a line of text to the paragraph or item being gathered (a new one when kind differs). */
+static void template_gather(struct template_parser *ps, enum template_kind kind, bool start,
+                            const char *s, size_t n, unsigned long line)
+{
+    if (start || ps->kind != kind)
+        template_flush(ps);
+    if (ps->text.len == 0) {
+        ps->kind = kind;
+        ps->line = line;
+    } else if (tbuf_add(&ps->text, " ", 1) != 0) {
+        ps->oom = true;
+    }
+    if (tbuf_add(&ps->text, s, n) != 0)
+        ps->oom = true;
+}
+
+static const char *const template_directives[] = {"chart", "table", "pagebreak"};
+
+static void template_directive(struct template_parser *ps, const char *s, size_t n,
+                               unsigned long line)
+{
+    const char *word = s + 1, *end = s + n;
+    const char *w = word;
+    while (w < end && *w != ' ' && *w != '\t')
+        w++;
+    size_t wn = (size_t)(w - word);
+    const char *arg = w;
+    while (arg < end && (*arg == ' ' || *arg == '\t'))
+        arg++;
+    const char *arg_end = end;
+    while (arg_end > arg && (arg_end[-1] == ' ' || arg_end[-1] == '\t'))
+        arg_end--;
+    size_t an = (size_t)(arg_end - arg);
+    template_flush(ps);
+    if (wn == 9 && memcmp(word, "pagebreak", 9) == 0) {
+        if (an) {
+            diag_report(ps->d, ps->file, line, "'@pagebreak' takes no argument");
+            ps->errors++;
+        } else if (template_push(ps, TEMPLATE_PAGEBREAK, 0, NULL, 0, line) != 0) {
+            ps->oom = true;
+        }
+        return;
+    }
+    bool chart = wn == 5 && memcmp(word, "chart", 5) == 0;
+    bool table = wn == 5 && memcmp(word, "table", 5) == 0;
+    if (!chart && !table) {
+        template_unknown(ps->d, ps->file, line, "directive", "@", "", word, wn, template_directives,
+                         3);
+        ps->errors++;
+        return;
+    }
+    const char *what = chart ? "chart" : "table";
+    const char *const *known = chart ? ps->names->charts : ps->names->tables;
+    size_t nk = chart ? ps->names->n_charts : ps->names->n_tables;
+    if (an == 0) {
+        diag_report(ps->d, ps->file, line, "'@%s' needs a name", what);
+        ps->errors++;
+    } else if (!template_known(arg, an, known, nk)) {
+        template_unknown(ps->d, ps->file, line, what, "", "", arg, an, known, nk);
+        ps->errors++;
+    } else if (template_push(ps, chart ? TEMPLATE_CHART : TEMPLATE_TABLE, 0, arg, an, line) != 0) {
+        ps->oom = true;
+    }
+}
+
+static void template_line(struct template_parser *ps, const char *s, size_t n, unsigned long line)
+{
+    if (n && s[n - 1] == '\r')
+        n--;
+    if (!template_utf8_ok((const unsigned char *)s, n)) {
+        diag_report(ps->d, ps->file, line, "not UTF-8 text (or a control character)");
+        ps->errors++;
+        return;
+    }
+    if (n && s[0] == '%')
+        return;
+    size_t lead = 0;
+    while (lead < n && (s[lead] == ' ' || s[lead] == '\t'))
+        lead++;
+    if (lead == n) {
+        template_flush(ps);
+        return;
+    }
+    /* Placeholders are checked on their own line, so a message points at the right one. */
+    char *copy = malloc(n + 1);
+    if (!copy) {
+        ps->oom = true;
+        return;
+    }
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    ps->errors += template_check_line(copy, ps->file, line, ps->names, ps->d);
+    free(copy);
+
+    if (s[0] == '@') {
+        template_directive(ps, s, n, line);
+        return;
+    }
+    int level = 0;
+    while ((size_t)level < n && s[level] == '#')
+        level++;
+    if (level > 0 && (size_t)level < n && s[level] == ' ') {
+        if (level > 3) {
+            diag_report(ps->d, ps->file, line, "heading level %d: at most '###'", level);
+            ps->errors++;
+            return;
+        }
+        template_flush(ps);
+        const char *h = s + level + 1;
+        size_t hn = n - (size_t)level - 1;
+        while (hn && *h == ' ') {
+            h++;
+            hn--;
+        }
+        if (template_push(ps, TEMPLATE_HEADING, level, h, hn, line) != 0)
+            ps->oom = true;
+        return;
+    }
+    if (n >= 2 && s[0] == '-' && s[1] == ' ') {
+        template_gather(ps, TEMPLATE_ITEM, true, s + 2, n - 2, line);
+        return;
+    }
+    if (lead > 0 && ps->text.len > 0 && ps->kind == TEMPLATE_ITEM) {
+        template_gather(ps, TEMPLATE_ITEM, false, s + lead, n - lead, line);
+        return;
+    }
+    template_gather(ps, TEMPLATE_PARAGRAPH, false, s + lead, n - lead, line);
+}
+
+int template_parse(struct template *t, const char *file, const char *text, size_t len,
+                   const struct template_names *names, struct diag *d)
+{
+    template_init(t);
+    struct template_parser ps = {.t = t, .file = file, .names = names, .d = d};
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        len -= 3;
+    }
+    unsigned long line = 1;
+    for (size_t i = 0; i < len && !ps.oom; line++) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        template_line(&ps, text + i, end - i, line);
+        i = end + 1;
+    }
+    template_flush(&ps);
+    free(ps.text.s);
+    if (ps.oom) {
+        diag_report(d, file, 0, "out of memory");
+        ps.errors++;
+    }
+    if (ps.errors) {
+        template_release(t);
+        return -1;
+    }
+    return 0;
+}
+
+int template_load(struct template *t, const char *path, const struct template_names *names,
+                  struct diag *d)
+{
+    template_init(t);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        diag_report(d, NULL, 0, "cannot read '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    char *buf = malloc(TEMPLATE_MAX_BYTES + 1);
+    if (!buf) {
+        fclose(f);
+        diag_report(d, path, 0, "out of memory");
+        return -1;
+    }
+    size_t n = fread(buf, 1, TEMPLATE_MAX_BYTES + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    int rc = -1;
+    if (bad)
+        diag_report(d, NULL, 0, "cannot read '%s'", path);
+    else if (n > TEMPLATE_MAX_BYTES)
+        diag_report(d, path, 0, "template larger than %u bytes", TEMPLATE_MAX_BYTES);
+    else
+        rc = template_parse(t, path, buf, n, names, d);
+    free(buf);
+    return rc;
+}
+
+char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
+{
+    struct tbuf out = {0};
+    const char *p = text, *open, *name, *after;
+    size_t n;
+    int r;
+    while ((r = template_next(p, &open, &name, &n, &after)) > 0) {
+        char key[TEMPLATE_NAME_MAX + 1];
+        size_t kn = n > TEMPLATE_NAME_MAX ? TEMPLATE_NAME_MAX : n;
+        memcpy(key, name, kn);
+        key[kn] = '\0';
+        const char *value = lookup(ctx, key);
+        if (!value)
+            value = "?";
+        if (tbuf_add(&out, p, (size_t)(open - p)) != 0 || tbuf_add(&out, value, strlen(value)) != 0)
+            goto oom;
+        p = after;
+    }
+    if (tbuf_add(&out, p, strlen(p)) != 0)
+        goto oom;
+    return out.s;
+oom:
+    free(out.s);
+    return NULL;
+}

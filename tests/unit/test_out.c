@@ -1,0 +1,299 @@
+/* Tests of out: safe file names, unique names, atomic writes that leave the old file intact. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "out.h"
+
+static const char *safe(const char *name)
+{
+    static char buf[OUT_NAME_MAX + 1];
+    return out_safe_name(name, buf, sizeof buf);
+}
+
+static void test_safe_name_keeps_good_names(void **state)
+{
+    (void)state;
+    assert_string_equal(safe("lesson-1.3b"), "lesson-1.3b");
+    assert_string_equal(safe("GPT3_175B.sel"), "GPT3_175B.sel");
+}
+
+static void test_safe_name_never_a_path(void **state)
+{
+    (void)state;
+    assert_string_equal(safe("../../etc/passwd"), "_._.._etc_passwd");
+    assert_string_equal(safe("/abs"), "_abs");
+    assert_string_equal(safe("a/b\\c"), "a_b_c");
+    assert_string_equal(safe(".."), "_.");
+    assert_string_equal(safe("."), "_");
+    assert_string_equal(safe(".hidden"), "_hidden");
+    assert_null(strchr(safe("x/../../y"), '/'));
+}
+
+static void test_safe_name_replaces_runs_and_utf8(void **state)
+{
+    (void)state;
+    assert_string_equal(safe("7B on 8x H100"), "7B_on_8x_H100");
+    assert_string_equal(safe("a  ,, b"), "a_b");
+    assert_string_equal(safe("Ψ-model"), "_-model");  /* Ψ is two bytes: one '_' */
+    assert_string_equal(safe("70B über"), "70B_ber");
+    assert_string_equal(safe("tab\there\nnl"), "tab_here_nl");
+}
+
+static void test_safe_name_never_empty(void **state)
+{
+    (void)state;
+    assert_string_equal(safe(""), "scenario");
+    assert_string_equal(safe("ΨΨ"), "_");
+}
+
+static void test_safe_name_bounded(void **state)
+{
+    (void)state;
+    char longname[300];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    assert_int_equal(strlen(safe(longname)), OUT_NAME_MAX);
+    char small[5];
+    assert_string_equal(out_safe_name("abcdefgh", small, sizeof small), "abcd");
+}
+
+static void test_unique_name_suffixes_in_order(void **state)
+{
+    (void)state;
+    const char *taken[] = {"a_b", "A_B-2", "c"};
+    char buf[OUT_NAME_MAX + 1] = "a_b";
+    assert_int_equal(out_unique_name(buf, sizeof buf, taken, 3), 0);
+    assert_string_equal(buf, "a_b-3"); /* -2 is taken, ignoring case */
+    snprintf(buf, sizeof buf, "d");
+    assert_int_equal(out_unique_name(buf, sizeof buf, taken, 3), 0);
+    assert_string_equal(buf, "d");
+    snprintf(buf, sizeof buf, "C");
+    assert_int_equal(out_unique_name(buf, sizeof buf, taken, 3), 0);
+    assert_string_equal(buf, "C-2");
+}
+
+static void test_unique_name_cuts_long_base(void **state)
+{
+    (void)state;
+    char base[OUT_NAME_MAX + 1];
+    memset(base, 'y', OUT_NAME_MAX);
+    base[OUT_NAME_MAX] = '\0';
+    const char *taken[] = {base};
+    char buf[OUT_NAME_MAX + 1];
+    memcpy(buf, base, sizeof buf);
+    assert_int_equal(out_unique_name(buf, sizeof buf, taken, 1), 0);
+    assert_int_equal(strlen(buf), OUT_NAME_MAX);
+    assert_string_equal(buf + OUT_NAME_MAX - 2, "-2");
+}
+
+static void test_join(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_int_equal(out_join(buf, sizeof buf, "out", "a", ".pdf"), 0);
+    assert_string_equal(buf, "out/a.pdf");
+    assert_int_equal(out_join(buf, sizeof buf, "out/", "a", ".pdf"), 0);
+    assert_string_equal(buf, "out/a.pdf");
+    assert_int_equal(out_join(buf, sizeof buf, "", "a", ".pdf"), 0);
+    assert_string_equal(buf, "a.pdf");
+    assert_int_equal(out_join(buf, 8, "out", "a", ".pdf"), -1);
+}
+
+/* --- atomic writes --- */
+
+static int write_text(FILE *f, void *ctx)
+{
+    return fputs((const char *)ctx, f) < 0 ? -1 : 0;
+}
+
+static int write_fail_halfway(FILE *f, void *ctx)
+{
+    (void)ctx;
+    fputs("partial", f);
+    return -1;
+}
+
+static int write_a_lot(FILE *f, void *ctx)
+{
+    (void)ctx;
+    char block[4096];
+    memset(block, 'z', sizeof block);
+    for (int i = 0; i < 64; i++)
+        if (fwrite(block, 1, sizeof block, f) != sizeof block)
+            return -1;
+    return 0;
+}
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* Number of entries in dir other than . and .. */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+static int make_dir(void **state)
+{
+    char *dir = malloc(64);
+    snprintf(dir, 64, "/tmp/memfit-out-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    *state = dir;
+    return 0;
+}
+
+static int remove_dir(void **state)
+{
+    char *dir = *state;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[512];
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (unlink(p) != 0)
+            rmdir(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+    free(dir);
+    return 0;
+}
+
+static void test_atomic_writes_and_replaces(void **state)
+{
+    const char *dir = *state;
+    char path[256], got[64];
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    out_join(path, sizeof path, dir, "r", ".txt");
+    assert_int_equal(out_write_atomic(path, write_text, "first", &d), 0);
+    slurp(path, got, sizeof got);
+    assert_string_equal(got, "first");
+    assert_int_equal(out_write_atomic(path, write_text, "second", &d), 0);
+    slurp(path, got, sizeof got);
+    assert_string_equal(got, "second");
+    assert_int_equal(count_entries(dir), 1);
+    assert_int_equal(d.count, 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_mode & S_IRUSR);
+}
+
+static void test_atomic_failure_keeps_old_file(void **state)
+{
+    const char *dir = *state;
+    char path[256], got[64];
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    out_join(path, sizeof path, dir, "r", ".txt");
+    assert_int_equal(out_write_atomic(path, write_text, "old", &d), 0);
+    assert_int_equal(out_write_atomic(path, write_fail_halfway, NULL, &d), -1);
+    slurp(path, got, sizeof got);
+    assert_string_equal(got, "old");
+    assert_int_equal(count_entries(dir), 1); /* no temporary file left */
+    assert_int_equal(d.count, 1);
+    assert_non_null(strstr(d.first, "cannot write '"));
+}
+
+static void test_atomic_rename_onto_directory_fails_cleanly(void **state)
+{
+    const char *dir = *state;
+    char path[256];
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    out_join(path, sizeof path, dir, "sub", "");
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(out_write_atomic(path, write_text, "x", &d), -1);
+    assert_int_equal(count_entries(dir), 1); /* just the folder */
+    assert_non_null(strstr(d.first, "sub"));
+}
+
+/* Root ignores permission bits, so "read-only" places are ones nobody can create files in. */
+static void test_atomic_unwritable_places(void **state)
+{
+    (void)state;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    /* A folder that is a regular file. */
+    assert_int_equal(out_write_atomic("/dev/null/report.pdf", write_text, "x", &d), -1);
+    assert_string_equal(d.first, "cannot write '/dev/null/report.pdf': Not a directory");
+    /* A folder that does not exist. */
+    assert_int_equal(out_write_atomic("/nonexistent-memfit/r.pdf", write_text, "x", &d), -1);
+    assert_int_equal(d.count, 2);
+    /* A read-only file system (procfs refuses new files even to root). */
+    assert_int_equal(out_write_atomic("/proc/memfit-report.pdf", write_text, "x", &d), -1);
+    assert_int_equal(d.count, 3);
+    assert_int_equal(access("/proc/memfit-report.pdf", F_OK), -1);
+}
+
+static void test_stream_reports_full_disk(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/dev/full", "wb");
+    if (!f)
+        skip();
+    assert_int_not_equal(out_write_stream(f, write_a_lot, NULL), 0);
+    fclose(f);
+    /* A small write is buffered: the failure must still show up at the flush. */
+    f = fopen("/dev/full", "wb");
+    assert_int_not_equal(out_write_stream(f, write_text, "tiny"), 0);
+    fclose(f);
+}
+
+static void test_stream_ok(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/dev/null", "wb");
+    assert_non_null(f);
+    assert_int_equal(out_write_stream(f, write_a_lot, NULL), 0);
+    fclose(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_safe_name_keeps_good_names),
+        cmocka_unit_test(test_safe_name_never_a_path),
+        cmocka_unit_test(test_safe_name_replaces_runs_and_utf8),
+        cmocka_unit_test(test_safe_name_never_empty),
+        cmocka_unit_test(test_safe_name_bounded),
+        cmocka_unit_test(test_unique_name_suffixes_in_order),
+        cmocka_unit_test(test_unique_name_cuts_long_base),
+        cmocka_unit_test(test_join),
+        cmocka_unit_test_setup_teardown(test_atomic_writes_and_replaces, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_atomic_failure_keeps_old_file, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_atomic_rename_onto_directory_fails_cleanly, make_dir,
+                                        remove_dir),
+        cmocka_unit_test(test_atomic_unwritable_places),
+        cmocka_unit_test(test_stream_reports_full_disk),
+        cmocka_unit_test(test_stream_ok),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,297 @@
+/*
+ * Tests of report: the whole document through poppler and qpdf (valid PDF, DejaVu embedded,
+ * numbers and Greek extractable, one bookmark per scenario, paper size), byte-identical runs,
+ * SOURCE_DATE_EPOCH, --split file names, and that a template error or an unwritable folder writes
+ * nothing and leaves the previous file untouched.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+
+struct fx {
+    char dir[64];
+    struct scenario sc[4];
+    size_t n;
+    struct report_options opt;
+    struct diag d;
+};
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/memfit-report-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    /* The lesson's example, its flash fix, a data-parallel case, a name that is not a file name. */
+    scenario_lesson_example(&f->sc[0]);
+    f->sc[1] = f->sc[0];
+    snprintf(f->sc[1].name, sizeof f->sc[1].name, "lesson-1.3b-flash");
+    f->sc[1].attention = ATTENTION_FLASH;
+    f->sc[2] = f->sc[0];
+    snprintf(f->sc[2].name, sizeof f->sc[2].name, "../8x40GB dp=8 Ψ");
+    f->sc[2].dp = 8;
+    f->sc[2].global_batch = 64;
+    f->sc[2].gpu_mem_bytes = 40000000000ull;
+    f->sc[3] = f->sc[0];
+    snprintf(f->sc[3].name, sizeof f->sc[3].name, "report");
+    f->n = 4;
+    report_options_init(&f->opt);
+    f->opt.out_dir = f->dir;
+    f->opt.scenario_template = "templates/report.tmpl";
+    f->opt.summary_template = "templates/summary.tmpl";
+    f->opt.inputs = "tests";
+    diag_init(&f->d, NULL, NULL);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    if (system(cmd) != 0)
+        return -1;
+    free(f);
+    return 0;
+}
+
+/* Runs a shell command; returns its standard output (static buffer). */
+static const char *sh(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
+static const char *sh(const char *fmt_, ...)
+{
+    static char out[1 << 16];
+    char cmd[1024];
+    va_list ap;
+    va_start(ap, fmt_);
+    vsnprintf(cmd, sizeof cmd, fmt_, ap);
+    va_end(ap);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    pclose(p);
+    return out;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    *len = fread(buf, 1, (size_t)n, f);
+    buf[*len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void test_document_checks(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(report_write(f->sc, 3, &f->opt, &f->d), 0);
+    assert_int_equal(f->d.count, 0);
+    char pdf[128];
+    snprintf(pdf, sizeof pdf, "%s/report.pdf", f->dir);
+    assert_string_equal(sh("qpdf --check '%s' >/dev/null 2>&1 && echo ok", pdf), "ok\n");
+    /* Both faces of DejaVu Sans embedded (emb = yes). */
+    assert_string_equal(sh("pdffonts '%s' 2>/dev/null | grep -c 'DejaVuSans.*CID TrueType.*yes'", pdf),
+                        "2\n");
+    /* No complaint from poppler about the fonts' ToUnicode maps (pdffix). */
+    assert_string_equal(sh("pdftotext '%s' /dev/null 2>&1", pdf), "");
+    const char *text = sh("pdftotext -layout '%s' - 2>/dev/null", pdf);
+    assert_non_null(strstr(text, "116.1 GB"));   /* lesson section 4: the peak */
+    assert_non_null(strstr(text, "51.7 GB"));    /* with FlashAttention */
+    assert_non_null(strstr(text, "68.0 GB"));    /* the budget */
+    assert_non_null(strstr(text, "1,311,528,960"));
+    assert_non_null(strstr(text, "Ψ"));
+    assert_non_null(strstr(text, "≤"));
+    assert_non_null(strstr(text, "×"));
+    assert_non_null(strstr(text, "√"));
+    assert_non_null(strstr(text, "page 1 of"));
+    assert_non_null(strstr(text, "Does not fit: peak 116.1 GB > budget 68.0 GB"));
+    assert_non_null(strstr(text, "Fits: peak 51.7 GB ≤ budget 68.0 GB"));
+    /* The largest micro-batch of lesson section 4: 12 with flash, 62 with full checkpointing. */
+    assert_non_null(strstr(text, "attention=flash recompute=full"));
+    /* Title, A4, one bookmark per scenario plus the summary. */
+    const char *info = sh("pdfinfo '%s' 2>/dev/null", pdf);
+    assert_non_null(strstr(info, "Title:           GPU memory capacity report"));
+    assert_non_null(strstr(info, "595.276 x 841.89 pts (A4)"));
+    assert_null(strstr(info, "CreationDate"));
+    assert_string_equal(
+        sh("qpdf --json --json-key=outlines '%s' | grep -c '\"title\"'", pdf), "4\n");
+    assert_non_null(strstr(sh("qpdf --json --json-key=outlines '%s'", pdf),
+                           "\"title\": \"../8x40GB dp=8 Ψ\""));
+}
+
+static void test_byte_identical(void **state)
+{
+    struct fx *f = *state;
+    char pdf[128];
+    snprintf(pdf, sizeof pdf, "%s/report.pdf", f->dir);
+    assert_int_equal(report_write(f->sc, 2, &f->opt, &f->d), 0);
+    size_t n1, n2;
+    char *a = slurp(pdf, &n1);
+    assert_int_equal(report_write(f->sc, 2, &f->opt, &f->d), 0);
+    char *b = slurp(pdf, &n2);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, n1);
+    free(a);
+    free(b);
+}
+
+static void test_source_date_epoch(void **state)
+{
+    struct fx *f = *state;
+    char pdf[128];
+    snprintf(pdf, sizeof pdf, "%s/report.pdf", f->dir);
+    f->opt.source_date_epoch = "1700000000"; /* 2023-11-14 22:13:20 UTC */
+    assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), 0);
+    size_t n1, n2;
+    char *a = slurp(pdf, &n1);
+    assert_non_null(strstr(sh("pdfinfo -isodates '%s' 2>/dev/null", pdf), "2023-11-14T22:13:20"));
+    assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), 0);
+    char *b = slurp(pdf, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, n1);
+    free(a);
+    free(b);
+    f->opt.source_date_epoch = "yesterday";
+    assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), -1);
+    assert_string_equal(f->d.last,
+                        "SOURCE_DATE_EPOCH: 'yesterday' is not a number of seconds since 1970");
+}
+
+static void test_letter(void **state)
+{
+    struct fx *f = *state;
+    f->opt.paper = REPORT_PAPER_LETTER;
+    assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), 0);
+    assert_non_null(strstr(sh("pdfinfo '%s/report.pdf' 2>/dev/null", f->dir),
+                           "612 x 792 pts (letter)"));
+}
+
+static void test_split_names(void **state)
+{
+    struct fx *f = *state;
+    f->opt.split = true;
+    /* Two scenarios whose names sanitise alike, and one named like the combined report. */
+    snprintf(f->sc[1].name, sizeof f->sc[1].name, "lesson 1.3b");
+    snprintf(f->sc[0].name, sizeof f->sc[0].name, "lesson/1.3b");
+    assert_int_equal(report_write(f->sc, f->n, &f->opt, &f->d), 0);
+    const char *ls = sh("ls -A '%s'", f->dir);
+    assert_string_equal(ls, "_._8x40GB_dp_8_.pdf\nlesson_1.3b-2.pdf\nlesson_1.3b.pdf\n"
+                            "report-2.pdf\nreport.pdf\n");
+    /* Nothing outside the folder. */
+    assert_int_equal(access("/tmp/8x40GB dp=8 Ψ.pdf", F_OK), -1);
+    /* Each split file is a valid one-scenario document. */
+    assert_string_equal(sh("qpdf --check '%s/lesson_1.3b-2.pdf' >/dev/null 2>&1 && echo ok", f->dir),
+                        "ok\n");
+    assert_non_null(strstr(sh("pdftotext '%s/lesson_1.3b-2.pdf' - 2>/dev/null", f->dir),
+                           "lesson 1.3b"));
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void test_template_error_writes_nothing(void **state)
+{
+    struct fx *f = *state;
+    char tmpl[128], pdf[128];
+    snprintf(tmpl, sizeof tmpl, "%s/bad.tmpl", f->dir);
+    snprintf(pdf, sizeof pdf, "%s/report.pdf", f->dir);
+    write_file(pdf, "previous report");
+    write_file(tmpl, "# {{name}}\n\nPeak {{peek}}.\n@chart fitt\n@pagebreak\n");
+    f->opt.scenario_template = tmpl;
+    f->opt.split = true;
+    assert_int_equal(report_write(f->sc, 2, &f->opt, &f->d), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:3: unknown placeholder '{{peek}}' (did you mean '{{peak}}'?)",
+             tmpl);
+    assert_string_equal(f->d.first, want);
+    snprintf(want, sizeof want, "%s:4: unknown chart 'fitt' (did you mean 'fit'?)", tmpl);
+    assert_string_equal(f->d.last, want);
+    size_t n;
+    char *old = slurp(pdf, &n);
+    assert_string_equal(old, "previous report");
+    free(old);
+    assert_string_equal(sh("ls -A '%s'", f->dir), "bad.tmpl\nreport.pdf\n");
+    /* The summary template is checked against its own, smaller, set of names. */
+    write_file(tmpl, "# {{title}}\n@table summary\n{{peak}}\n@chart fit\n");
+    f->opt.scenario_template = "templates/report.tmpl";
+    f->opt.summary_template = tmpl;
+    diag_init(&f->d, NULL, NULL);
+    assert_int_equal(report_write(f->sc, 2, &f->opt, &f->d), -1);
+    assert_int_equal(f->d.count, 2);
+    snprintf(want, sizeof want, "%s:3: unknown placeholder '{{peak}}'", tmpl);
+    assert_string_equal(f->d.first, want);
+}
+
+static void test_unwritable_folder(void **state)
+{
+    struct fx *f = *state;
+    f->opt.out_dir = "/dev/null";
+    assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), -1);
+    assert_string_equal(f->d.first, "cannot write '/dev/null/report.pdf': Not a directory");
+    f->opt.out_dir = "/proc";
+    assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), -1);
+    assert_int_equal(access("/proc/report.pdf", F_OK), -1);
+}
+
+static void test_no_scenario(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(report_write(f->sc, 0, &f->opt, &f->d), -1);
+    assert_string_equal(f->d.first, "no scenario to report");
+    assert_string_equal(sh("ls -A '%s'", f->dir), "");
+}
+
+static void test_placeholder_names(void **state)
+{
+    (void)state;
+    size_t n;
+    const char *const *names = report_placeholder_names(&n);
+    assert_true(n > 40);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(names[i][0] != '\0');
+        found += strcmp(names[i], "peak") == 0 || strcmp(names[i], "validation") == 0;
+    }
+    assert_int_equal(found, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_document_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_byte_identical, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_date_epoch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_letter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_template_error_writes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unwritable_folder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_scenario, setup, teardown),
+        cmocka_unit_test(test_placeholder_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
