@@ -81,8 +81,8 @@ valgrind: $(MEMFIT) $(TEST_BIN)
 
 report: deps
 	$(MAKE) memfit
-	./memfit eval configs/examples.csv --format table
-	@echo "memfit: the PDF report (out/report.pdf) is not built yet; the table above is its content"
+	./memfit report configs/examples.csv -o out
+	@echo "memfit: wrote out/report.pdf"
 
 
 deps:

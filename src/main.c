@@ -25,6 +25,7 @@
 #include "model.h"
 #include "paths.h"
 #include "plan.h"
+#include "report.h"
 
 #define MEMFIT_VERSION "0.1.0"
 
@@ -39,6 +40,7 @@ struct options {
     bool split;
     const char *template_path;
     bool gib;
+    bool letter;
     double reserve;
     const char *models_path, *gpus_path;
     bool quiet;
@@ -134,6 +136,7 @@ static int parse_option(struct options *o, int c, const char *arg)
     case OPT_PAPER:
         if (strcasecmp(arg, "a4") != 0 && strcasecmp(arg, "letter") != 0)
             return usage_error("--paper: '%s' is not a4 or letter", arg);
+        o->letter = strcasecmp(arg, "letter") == 0;
         return -1;
     case OPT_UNITS:
         if (strcasecmp(arg, "GB") == 0)
@@ -253,15 +256,19 @@ static void progress_end(struct progress *p)
         fputc('\n', stderr);
 }
 
-/* ---- eval ---- */
+/* ---- reading scenarios ---- */
 
-/* Reads every scenario of one file into the writer. Returns false if the file cannot be read. */
-static bool eval_file(const struct options *o, const char *path, const struct config_presets *pr,
-                      struct config_names *names, struct evalout *w, struct plan *plan,
-                      struct diag *d)
+/* Called for each valid scenario; returns false to stop reading (a fatal error, reported). */
+typedef bool scenario_fn(void *ctx, const struct scenario *sc, const char *file,
+                         unsigned long line, struct diag *d);
+
+/* Reads every scenario of one file. Returns false if the file cannot be read to its end. */
+static bool read_file(const struct options *o, const char *path, const struct config_presets *pr,
+                      struct config_names *names, scenario_fn *fn, void *ctx, struct diag *d)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-    const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    bool is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "r");
+    const char *label = is_stdin ? "<stdin>" : path;
     if (!f) {
         diag_report(d, path, 0, "cannot open: %s", strerror(errno));
         return false;
@@ -275,58 +282,75 @@ static bool eval_file(const struct options *o, const char *path, const struct co
     unsigned long line;
     int rc;
     while (ok && (rc = config_reader_next(r, &sc, &line)) != 0) {
-        if (rc == -2) {
+        if (rc == -2)
             ok = false;
-            break;
-        }
-        if (rc < 0)
-            continue;
-        struct terms t;
-        char settings[PLAN_SETTINGS_MAX];
-        if (model_eval(&sc, &t) != MODEL_OK || plan_build(&sc, plan) != 0) {
-            diag_report(d, label, line, "scenario '%s': a byte count overflows 64 bits", sc.name);
-            continue;
-        }
-        plan_fix_settings(plan, settings, sizeof settings);
-        struct evalout_fix fix = {plan_fix_name(plan->fix), plan->fix_peak_bytes,
-                                  plan->fix_micro_batch, settings, plan->gpus_for_states};
-        evalout_row(w, &sc, &t, &fix);
+        else if (rc == 1)
+            ok = fn(ctx, &sc, label, line, d);
         progress_update(&prog, f, label);
     }
     progress_end(&prog);
     config_reader_free(r);
-    if (f != stdin)
+    if (!is_stdin)
         fclose(f);
     return ok;
+}
+
+/* Reads every file of the command line, with the presets and the uniqueness of names shared. */
+static bool read_files(const struct options *o, scenario_fn *fn, void *ctx, struct diag *d)
+{
+    struct config_presets *pr = load_presets(o, d);
+    if (!pr)
+        return false;
+    struct config_names names;
+    config_names_init(&names);
+    bool ok = true;
+    for (int i = 0; i < o->n_files; i++)
+        ok = read_file(o, o->files[i], pr, &names, fn, ctx, d) && ok;
+    config_names_release(&names);
+    config_presets_free(pr);
+    return ok;
+}
+
+/* ---- eval ---- */
+
+struct eval_ctx {
+    struct evalout out;
+    struct plan plan; /* about 20 KB, reused for every row */
+};
+
+static bool eval_one(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
+                     struct diag *d)
+{
+    struct eval_ctx *e = ctx;
+    struct terms t;
+    char settings[PLAN_SETTINGS_MAX];
+    if (model_eval(sc, &t) != MODEL_OK || plan_build(sc, &e->plan) != 0) {
+        diag_report(d, file, line, "scenario '%s': a byte count overflows 64 bits", sc->name);
+        return true;
+    }
+    plan_fix_settings(&e->plan, settings, sizeof settings);
+    struct evalout_fix fix = {plan_fix_name(e->plan.fix), e->plan.fix_peak_bytes,
+                              e->plan.fix_micro_batch, settings, e->plan.gpus_for_states};
+    evalout_row(&e->out, sc, &t, &fix);
+    return true;
 }
 
 static int cmd_eval(const struct options *o)
 {
     struct diag d;
     diag_init(&d, print_message, (void *)o);
-    struct config_presets *pr = load_presets(o, &d);
-    if (!pr)
-        return EXIT_USAGE;
-    struct plan *plan = malloc(sizeof *plan);
-    if (!plan) {
-        config_presets_free(pr);
+    struct eval_ctx *e = malloc(sizeof *e);
+    if (!e) {
         fprintf(stderr, "memfit: out of memory\n");
         return EXIT_USAGE;
     }
-    struct config_names names;
-    config_names_init(&names);
-    struct evalout w;
-    evalout_init(&w, o->format, o->gib, stdout);
-    evalout_begin(&w);
-    bool io_ok = true;
-    for (int i = 0; i < o->n_files; i++)
-        io_ok = eval_file(o, o->files[i], pr, &names, &w, plan, &d) && io_ok;
-    evalout_end(&w);
-    bool write_failed = ferror(stdout) || w.error;
-    evalout_release(&w);
-    config_names_release(&names);
-    config_presets_free(pr);
-    free(plan);
+    evalout_init(&e->out, o->format, o->gib, stdout);
+    evalout_begin(&e->out);
+    bool io_ok = read_files(o, eval_one, e, &d);
+    evalout_end(&e->out);
+    bool write_failed = ferror(stdout) || e->out.error;
+    evalout_release(&e->out);
+    free(e);
     if (write_failed) {
         fprintf(stderr, "memfit: cannot write the output\n");
         return EXIT_USAGE;
@@ -334,6 +358,67 @@ static int cmd_eval(const struct options *o)
     if (!io_ok)
         return EXIT_USAGE;
     return d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
+}
+
+/* ---- report ---- */
+
+/* Every valid scenario, kept: the report needs them all (its first page sums them up). */
+struct scenario_list {
+    struct scenario *items;
+    size_t n, cap;
+};
+
+static bool keep_scenario(void *ctx, const struct scenario *sc, const char *file,
+                          unsigned long line, struct diag *d)
+{
+    struct scenario_list *l = ctx;
+    (void)file;
+    (void)line;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        struct scenario *items = realloc(l->items, cap * sizeof *items);
+        if (!items) {
+            diag_report(d, NULL, 0, "out of memory");
+            return false;
+        }
+        l->items = items;
+        l->cap = cap;
+    }
+    l->items[l->n++] = *sc;
+    return true;
+}
+
+static int cmd_report(const struct options *o)
+{
+    struct diag d;
+    diag_init(&d, print_message, (void *)o);
+    struct scenario_list list = {NULL, 0, 0};
+    bool io_ok = read_files(o, keep_scenario, &list, &d);
+    size_t rejected = d.count;
+    int rc = EXIT_ALL_OK;
+    if (!io_ok) {
+        rc = EXIT_USAGE;
+    } else if (list.n == 0) {
+        diag_report(&d, NULL, 0, "no valid scenario to report");
+        rc = rejected ? EXIT_ROWS_REJECTED : EXIT_USAGE;
+    } else {
+        struct report_options ro;
+        report_options_init(&ro);
+        ro.out_dir = o->out_dir ? o->out_dir : "out";
+        ro.split = o->split;
+        ro.scenario_template = o->template_path;
+        ro.paper = o->letter ? REPORT_PAPER_LETTER : REPORT_PAPER_A4;
+        ro.gib = o->gib;
+        ro.source_date_epoch = getenv("SOURCE_DATE_EPOCH");
+        ro.inputs = o->n_files == 1 ? o->files[0] : "several files";
+        if (report_write(list.items, list.n, &ro, &d) != 0)
+            rc = EXIT_USAGE;
+        else if (rejected)
+            rc = EXIT_ROWS_REJECTED;
+    }
+    canvas_cairo_shutdown();
+    free(list.items);
+    return rc;
 }
 
 /* ---- figures ---- */
@@ -364,6 +449,11 @@ int main(int argc, char **argv)
         if (o.n_files == 0)
             return usage_error("%s: at least one FILE.csv (or -) is needed", "eval");
         return cmd_eval(&o);
+    }
+    if (strcmp(o.command, "report") == 0) {
+        if (o.n_files == 0)
+            return usage_error("%s: at least one FILE.csv (or -) is needed", "report");
+        return cmd_report(&o);
     }
     if (strcmp(o.command, "figures") == 0)
         return cmd_figures(&o);
