@@ -11,16 +11,11 @@
 
 #include "../fuzz/fuzz_csv.h"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+#include "../fuzz/mutate.h"
 
-static uint64_t rng_next(void)
-{
-    /* xorshift64* */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
-}
+static const char *const tokens[] = {",", "\"", "\n", "\r\n", "0", "-1", "99999999999999999999",
+                                     "1e400", " ", "\xEF\xBB\xBF", "llama", "flash", ""};
+static struct mutator mut = {0x9e3779b97f4a7c15ull, tokens, sizeof tokens / sizeof tokens[0]};
 
 static const char *const seeds[] = {
     "name,model,seq,micro_batch,gpu\nx,gpt-1.3b,2048,8,H100-80GB\n",
@@ -33,32 +28,6 @@ static const char *const seeds[] = {
 
 #define MUTATIONS_PER_SEED 3000
 
-static size_t mutate(char *buf, size_t len, size_t cap)
-{
-    static const char tokens[][24] = {",", "\"", "\n", "\r\n", "0", "-1", "99999999999999999999",
-                                     "1e400", " ", "\xEF\xBB\xBF", "llama", "flash", ""};
-    int kind = (int)(rng_next() % 4);
-    size_t pos = len ? rng_next() % (len + 1) : 0;
-    if (kind == 0 && len) { /* flip a byte */
-        buf[pos % len] = (char)(rng_next() & 0xff);
-    } else if (kind == 1 && len) { /* delete a run */
-        size_t n = rng_next() % 8;
-        if (pos + n > len)
-            n = len - pos;
-        memmove(buf + pos, buf + pos + n, len - pos - n);
-        len -= n;
-    } else { /* insert a token */
-        const char *t = tokens[rng_next() % (sizeof tokens / sizeof tokens[0])];
-        size_t n = strlen(t);
-        if (len + n <= cap) {
-            memmove(buf + pos + n, buf + pos, len - pos);
-            memcpy(buf + pos, t, n);
-            len += n;
-        }
-    }
-    return len;
-}
-
 static void mutated_csv_never_crashes(void **state)
 {
     (void)state;
@@ -68,11 +37,7 @@ static void mutated_csv_never_crashes(void **state)
         size_t base = strlen(seeds[s]);
         valid += fuzz_csv_one((const uint8_t *)seeds[s], base);
         for (int i = 0; i < MUTATIONS_PER_SEED; i++) {
-            memcpy(buf, seeds[s], base);
-            size_t len = base;
-            int n = 1 + (int)(rng_next() % 6);
-            for (int k = 0; k < n; k++)
-                len = mutate(buf, len, sizeof buf);
+            size_t len = mutator_derive(&mut, seeds[s], base, buf, sizeof buf, 6);
             fuzz_csv_one((const uint8_t *)buf, len);
         }
     }
@@ -85,9 +50,9 @@ static void random_bytes_never_crash(void **state)
     (void)state;
     uint8_t buf[256];
     for (int i = 0; i < 2000; i++) {
-        size_t len = rng_next() % sizeof buf;
+        size_t len = mutator_next(&mut) % sizeof buf;
         for (size_t k = 0; k < len; k++)
-            buf[k] = (uint8_t)rng_next();
+            buf[k] = (uint8_t)mutator_next(&mut);
         fuzz_csv_one(buf, len);
     }
 }
