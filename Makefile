@@ -92,6 +92,7 @@ bench: $(MEMFIT) $(BENCH_BIN)
 	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh bench/run.sh
 
 validate:
+	@sh tools/deps.sh validate
 	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv
 
 FUZZ_SECONDS ?= 60

@@ -1,8 +1,11 @@
 #!/bin/sh
 # Installs the Debian packages memfit needs, only those that are missing.
+#   sh tools/deps.sh            building, the report and the test suite
+#   sh tools/deps.sh validate   also PyTorch and matplotlib (make validate, make bench)
 set -eu
 PKGS="build-essential pkg-config libhpdf-dev libcairo2-dev libfreetype-dev libcsv-dev libcmocka-dev
-fonts-dejavu-core poppler-utils qpdf valgrind"
+fonts-dejavu-core poppler-utils qpdf valgrind python3 file"
+[ "${1:-}" = validate ] && PKGS="$PKGS python3-torch python3-matplotlib"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
