@@ -717,28 +717,39 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
 
 /* ---------------------------------------------------------------- checkpoint every k */
 
+/* The peak of the most loaded GPU when every stage checkpoints every k layers (k = 0: none),
+ * with the scenario's own A and c (as model_k_best uses them). */
+static int kcurve_peak(const struct scenario *sc, const struct terms *t, uint64_t k, uint64_t *out)
+{
+    *out = 0;
+    for (int i = 0; i < 2; i++) {
+        uint64_t act, in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
+        if (model_stage_act(sc, t->act_layer_bytes, t->ckpt_bytes, in_flight, k, &act) != MODEL_OK)
+            return -1;
+        uint64_t p = t->stage[i].states_bytes + act + t->stage[i].logits_bytes;
+        if (p < act)
+            return -1;
+        if (p > *out)
+            *out = p;
+    }
+    return 0;
+}
+
 int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, struct chart_kcurve *d)
 {
-    struct scenario s = *sc;
     struct terms t;
-    size_t n = (size_t)sc->layers;
-    if (n == 0 || cap < n)
+    size_t n = sc->pp ? (size_t)(sc->layers / sc->pp) : 0; /* a segment stays inside a stage */
+    if (n == 0 || cap < n || model_peak(sc, &t) != MODEL_OK)
         return -1;
-    s.recompute = RECOMPUTE_NONE;
-    if (model_peak(&s, &t) != MODEL_OK)
+    if (kcurve_peak(sc, &t, 0, &d->none_bytes) != 0)
         return -1;
-    d->none_bytes = t.peak_bytes;
     /* Lesson section 3: k* = sqrt(L c / A); the extra compute is one forward pass per step
      * whatever k is: 8 Psi instead of 6 Psi per token. */
     d->k_star = sqrt((double)sc->layers * (double)t.ckpt_bytes / (double)t.act_layer_bytes);
     d->extra_compute = 1.0 / 3.0;
-    s.recompute = RECOMPUTE_EVERY_K;
-    for (size_t k = 1; k <= n; k++) {
-        s.ckpt_every = k;
-        if (model_peak(&s, &t) != MODEL_OK)
+    for (size_t k = 1; k <= n; k++)
+        if (kcurve_peak(sc, &t, k, &peak[k - 1]) != 0)
             return -1;
-        peak[k - 1] = t.peak_bytes;
-    }
     uint64_t best;
     if (model_k_best(sc, &d->k_best, &best) != MODEL_OK)
         return -1;

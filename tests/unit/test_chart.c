@@ -624,12 +624,45 @@ static void test_params_geometry(void **state)
     canvas_rec_release(&r);
 }
 
+/* The k-curve agrees with the eval columns: same A (selective included), k* and k_best, one
+ * point per k inside a pipeline stage (GPT-3 175B with selective recomputation, pp = 8). */
+static void test_kcurve_matches_eval_with_pipeline_and_selective(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.layers = 96;
+    sc.hidden = 12288;
+    sc.heads = sc.kv_heads = 96;
+    sc.ffn = 4 * 12288;
+    sc.micro_batch = 1;
+    sc.recompute = RECOMPUTE_SELECTIVE;
+    sc.tp = 8;
+    sc.sp = true;
+    sc.pp = 8;
+    sc.dp = 12;
+    sc.zero = 1;
+    struct terms t;
+    assert_int_equal(model_eval(&sc, &t), MODEL_OK);
+    uint64_t peak[96];
+    struct chart_kcurve d;
+    memset(&d, 0, sizeof d);
+    assert_int_equal(chart_kcurve_fill(&sc, peak, 96, &d), 0);
+    assert_int_equal(d.n, 12); /* L/pp */
+    assert_true(fabs(d.k_star - t.k_star) < 1e-12);
+    assert_int_equal(d.k_best, t.k_best);
+    assert_int_equal(d.none_bytes, t.peak_bytes); /* the scenario as configured */
+    for (size_t k = 1; k <= d.n; k++)
+        assert_true(peak[t.k_best - 1] <= peak[k - 1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ticks),           cmocka_unit_test(test_format_tick),
         cmocka_unit_test(test_bars_geometry),   cmocka_unit_test(test_bars_gib),
         cmocka_unit_test(test_bars_ladder_small),
+        cmocka_unit_test(test_kcurve_matches_eval_with_pipeline_and_selective),
         cmocka_unit_test(test_step_hand_made),  cmocka_unit_test(test_step_sawtooth),
         cmocka_unit_test(test_kcurve),          cmocka_unit_test(test_walk_ops),
         cmocka_unit_test(test_walk_geometry),   cmocka_unit_test(test_param_items),
