@@ -65,3 +65,12 @@ check "quick check: the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,
 printf 'name,model,seq,micro_batch,gpu,gpus_per_node\nhuge,llama2-70b,4096,1,H100-80GB,1\n' >"$T/nothing.csv"
 expect_status "nothing fits" 0 eval --format table "$T/nothing.csv"
 expect_out "nothing fits names the GPUs the states need" "nothing fits: the model states alone need 14 GPUs"
+
+# A progress bar on stderr when asked (auto: only on a terminal), never in the output.
+expect_status "--progress always" 0 eval --progress always configs/examples.csv
+expect_err "progress bar drawn" "configs/examples.csv ["
+expect_err "progress reaches 100%" "100%"
+check "stdout is the plain CSV" test "$(grep -c '%' "$T/out")" -eq 0
+expect_status "--progress auto off a terminal" 0 eval configs/examples.csv
+check "no progress off a terminal" test ! -s "$T/err"
+expect_status "--progress bad" 2 eval --progress sometimes configs/examples.csv
