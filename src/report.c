@@ -133,11 +133,6 @@ static const char *report_lookup(void *ctx, const char *name)
 /* ------------------------------------------------------------------------------------------ */
 /* Formatting.                                                                                 */
 
-struct report_units {
-    double bytes; /* 1e9 or 2^30 */
-    const char *name;
-};
-
 static void fmt(char *buf, size_t size, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static void fmt(char *buf, size_t size, const char *f, ...)
 {
@@ -148,15 +143,16 @@ static void fmt(char *buf, size_t size, const char *f, ...)
 }
 
 /* "116.1 GB"; small values keep more digits, 0 is "0 GB". */
-static void fmt_size(char *buf, size_t size, uint64_t bytes, const struct report_units *u)
+static void fmt_size(char *buf, size_t size, uint64_t bytes, enum chart_units u)
 {
-    double v = (double)bytes / u->bytes;
+    double v = (double)bytes / chart_unit_bytes(u);
+    const char *name = chart_unit_name(u);
     if (bytes == 0)
-        fmt(buf, size, "0 %s", u->name);
+        fmt(buf, size, "0 %s", name);
     else if (v < 0.095)
-        fmt(buf, size, "%.3f %s", v, u->name);
+        fmt(buf, size, "%.3f %s", v, name);
     else
-        fmt(buf, size, "%.1f %s", v, u->name);
+        fmt(buf, size, "%.1f %s", v, name);
 }
 
 /* 1311528960 -> "1,311,528,960". */
@@ -277,7 +273,7 @@ static void report_act_formula(const struct scenario *sc, char *buf, size_t size
 }
 
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */
-static void report_values_config(struct report_sc *r, const struct report_units *u)
+static void report_values_config(struct report_sc *r, enum chart_units u)
 {
     const struct scenario *sc = r->sc;
     const struct terms *t = &r->t;
@@ -288,9 +284,9 @@ static void report_values_config(struct report_sc *r, const struct report_units 
     fmt(v[PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
     fmt(v[PH_MODEL], n, "%s", sc->model_preset[0] ? sc->model_preset : "custom model");
     fmt(v[PH_GPU], n, "%s", sc->gpu_preset[0] ? sc->gpu_preset : "GPU");
-    double mem = (double)sc->gpu_mem_bytes / u->bytes;
+    double mem = (double)sc->gpu_mem_bytes / chart_unit_bytes(u);
     if (fabs(mem - round(mem)) < 0.005)
-        fmt(v[PH_GPU_MEM], n, "%.0f %s", mem, u->name);
+        fmt(v[PH_GPU_MEM], n, "%.0f %s", mem, chart_unit_name(u));
     else
         fmt_size(v[PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
     uint64_t gpus = sc->dp * sc->tp * sc->pp;
@@ -336,7 +332,7 @@ static void report_values_config(struct report_sc *r, const struct report_units 
 }
 
 /* The memory terms, checkpointing, and the notes that depend on the model. */
-static void report_values_terms(struct report_sc *r, const struct report_units *u)
+static void report_values_terms(struct report_sc *r, enum chart_units u)
 {
     const struct scenario *sc = r->sc;
     const struct terms *t = &r->t;
@@ -372,7 +368,7 @@ static void report_values_terms(struct report_sc *r, const struct report_units *
 }
 
 /* The fix ladder's answer and its cost (plan.h, cost.h). */
-static void report_values_fix(struct report_sc *r, const struct report_units *u)
+static void report_values_fix(struct report_sc *r, enum chart_units u)
 {
     const struct scenario *sc = r->sc;
     const struct plan *p = &r->plan;
@@ -452,7 +448,7 @@ static void report_values_fix(struct report_sc *r, const struct report_units *u)
 
 }
 
-static void report_sc_values(struct report_sc *r, const struct report_units *u)
+static void report_sc_values(struct report_sc *r, enum chart_units u)
 {
     report_values_config(r, u);
     report_values_terms(r, u);
@@ -460,7 +456,7 @@ static void report_sc_values(struct report_sc *r, const struct report_units *u)
 }
 
 static int report_sc_init(struct report_sc *r, const struct scenario *sc,
-                          const struct report_values *doc, const struct report_units *u,
+                          const struct report_values *doc, enum chart_units u,
                           struct diag *d)
 {
     r->sc = sc;
@@ -509,7 +505,7 @@ struct report_doc {
     double y; /* the cursor: top of the next block, top-left coordinates */
     char running[SCENARIO_NAME_MAX + 64];
     const struct report_options *opt;
-    struct report_units units;
+    enum chart_units units;
     int error; /* 0, or the first failure (a libharu status, or -1 for memory) */
 };
 
@@ -945,7 +941,7 @@ static void table_terms(struct report_doc *doc, const struct report_sc *r)
                              t->budget_bytes};
     for (size_t i = 0; i < 8; i++) {
         fmt_count(by[i], sizeof by[i], vals[i]);
-        fmt_size(sz[i], sizeof sz[i], vals[i], &doc->units);
+        fmt_size(sz[i], sizeof sz[i], vals[i], doc->units);
         double share = t->peak_bytes ? 100.0 * (double)vals[i] / (double)t->peak_bytes : 0;
         fmt(pc[i], sizeof pc[i], "%.1f%%", share);
     }
@@ -1013,7 +1009,7 @@ static void table_ladder(struct report_doc *doc, const struct report_sc *r)
     char b[32], peak[32], extra[48], settings[256], prev[256] = "", delta[256], label[64];
     doc_table_start(doc, &tb, p->n_rungs + 1 < 4 ? p->n_rungs + 1 : 4);
     fmt_u64(b, sizeof b, r->sc->micro_batch);
-    fmt_size(peak, sizeof peak, r->t.peak_bytes, &doc->units);
+    fmt_size(peak, sizeof peak, r->t.peak_bytes, doc->units);
     const char *base[] = {"as configured", "", b, peak, r->t.fits ? "yes" : "no", "–"};
     doc_table_row(doc, &tb, base, r->t.fits ? ROW_OK : ROW_PLAIN);
     for (size_t i = 0; i < p->n_rungs; i++) {
@@ -1023,7 +1019,7 @@ static void table_ladder(struct report_doc *doc, const struct report_sc *r)
         memcpy(prev, settings, sizeof prev);
         report_rung_label(g, label, sizeof label);
         fmt_u64(b, sizeof b, g->sc.micro_batch);
-        fmt_size(peak, sizeof peak, g->terms.peak_bytes, &doc->units);
+        fmt_size(peak, sizeof peak, g->terms.peak_bytes, doc->units);
         if (g->extra_time_s > 1e-9)
             fmt_seconds(extra, sizeof extra, g->extra_time_s);
         else
@@ -1067,11 +1063,6 @@ static void table_microbatch(struct report_doc *doc, const struct report_sc *r)
 
 #define CHART_H 218.0
 
-static enum chart_units report_chart_units(const struct report_doc *doc)
-{
-    return doc->opt->gib ? CHART_GIB : CHART_GB;
-}
-
 static void chart_fit(struct report_doc *doc, const struct report_sc *r, double y, double h)
 {
     struct chart_bar bars[PLAN_MAX_RUNGS + 1];
@@ -1101,7 +1092,7 @@ static void chart_fit(struct report_doc *doc, const struct report_sc *r, double 
                            .n = n,
                            .gpu_bytes = r->sc->gpu_mem_bytes,
                            .reserve = r->sc->reserve,
-                           .units = report_chart_units(doc)};
+                           .units = doc->units};
     chart_bars_draw(&doc->c, M_LEFT, y, doc_width(doc), h, &d, NULL);
 }
 
@@ -1165,7 +1156,7 @@ static void chart_step(struct report_doc *doc, const struct report_sc *r, bool o
                            .gpu_bytes = r->sc->gpu_mem_bytes,
                            .reserve = r->sc->reserve,
                            .y_max_bytes = ymax,
-                           .units = report_chart_units(doc)};
+                           .units = doc->units};
     chart_step_draw(&doc->c, M_LEFT, y, doc_width(doc), h, &d, NULL);
     free(ev);
 }
@@ -1182,7 +1173,7 @@ static void chart_kcurve(struct report_doc *doc, const struct report_sc *r, doub
         return;
     }
     d.title = "Checkpointing every k layers: peak memory against k";
-    d.units = report_chart_units(doc);
+    d.units = doc->units;
     chart_kcurve_draw(&doc->c, M_LEFT, y, doc_width(doc), h, &d, NULL);
     free(peak);
 }
@@ -1261,7 +1252,7 @@ static void doc_sc_table(struct report_doc *doc, const struct report_sc *r, cons
 
 struct report_run {
     const struct report_options *opt;
-    struct report_units units;
+    enum chart_units units;
     struct report_values doc_vals;
     struct template scenario_tmpl, summary_tmpl;
     struct report_sc *scs;
@@ -1654,7 +1645,7 @@ static void report_doc_values(struct report_run *run, const struct scenario *scs
     fmt(v[PH_N_SCENARIOS], m, "%zu", n);
     fmt(v[PH_N_FIT], m, "%zu", fit);
     fmt(v[PH_N_OOM], m, "%zu", n - fit);
-    fmt(v[PH_UNITS], m, "%s", run->units.name);
+    fmt(v[PH_UNITS], m, "%s", chart_unit_name(run->units));
     fmt(v[PH_UNIT_NOTE], m, "%s", run->opt->gib ? "1 GiB = 2³⁰ = 1,073,741,824 bytes"
                                                 : "1 GB = 10⁹ bytes (not GiB = 2³⁰ bytes)");
     fmt(v[PH_VALIDATION], m, "%s",
@@ -1674,8 +1665,7 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     struct report_run run;
     memset(&run, 0, sizeof run);
     run.opt = opt;
-    run.units.bytes = opt->gib ? 1073741824.0 : 1e9;
-    run.units.name = opt->gib ? "GiB" : "GB";
+    run.units = opt->gib ? CHART_GIB : CHART_GB;
     template_init(&run.scenario_tmpl);
     template_init(&run.summary_tmpl);
     int rc = -1;
@@ -1707,7 +1697,7 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     }
     run.n = n;
     for (size_t i = 0; i < n; i++)
-        if (report_sc_init(&run.scs[i], &scs[i], &run.doc_vals, &run.units, d) != 0)
+        if (report_sc_init(&run.scs[i], &scs[i], &run.doc_vals, run.units, d) != 0)
             goto out;
     report_doc_values(&run, scs, n);
     for (size_t i = 0; i < n; i++)
