@@ -23,6 +23,7 @@
 #include "paths.h"
 #include "pdffix.h"
 #include "plan.h"
+#include "report_fmt.h"
 #include "template.h"
 #include "timeline.h"
 
@@ -130,73 +131,6 @@ static const char *report_lookup(void *ctx, const char *name)
     return NULL;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Formatting.                                                                                 */
-
-static void fmt(char *buf, size_t size, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void fmt(char *buf, size_t size, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(buf, size, f, ap);
-    va_end(ap);
-}
-
-/* "116.1 GB"; small values keep more digits, 0 is "0 GB". */
-static void fmt_size(char *buf, size_t size, uint64_t bytes, enum chart_units u)
-{
-    double v = (double)bytes / chart_unit_bytes(u);
-    const char *name = chart_unit_name(u);
-    if (bytes == 0)
-        fmt(buf, size, "0 %s", name);
-    else if (v < 0.095)
-        fmt(buf, size, "%.3f %s", v, name);
-    else
-        fmt(buf, size, "%.1f %s", v, name);
-}
-
-/* 1311528960 -> "1,311,528,960". */
-static void fmt_count(char *buf, size_t size, uint64_t n)
-{
-    char digits[32];
-    int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n);
-    size_t o = 0;
-    for (int i = 0; i < len && o + 2 < size; i++) {
-        if (i > 0 && (len - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-}
-
-/* 1311528960 -> "1.31 B", 124e6 -> "124 M". */
-static void fmt_short(char *buf, size_t size, uint64_t n)
-{
-    double v = (double)n;
-    if (v >= 1e9)
-        fmt(buf, size, "%.*f B", v >= 1e11 ? 0 : v >= 1e10 ? 1 : 2, v / 1e9);
-    else if (v >= 1e6)
-        fmt(buf, size, "%.0f M", v / 1e6);
-    else
-        fmt_count(buf, size, n);
-}
-
-static void fmt_u64(char *buf, size_t size, uint64_t n)
-{
-    fmt(buf, size, "%llu", (unsigned long long)n);
-}
-
-/* Seconds for people: "1.23 s", "45 ms". */
-static void fmt_seconds(char *buf, size_t size, double s)
-{
-    if (s >= 1)
-        fmt(buf, size, "%.2f s", s);
-    else if (s >= 1e-3)
-        fmt(buf, size, "%.0f ms", s * 1e3);
-    else
-        fmt(buf, size, "%.2f ms", s * 1e3);
-}
-
 static const char *report_fix_human(enum plan_fix f)
 {
     switch (f) {
@@ -219,19 +153,19 @@ static void report_rung_label(const struct plan_rung *r, char *buf, size_t size)
 {
     switch (r->fix) {
     case PLAN_FIX_MICRO_BATCH:
-        fmt(buf, size, "b = %llu", (unsigned long long)r->sc.micro_batch);
+        report_fmt(buf, size, "b = %llu", (unsigned long long)r->sc.micro_batch);
         return;
     case PLAN_FIX_TP:
-        fmt(buf, size, "tp = %llu", (unsigned long long)r->sc.tp);
+        report_fmt(buf, size, "tp = %llu", (unsigned long long)r->sc.tp);
         return;
     case PLAN_FIX_FULL_CKPT:
-        fmt(buf, size, "full ckpt");
+        report_fmt(buf, size, "full ckpt");
         return;
     case PLAN_FIX_FLASH:
-        fmt(buf, size, "flash");
+        report_fmt(buf, size, "flash");
         return;
     default:
-        fmt(buf, size, "%s", report_fix_human(r->fix));
+        report_fmt(buf, size, "%s", report_fix_human(r->fix));
         return;
     }
 }
@@ -256,20 +190,20 @@ static void report_act_formula(const struct scenario *sc, char *buf, size_t size
     uint64_t g = sc->kv_heads ? sc->heads / sc->kv_heads : 1;
     if (sc->arch == ARCH_LLAMA) {
         if (g > 1)
-            fmt(lin, sizeof lin, "(12 + 4/%llu)sbh + 8sbf", (unsigned long long)g);
+            report_fmt(lin, sizeof lin, "(12 + 4/%llu)sbh + 8sbf", (unsigned long long)g);
         else
-            fmt(lin, sizeof lin, "16sbh + 8sbf");
+            report_fmt(lin, sizeof lin, "16sbh + 8sbf");
     } else if (g > 1) {
-        fmt(lin, sizeof lin, "(%d + 4/%llu)sbh", sc->dropout ? 30 : 28, (unsigned long long)g);
+        report_fmt(lin, sizeof lin, "(%d + 4/%llu)sbh", sc->dropout ? 30 : 28, (unsigned long long)g);
     } else {
-        fmt(lin, sizeof lin, "%dsbh", sc->dropout ? 34 : 32);
+        report_fmt(lin, sizeof lin, "%dsbh", sc->dropout ? 34 : 32);
     }
     if (sc->tp > 1 && sc->sp)
-        fmt(buf, size, "(%s%s) / t", lin, core);
+        report_fmt(buf, size, "(%s%s) / t", lin, core);
     else if (sc->tp > 1)
-        fmt(buf, size, "%s%s, part / t", lin, core);
+        report_fmt(buf, size, "%s%s, part / t", lin, core);
     else
-        fmt(buf, size, "%s%s", lin, core);
+        report_fmt(buf, size, "%s%s", lin, core);
 }
 
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */
@@ -280,53 +214,53 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     char a[64];
     const size_t n = REPORT_VALUE_MAX;
-    fmt(v[PH_NAME], n, "%s", sc->name);
-    fmt(v[PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
-    fmt(v[PH_MODEL], n, "%s", sc->model_preset[0] ? sc->model_preset : "custom model");
-    fmt(v[PH_GPU], n, "%s", sc->gpu_preset[0] ? sc->gpu_preset : "GPU");
+    report_fmt(v[PH_NAME], n, "%s", sc->name);
+    report_fmt(v[PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
+    report_fmt(v[PH_MODEL], n, "%s", sc->model_preset[0] ? sc->model_preset : "custom model");
+    report_fmt(v[PH_GPU], n, "%s", sc->gpu_preset[0] ? sc->gpu_preset : "GPU");
     double mem = (double)sc->gpu_mem_bytes / chart_unit_bytes(u);
     if (fabs(mem - round(mem)) < 0.005)
-        fmt(v[PH_GPU_MEM], n, "%.0f %s", mem, chart_unit_name(u));
+        report_fmt(v[PH_GPU_MEM], n, "%.0f %s", mem, chart_unit_name(u));
     else
-        fmt_size(v[PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
+        report_fmt_size(v[PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
     uint64_t gpus = sc->dp * sc->tp * sc->pp;
-    fmt_u64(v[PH_GPUS], n, gpus);
+    report_fmt_u64(v[PH_GPUS], n, gpus);
     if (sc->gpu_preset[0])
-        fmt(v[PH_HARDWARE], n, "%llu × %s (%s each)", (unsigned long long)gpus, sc->gpu_preset,
+        report_fmt(v[PH_HARDWARE], n, "%llu × %s (%s each)", (unsigned long long)gpus, sc->gpu_preset,
             v[PH_GPU_MEM]);
     else
-        fmt(v[PH_HARDWARE], n, "%llu GPU%s of %s", (unsigned long long)gpus, gpus == 1 ? "" : "s",
+        report_fmt(v[PH_HARDWARE], n, "%llu GPU%s of %s", (unsigned long long)gpus, gpus == 1 ? "" : "s",
             v[PH_GPU_MEM]);
-    fmt(v[PH_RESERVE], n, "%.0f%%", sc->reserve * 100);
-    fmt_size(v[PH_BUDGET], n, t->budget_bytes, u);
-    fmt_size(v[PH_PEAK], n, t->peak_bytes, u);
-    fmt(v[PH_VERDICT], n, "%s", t->fits ? "fits" : "does not fit");
+    report_fmt(v[PH_RESERVE], n, "%.0f%%", sc->reserve * 100);
+    report_fmt_size(v[PH_BUDGET], n, t->budget_bytes, u);
+    report_fmt_size(v[PH_PEAK], n, t->peak_bytes, u);
+    report_fmt(v[PH_VERDICT], n, "%s", t->fits ? "fits" : "does not fit");
     if (t->fits) {
-        fmt_size(a, sizeof a, t->budget_bytes - t->peak_bytes, u);
-        fmt(v[PH_HEADROOM], n, "%s to spare", a);
+        report_fmt_size(a, sizeof a, t->budget_bytes - t->peak_bytes, u);
+        report_fmt(v[PH_HEADROOM], n, "%s to spare", a);
     } else {
-        fmt_size(a, sizeof a, t->peak_bytes - t->budget_bytes, u);
-        fmt(v[PH_HEADROOM], n, "%s over the budget", a);
+        report_fmt_size(a, sizeof a, t->peak_bytes - t->budget_bytes, u);
+        report_fmt(v[PH_HEADROOM], n, "%s over the budget", a);
     }
-    fmt_count(v[PH_PARAMS], n, t->params);
-    fmt_short(v[PH_PARAMS_SHORT], n, t->params);
-    fmt_u64(v[PH_LAYERS], n, sc->layers);
-    fmt_u64(v[PH_HIDDEN], n, sc->hidden);
-    fmt_u64(v[PH_HEADS], n, sc->heads);
-    fmt_u64(v[PH_KV_HEADS], n, sc->kv_heads);
-    fmt_u64(v[PH_VOCAB], n, sc->vocab);
-    fmt_u64(v[PH_FFN], n, sc->ffn);
-    fmt_u64(v[PH_SEQ], n, sc->seq);
-    fmt_u64(v[PH_MICRO_BATCH], n, sc->micro_batch);
-    fmt_u64(v[PH_GLOBAL_BATCH], n, sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp);
-    fmt(v[PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
-    fmt(v[PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
-    fmt(v[PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
+    report_fmt_count(v[PH_PARAMS], n, t->params);
+    report_fmt_short(v[PH_PARAMS_SHORT], n, t->params);
+    report_fmt_u64(v[PH_LAYERS], n, sc->layers);
+    report_fmt_u64(v[PH_HIDDEN], n, sc->hidden);
+    report_fmt_u64(v[PH_HEADS], n, sc->heads);
+    report_fmt_u64(v[PH_KV_HEADS], n, sc->kv_heads);
+    report_fmt_u64(v[PH_VOCAB], n, sc->vocab);
+    report_fmt_u64(v[PH_FFN], n, sc->ffn);
+    report_fmt_u64(v[PH_SEQ], n, sc->seq);
+    report_fmt_u64(v[PH_MICRO_BATCH], n, sc->micro_batch);
+    report_fmt_u64(v[PH_GLOBAL_BATCH], n, sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp);
+    report_fmt(v[PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
+    report_fmt(v[PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
+    report_fmt(v[PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
     if (sc->zero)
-        fmt(a, sizeof a, "ZeRO-%u", sc->zero);
+        report_fmt(a, sizeof a, "ZeRO-%u", sc->zero);
     else
-        fmt(a, sizeof a, "no ZeRO");
-    fmt(v[PH_PARALLEL], n, "dp=%llu, tp=%llu%s, pp=%llu, %s%s", (unsigned long long)sc->dp,
+        report_fmt(a, sizeof a, "no ZeRO");
+    report_fmt(v[PH_PARALLEL], n, "dp=%llu, tp=%llu%s, pp=%llu, %s%s", (unsigned long long)sc->dp,
         (unsigned long long)sc->tp, sc->sp ? " + sp" : "", (unsigned long long)sc->pp, a,
         sc->offload ? ", optimizer offloaded" : "");
 }
@@ -338,32 +272,32 @@ static void report_values_terms(struct report_sc *r, enum chart_units u)
     const struct terms *t = &r->t;
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     const size_t n = REPORT_VALUE_MAX;
-    fmt_size(v[PH_STATES], n, t->states_bytes, u);
-    fmt_size(v[PH_ACTIVATIONS], n, t->act_bytes, u);
-    fmt_size(v[PH_ACT_LAYER], n, t->act_layer_bytes, u);
-    fmt_size(v[PH_LOGITS], n, t->logits_bytes, u);
+    report_fmt_size(v[PH_STATES], n, t->states_bytes, u);
+    report_fmt_size(v[PH_ACTIVATIONS], n, t->act_bytes, u);
+    report_fmt_size(v[PH_ACT_LAYER], n, t->act_layer_bytes, u);
+    report_fmt_size(v[PH_LOGITS], n, t->logits_bytes, u);
     if (sc->pp > 1)
-        fmt(v[PH_STAGE], n, "the %s pipeline stage", t->peak_stage == MODEL_STAGE_FIRST ? "first" : "last");
+        report_fmt(v[PH_STAGE], n, "the %s pipeline stage", t->peak_stage == MODEL_STAGE_FIRST ? "first" : "last");
     else
-        fmt(v[PH_STAGE], n, "each GPU");
-    fmt_u64(v[PH_K_BEST], n, t->k_best);
-    fmt(v[PH_K_STAR], n, "%.2f", t->k_star);
-    fmt_size(v[PH_ACT_K_BEST], n, t->act_k_best_bytes, u);
-    fmt_u64(v[PH_MAX_MICRO_BATCH], n, t->max_micro_batch);
+        report_fmt(v[PH_STAGE], n, "each GPU");
+    report_fmt_u64(v[PH_K_BEST], n, t->k_best);
+    report_fmt(v[PH_K_STAR], n, "%.2f", t->k_star);
+    report_fmt_size(v[PH_ACT_K_BEST], n, t->act_k_best_bytes, u);
+    report_fmt_u64(v[PH_MAX_MICRO_BATCH], n, t->max_micro_batch);
 
-    fmt(v[PH_SELECTIVE_OVERHEAD], n, "%.1f%%", 100 * model_selective_overhead(sc->seq, sc->hidden));
-    fmt(v[PH_CORE_CROSSOVER], n, "%.0f", model_core_crossover_seq(sc->hidden, sc->heads));
+    report_fmt(v[PH_SELECTIVE_OVERHEAD], n, "%.1f%%", 100 * model_selective_overhead(sc->seq, sc->hidden));
+    report_fmt(v[PH_CORE_CROSSOVER], n, "%.0f", model_core_crossover_seq(sc->hidden, sc->heads));
     struct cost base;
     cost_step(sc, t, &base);
-    fmt(v[PH_TFLOPS], n, "%.0f", base.tflops);
-    fmt(v[PH_LINK], n, "%.0f", base.link_gb_s);
-    fmt_seconds(v[PH_STEP_TIME], n, base.total_s);
+    report_fmt(v[PH_TFLOPS], n, "%.0f", base.tflops);
+    report_fmt(v[PH_LINK], n, "%.0f", base.link_gb_s);
+    report_fmt_seconds(v[PH_STEP_TIME], n, base.total_s);
     if (sc->arch == ARCH_LLAMA)
-        fmt(v[PH_NORM_NOTE], n, "RMSNorm is counted as a fused kernel that keeps its input and one "
+        report_fmt(v[PH_NORM_NOTE], n, "RMSNorm is counted as a fused kernel that keeps its input and one "
                                 "fp32 1/rms per row; a written-out RMSNorm in eager PyTorch keeps "
                                 "x² and x·rsqrt as well: +8 sbh per layer.");
     else
-        fmt(v[PH_NORM_NOTE], n, "LayerNorm keeps its input (2 sbh per norm); its mean and variance "
+        report_fmt(v[PH_NORM_NOTE], n, "LayerNorm keeps its input (2 sbh per norm); its mean and variance "
                                 "(two fp32 numbers per row) are left out.");
 }
 
@@ -375,12 +309,12 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     char a[64], b[64], c[64];
     const size_t n = REPORT_VALUE_MAX;
-    fmt(v[PH_FIX], n, "%s", report_fix_human(p->fix));
+    report_fmt(v[PH_FIX], n, "%s", report_fix_human(p->fix));
     plan_fix_settings(p, v[PH_FIX_PLAN], n);
     if (!v[PH_FIX_PLAN][0])
-        fmt(v[PH_FIX_PLAN], n, "%s", p->fix == PLAN_FIX_NONE ? "no change" : "none");
-    fmt_size(v[PH_FIX_PEAK], n, p->fix_peak_bytes, u);
-    fmt_u64(v[PH_FIX_MICRO_BATCH], n, p->fix_micro_batch);
+        report_fmt(v[PH_FIX_PLAN], n, "%s", p->fix == PLAN_FIX_NONE ? "no change" : "none");
+    report_fmt_size(v[PH_FIX_PEAK], n, p->fix_peak_bytes, u);
+    report_fmt_u64(v[PH_FIX_MICRO_BATCH], n, p->fix_micro_batch);
 
     /* The extra compute or traffic of the fix, from the planner's cost model. */
     if (p->fix_rung >= 0) {
@@ -388,8 +322,8 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
         const struct cost *fc = &fr->cost, *bc = &p->base_cost;
         size_t o = 0;
         if (fr->extra_time_s > 1e-9) {
-            fmt_seconds(a, sizeof a, fr->extra_time_s);
-            fmt_seconds(b, sizeof b, bc->total_s);
+            report_fmt_seconds(a, sizeof a, fr->extra_time_s);
+            report_fmt_seconds(b, sizeof b, bc->total_s);
             double pct = bc->total_s > 0 ? 100.0 * fr->extra_time_s / bc->total_s : 0;
             o += (size_t)snprintf(v[PH_FIX_COST], n, "+%s per step (+%.1f%% of the %s step)", a,
                                   pct, b);
@@ -410,7 +344,7 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
         for (size_t i = 0; i < 4 && o < n; i++) {
             if (parts[i].s <= 1e-9)
                 continue;
-            fmt_seconds(c, sizeof c, parts[i].s);
+            report_fmt_seconds(c, sizeof c, parts[i].s);
             o += (size_t)snprintf(v[PH_FIX_COST] + o, n - o, "%s%s %s", sep, parts[i].what, c);
             sep = ", ";
         }
@@ -426,22 +360,22 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
                      "; warning: %llu tokens per micro-batch make thin matmuls (under %d)",
                      (unsigned long long)(fr->sc.micro_batch * sc->seq), PLAN_THIN_TOKENS);
     } else if (p->fix == PLAN_FIX_NONE) {
-        fmt(v[PH_FIX_COST], n, "nothing: the scenario fits as it is");
+        report_fmt(v[PH_FIX_COST], n, "nothing: the scenario fits as it is");
     } else {
-        fmt(v[PH_FIX_COST], n, "not applicable: no rung fits");
+        report_fmt(v[PH_FIX_COST], n, "not applicable: no rung fits");
     }
-    fmt_u64(v[PH_GPUS_FOR_STATES], n, p->gpus_for_states);
+    report_fmt_u64(v[PH_GPUS_FOR_STATES], n, p->gpus_for_states);
     if (p->fix == PLAN_FIX_NONE)
-        fmt(v[PH_FIX_SENTENCE], n,
+        report_fmt(v[PH_FIX_SENTENCE], n,
             "No fix is needed. The largest micro-batch that fits with these settings is %s.",
             v[PH_MAX_MICRO_BATCH]);
     else if (p->fix == PLAN_FIX_NOTHING)
-        fmt(v[PH_FIX_SENTENCE], n,
+        report_fmt(v[PH_FIX_SENTENCE], n,
             "No rung of the ladder fits: even with every fix the peak is %s. The model states "
             "alone, fully sharded, need at least %llu GPUs of %s.",
             v[PH_FIX_PEAK], (unsigned long long)p->gpus_for_states, v[PH_GPU_MEM]);
     else
-        fmt(v[PH_FIX_SENTENCE], n,
+        report_fmt(v[PH_FIX_SENTENCE], n,
             "The cheapest fix is %s (%s): peak %s at micro-batch %llu; %s.",
             report_fix_human(p->fix), v[PH_FIX_PLAN], v[PH_FIX_PEAK],
             (unsigned long long)p->fix_micro_batch, v[PH_FIX_COST]);
@@ -620,7 +554,7 @@ static void doc_footers(struct report_doc *doc)
         doc_use_page(doc, i);
         double y = doc->page_h - M_BOTTOM + 34;
         doc_hline(doc, M_LEFT, doc->page_w - M_RIGHT, y - 11, 0.5, C_RULE);
-        fmt(buf, sizeof buf, "page %zu of %zu", i + 1, doc->n_pages);
+        report_fmt(buf, sizeof buf, "page %zu of %zu", i + 1, doc->n_pages);
         doc_text(doc, doc->page_w - M_RIGHT, y, 7.5, CANVAS_ALIGN_RIGHT, false, C_MUTED, buf);
         doc_text(doc, M_LEFT, y, 7.5, CANVAS_ALIGN_LEFT, false, C_MUTED,
                  "1 GB = 10⁹ bytes; 1 GiB = 2³⁰ bytes");
@@ -830,26 +764,26 @@ static void table_config(struct report_doc *doc, const struct report_sc *r)
     const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     char model[96], shape[128], ffn[64], seq[96], prec[64], parallel[128], gpu[128], act[96],
         vocab[64], res[96], psi[96];
-    fmt(model, sizeof model, "%s (%s-style)", sc->model_preset[0] ? sc->model_preset : "custom",
+    report_fmt(model, sizeof model, "%s (%s-style)", sc->model_preset[0] ? sc->model_preset : "custom",
         v[PH_ARCH]);
     if (sc->kv_heads != sc->heads)
-        fmt(shape, sizeof shape, "L = %s, h = %s, a = %s, %s KV heads", v[PH_LAYERS], v[PH_HIDDEN],
+        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s, %s KV heads", v[PH_LAYERS], v[PH_HIDDEN],
             v[PH_HEADS], v[PH_KV_HEADS]);
     else
-        fmt(shape, sizeof shape, "L = %s, h = %s, a = %s", v[PH_LAYERS], v[PH_HIDDEN], v[PH_HEADS]);
-    fmt(ffn, sizeof ffn, "f = %s%s%s", v[PH_FFN], sc->dropout ? ", dropout" : ", no dropout",
+        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s", v[PH_LAYERS], v[PH_HIDDEN], v[PH_HEADS]);
+    report_fmt(ffn, sizeof ffn, "f = %s%s%s", v[PH_FFN], sc->dropout ? ", dropout" : ", no dropout",
         sc->positions ? ", learned positions" : "");
-    fmt(vocab, sizeof vocab, "V = %s, %s embedding", v[PH_VOCAB], sc->tied ? "tied" : "untied");
-    fmt(seq, sizeof seq, "s = %s, b = %s, global batch %s", v[PH_SEQ], v[PH_MICRO_BATCH],
+    report_fmt(vocab, sizeof vocab, "V = %s, %s embedding", v[PH_VOCAB], sc->tied ? "tied" : "untied");
+    report_fmt(seq, sizeof seq, "s = %s, b = %s, global batch %s", v[PH_SEQ], v[PH_MICRO_BATCH],
         v[PH_GLOBAL_BATCH]);
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
-    fmt(prec, sizeof prec, "%s: %u + %u + %u bytes/param", v[PH_PRECISION], bpp.weights, bpp.grads,
+    report_fmt(prec, sizeof prec, "%s: %u + %u + %u bytes/param", v[PH_PRECISION], bpp.weights, bpp.grads,
         bpp.optimizer);
-    fmt(act, sizeof act, "attention %s, recompute %s", v[PH_ATTENTION], v[PH_RECOMPUTE]);
-    fmt(parallel, sizeof parallel, "%s", v[PH_PARALLEL]);
-    fmt(gpu, sizeof gpu, "%s", v[PH_HARDWARE]);
-    fmt(res, sizeof res, "%s kept free: budget %s", v[PH_RESERVE], v[PH_BUDGET]);
-    fmt(psi, sizeof psi, "Ψ = %s (%s)", v[PH_PARAMS], v[PH_PARAMS_SHORT]);
+    report_fmt(act, sizeof act, "attention %s, recompute %s", v[PH_ATTENTION], v[PH_RECOMPUTE]);
+    report_fmt(parallel, sizeof parallel, "%s", v[PH_PARALLEL]);
+    report_fmt(gpu, sizeof gpu, "%s", v[PH_HARDWARE]);
+    report_fmt(res, sizeof res, "%s kept free: budget %s", v[PH_RESERVE], v[PH_BUDGET]);
+    report_fmt(psi, sizeof psi, "Ψ = %s (%s)", v[PH_PARAMS], v[PH_PARAMS_SHORT]);
     const char *rows[][4] = {
         {"model", model, "tokens", seq},
         {"shape", shape, "precision", prec},
@@ -885,9 +819,9 @@ static void table_verdict(struct report_doc *doc, const struct report_sc *r)
     const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     bool fits = r->t.fits;
     char head[256], body[2 * REPORT_VALUE_MAX];
-    fmt(head, sizeof head, "%s: peak %s %s budget %s", fits ? "Fits" : "Does not fit", v[PH_PEAK],
+    report_fmt(head, sizeof head, "%s: peak %s %s budget %s", fits ? "Fits" : "Does not fit", v[PH_PEAK],
         fits ? "≤" : ">", v[PH_BUDGET]);
-    fmt(body, sizeof body, "%s on %s. %s", v[PH_HEADROOM], v[PH_STAGE], v[PH_FIX_SENTENCE]);
+    report_fmt(body, sizeof body, "%s on %s. %s", v[PH_HEADROOM], v[PH_STAGE], v[PH_FIX_SENTENCE]);
     body[0] = (char)(body[0] >= 'a' && body[0] <= 'z' ? body[0] - 32 : body[0]);
     double w = doc_width(doc) - 28;
     int lines = 0;
@@ -917,38 +851,38 @@ static void table_terms(struct report_doc *doc, const struct report_sc *r)
     const struct model_gpu *g = &t->stage[t->peak_stage];
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
     char pcount[48], f[6][128], by[8][32], sz[8][32], pc[8][16];
-    fmt_count(pcount, sizeof pcount, g->params);
+    report_fmt_count(pcount, sizeof pcount, g->params);
     const char *dp_note = sc->dp > 1 ? " / dp" : "";
-    fmt(f[0], sizeof f[0], "%u B × %s params%s", bpp.weights, pcount, sc->zero >= 3 ? dp_note : "");
-    fmt(f[1], sizeof f[1], "%u B × params%s", bpp.grads, sc->zero >= 2 ? dp_note : "");
+    report_fmt(f[0], sizeof f[0], "%u B × %s params%s", bpp.weights, pcount, sc->zero >= 3 ? dp_note : "");
+    report_fmt(f[1], sizeof f[1], "%u B × params%s", bpp.grads, sc->zero >= 2 ? dp_note : "");
     if (sc->offload == OFFLOAD_OPTIMIZER)
-        fmt(f[2], sizeof f[2], "%u B × params, in CPU memory", bpp.optimizer);
+        report_fmt(f[2], sizeof f[2], "%u B × params, in CPU memory", bpp.optimizer);
     else
-        fmt(f[2], sizeof f[2], "%u B × params%s", bpp.optimizer, sc->zero >= 1 ? dp_note : "");
+        report_fmt(f[2], sizeof f[2], "%u B × params%s", bpp.optimizer, sc->zero >= 1 ? dp_note : "");
     char af[96];
     report_act_formula(sc, af, sizeof af);
-    fmt(f[3], sizeof f[3], "A = %s", af);
+    report_fmt(f[3], sizeof f[3], "A = %s", af);
     if (sc->recompute == RECOMPUTE_EVERY_K)
-        fmt(f[4], sizeof f[4], "⌈L/k⌉·c + k·A, k = %llu, c = 2sbh", (unsigned long long)sc->ckpt_every);
+        report_fmt(f[4], sizeof f[4], "⌈L/k⌉·c + k·A, k = %llu, c = 2sbh", (unsigned long long)sc->ckpt_every);
     else if (sc->pp > 1)
-        fmt(f[4], sizeof f[4], "%s micro-batches × L/pp layers × A",
+        report_fmt(f[4], sizeof f[4], "%s micro-batches × L/pp layers × A",
             t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1");
     else
-        fmt(f[4], sizeof f[4], "L × A = %llu × A", (unsigned long long)sc->layers);
-    fmt(f[5], sizeof f[5], "4sbV%s (fp32 logits of the loss)", sc->tp > 1 ? " / t" : "");
+        report_fmt(f[4], sizeof f[4], "L × A = %llu × A", (unsigned long long)sc->layers);
+    report_fmt(f[5], sizeof f[5], "4sbV%s (fp32 logits of the loss)", sc->tp > 1 ? " / t" : "");
     const uint64_t vals[] = {t->weights_bytes, t->grads_bytes, t->optimizer_bytes,
                              t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes,
                              t->budget_bytes};
     for (size_t i = 0; i < 8; i++) {
-        fmt_count(by[i], sizeof by[i], vals[i]);
-        fmt_size(sz[i], sizeof sz[i], vals[i], doc->units);
+        report_fmt_count(by[i], sizeof by[i], vals[i]);
+        report_fmt_size(sz[i], sizeof sz[i], vals[i], doc->units);
         double share = t->peak_bytes ? 100.0 * (double)vals[i] / (double)t->peak_bytes : 0;
-        fmt(pc[i], sizeof pc[i], "%.1f%%", share);
+        report_fmt(pc[i], sizeof pc[i], "%.1f%%", share);
     }
     pc[3][0] = '\0';
     pc[7][0] = '\0';
     char budget_f[64];
-    fmt(budget_f, sizeof budget_f, "GPU memory × (1 − %.2f)", sc->reserve);
+    report_fmt(budget_f, sizeof budget_f, "GPU memory × (1 − %.2f)", sc->reserve);
     const char *rows[][5] = {
         {"weights", f[0], by[0], sz[0], pc[0]},
         {"gradients", f[1], by[1], sz[1], pc[1]},
@@ -1008,8 +942,8 @@ static void table_ladder(struct report_doc *doc, const struct report_sc *r)
     struct report_table tb = {cols, 6, 0};
     char b[32], peak[32], extra[48], settings[256], prev[256] = "", delta[256], label[64];
     doc_table_start(doc, &tb, p->n_rungs + 1 < 4 ? p->n_rungs + 1 : 4);
-    fmt_u64(b, sizeof b, r->sc->micro_batch);
-    fmt_size(peak, sizeof peak, r->t.peak_bytes, doc->units);
+    report_fmt_u64(b, sizeof b, r->sc->micro_batch);
+    report_fmt_size(peak, sizeof peak, r->t.peak_bytes, doc->units);
     const char *base[] = {"as configured", "", b, peak, r->t.fits ? "yes" : "no", "–"};
     doc_table_row(doc, &tb, base, r->t.fits ? ROW_OK : ROW_PLAIN);
     for (size_t i = 0; i < p->n_rungs; i++) {
@@ -1018,15 +952,15 @@ static void table_ladder(struct report_doc *doc, const struct report_sc *r)
         report_delta(prev, settings, delta, sizeof delta);
         memcpy(prev, settings, sizeof prev);
         report_rung_label(g, label, sizeof label);
-        fmt_u64(b, sizeof b, g->sc.micro_batch);
-        fmt_size(peak, sizeof peak, g->terms.peak_bytes, doc->units);
+        report_fmt_u64(b, sizeof b, g->sc.micro_batch);
+        report_fmt_size(peak, sizeof peak, g->terms.peak_bytes, doc->units);
         if (g->extra_time_s > 1e-9)
-            fmt_seconds(extra, sizeof extra, g->extra_time_s);
+            report_fmt_seconds(extra, sizeof extra, g->extra_time_s);
         else
-            fmt(extra, sizeof extra, "–");
+            report_fmt(extra, sizeof extra, "–");
         if (g->thin_matmuls) {
             size_t len = strlen(extra);
-            fmt(extra + len, sizeof extra - len, " (thin)");
+            report_fmt(extra + len, sizeof extra - len, " (thin)");
         }
         const char *row[] = {label, delta, b, peak, g->fits ? "yes" : "no", extra};
         doc_table_row(doc, &tb, row, (int)i == p->fix_rung ? ROW_OK : ROW_PLAIN);
@@ -1047,11 +981,11 @@ static void table_microbatch(struct report_doc *doc, const struct report_sc *r)
     for (int m = 0; m < PLAN_MODES; m++) {
         char b[32], tok[48];
         uint64_t mb = r->max_b[m];
-        fmt_u64(b, sizeof b, mb);
+        report_fmt_u64(b, sizeof b, mb);
         if (mb)
-            fmt_count(tok, sizeof tok, mb * r->sc->seq);
+            report_fmt_count(tok, sizeof tok, mb * r->sc->seq);
         else
-            fmt(tok, sizeof tok, "not even b = 1 fits");
+            report_fmt(tok, sizeof tok, "not even b = 1 fits");
         const char *row[] = {plan_mode_name((enum plan_mode)m), settings[m], b, tok};
         doc_table_row(doc, &tb, row, mb ? ROW_PLAIN : ROW_BAD);
     }
@@ -1070,12 +1004,12 @@ static void chart_fit(struct report_doc *doc, const struct report_sc *r, double 
     size_t n = 0;
     const struct terms *ts[PLAN_MAX_RUNGS + 1];
     ts[n] = &r->t;
-    fmt(labels[n], sizeof labels[n], "as given\nb = %llu", (unsigned long long)r->sc->micro_batch);
+    report_fmt(labels[n], sizeof labels[n], "as given\nb = %llu", (unsigned long long)r->sc->micro_batch);
     n++;
     for (size_t i = 0; i < r->plan.n_rungs; i++, n++) {
         char l[40];
         report_rung_label(&r->plan.rungs[i], l, sizeof l);
-        fmt(labels[n], sizeof labels[n], "+ %s\nb = %llu", l,
+        report_fmt(labels[n], sizeof labels[n], "+ %s\nb = %llu", l,
             (unsigned long long)r->plan.rungs[i].sc.micro_batch);
         ts[n] = &r->plan.rungs[i].terms;
     }
@@ -1107,16 +1041,16 @@ static void report_step_other(const struct report_sc *r, struct scenario *out, c
     if (r->sc->recompute == RECOMPUTE_EVERY_K) {
         out->recompute = RECOMPUTE_NONE;
         out->ckpt_every = 0;
-        fmt(title, size, "The same step without checkpointing");
+        report_fmt(title, size, "The same step without checkpointing");
         return;
     }
     out->recompute = RECOMPUTE_EVERY_K;
     out->ckpt_every = r->t.k_best ? r->t.k_best : 1;
     if (out->ckpt_every == 1)
-        fmt(title, size, "The same step, checkpointing every layer (the best k; recomputation "
+        report_fmt(title, size, "The same step, checkpointing every layer (the best k; recomputation "
                          "shaded)");
     else
-        fmt(title, size, "The same step, checkpointing every %llu layers (the best k; "
+        report_fmt(title, size, "The same step, checkpointing every %llu layers (the best k; "
                          "recomputation shaded)", (unsigned long long)out->ckpt_every);
 }
 
@@ -1133,7 +1067,7 @@ static void chart_step(struct report_doc *doc, const struct report_sc *r, bool o
         cmp = *r->sc;
     } else {
         sc = *r->sc;
-        fmt(title, sizeof title, "Memory over one training step, as configured");
+        report_fmt(title, sizeof title, "Memory over one training step, as configured");
     }
     size_t cap = timeline_capacity(&sc);
     struct timeline_event *ev = calloc(cap ? cap : 1, sizeof *ev);
@@ -1273,11 +1207,11 @@ static void table_summary(struct report_doc *doc, const struct report_run *run, 
         const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
         char fix[REPORT_VALUE_MAX + 64];
         if (r->plan.fix == PLAN_FIX_NONE)
-            fmt(fix, sizeof fix, "–");
+            report_fmt(fix, sizeof fix, "–");
         else if (r->plan.fix == PLAN_FIX_NOTHING)
-            fmt(fix, sizeof fix, "none fits (states need %s GPUs)", v[PH_GPUS_FOR_STATES]);
+            report_fmt(fix, sizeof fix, "none fits (states need %s GPUs)", v[PH_GPUS_FOR_STATES]);
         else
-            fmt(fix, sizeof fix, "%s → %s", plan_fix_name(r->plan.fix), v[PH_FIX_PEAK]);
+            report_fmt(fix, sizeof fix, "%s → %s", plan_fix_name(r->plan.fix), v[PH_FIX_PEAK]);
         const char *row[] = {v[PH_NAME], r->t.fits ? "fits" : "OOM", v[PH_PEAK], v[PH_BUDGET], fix};
         doc_table_row(doc, &tb, row, r->t.fits ? ROW_OK : ROW_BAD);
     }
@@ -1466,7 +1400,7 @@ static void doc_bookmark(struct report_doc *doc, const char *title)
 
 static void doc_scenario(struct report_doc *doc, const struct report_run *run, struct report_sc *r)
 {
-    fmt(doc->running, sizeof doc->running, "%s", r->sc->name);
+    report_fmt(doc->running, sizeof doc->running, "%s", r->sc->name);
     doc_new_page(doc);
     doc_bookmark(doc, r->sc->name);
     doc_render(doc, &run->scenario_tmpl, r, run, 0, 0);
@@ -1541,7 +1475,7 @@ static int report_combined(struct report_run *run, const char *path, struct diag
     int rc = -1;
     if (report_doc_init(&doc, run, run->doc_vals.v[PH_TITLE], d) != 0)
         goto out;
-    fmt(doc.running, sizeof doc.running, "summary");
+    report_fmt(doc.running, sizeof doc.running, "summary");
     doc_new_page(&doc);
     doc_bookmark(&doc, "Summary");
     doc_render(&doc, &run->summary_tmpl, NULL, run, 0, run->n);
@@ -1558,7 +1492,7 @@ static int report_single(struct report_run *run, struct report_sc *r, const char
 {
     struct report_doc doc;
     char title[SCENARIO_NAME_MAX + 64];
-    fmt(title, sizeof title, "%s: %s", run->doc_vals.v[PH_TITLE], r->sc->name);
+    report_fmt(title, sizeof title, "%s: %s", run->doc_vals.v[PH_TITLE], r->sc->name);
     int rc = -1;
     if (report_doc_init(&doc, run, title, d) == 0) {
         doc_scenario(&doc, run, r);
@@ -1640,23 +1574,23 @@ static void report_doc_values(struct report_run *run, const struct scenario *scs
     for (size_t i = 0; i < n; i++)
         fit += run->scs[i].t.fits;
     (void)scs;
-    fmt(v[PH_TITLE], m, "GPU memory capacity report");
-    fmt(v[PH_INPUTS], m, "%s", run->opt->inputs ? run->opt->inputs : "the scenarios given");
-    fmt(v[PH_N_SCENARIOS], m, "%zu", n);
-    fmt(v[PH_N_FIT], m, "%zu", fit);
-    fmt(v[PH_N_OOM], m, "%zu", n - fit);
-    fmt(v[PH_UNITS], m, "%s", chart_unit_name(run->units));
-    fmt(v[PH_UNIT_NOTE], m, "%s", run->opt->gib ? "1 GiB = 2³⁰ = 1,073,741,824 bytes"
+    report_fmt(v[PH_TITLE], m, "GPU memory capacity report");
+    report_fmt(v[PH_INPUTS], m, "%s", run->opt->inputs ? run->opt->inputs : "the scenarios given");
+    report_fmt(v[PH_N_SCENARIOS], m, "%zu", n);
+    report_fmt(v[PH_N_FIT], m, "%zu", fit);
+    report_fmt(v[PH_N_OOM], m, "%zu", n - fit);
+    report_fmt(v[PH_UNITS], m, "%s", chart_unit_name(run->units));
+    report_fmt(v[PH_UNIT_NOTE], m, "%s", run->opt->gib ? "1 GiB = 2³⁰ = 1,073,741,824 bytes"
                                                 : "1 GB = 10⁹ bytes (not GiB = 2³⁰ bytes)");
-    fmt(v[PH_VALIDATION], m, "%s",
+    report_fmt(v[PH_VALIDATION], m, "%s",
         run->opt->validation_note ? run->opt->validation_note
                                   : "Validated against PyTorch: over 100 GPT and Llama layer "
                                     "shapes, the per-layer activation formulas match the bytes "
                                     "autograd saves for backward (PyTorch 1.13, bf16, saved-tensor "
                                     "hooks) within 0.2%; the gap is the per-row norm statistics "
                                     "left out (tests/validation).");
-    fmt(v[PH_UTILISATION], m, "%.0f%%", 100 * COST_UTILISATION);
-    fmt(v[PH_INTERNODE], m, "%.0f", COST_INTERNODE_GB_S);
+    report_fmt(v[PH_UTILISATION], m, "%.0f%%", 100 * COST_UTILISATION);
+    report_fmt(v[PH_INTERNODE], m, "%.0f", COST_INTERNODE_GB_S);
 }
 
 int report_write(const struct scenario *scs, size_t n, const struct report_options *opt,
