@@ -24,385 +24,13 @@
 #include "pdffix.h"
 #include "plan.h"
 #include "report_fmt.h"
+#include "report_values.h"
 #include "template.h"
 #include "timeline.h"
-
-/* ------------------------------------------------------------------------------------------ */
-/* Placeholders: document-wide (both templates) and per scenario (report.tmpl only).           */
-
-#define REPORT_DOC_PH(X)                                                                          \
-    X(TITLE, "title")                                                                             \
-    X(INPUTS, "inputs")                                                                           \
-    X(N_SCENARIOS, "n_scenarios")                                                                 \
-    X(N_FIT, "n_fit")                                                                             \
-    X(N_OOM, "n_oom")                                                                             \
-    X(UNITS, "units")                                                                             \
-    X(UNIT_NOTE, "unit_note")                                                                     \
-    X(VALIDATION, "validation")                                                                   \
-    X(UTILISATION, "utilisation")                                                                 \
-    X(INTERNODE, "internode_gb_s")
-
-#define REPORT_SC_PH(X)                                                                           \
-    X(NAME, "name")                                                                               \
-    X(ARCH, "arch")                                                                               \
-    X(MODEL, "model")                                                                             \
-    X(GPU, "gpu")                                                                                 \
-    X(GPU_MEM, "gpu_mem")                                                                         \
-    X(GPUS, "gpus")                                                                               \
-    X(HARDWARE, "hardware")                                                                       \
-    X(RESERVE, "reserve")                                                                         \
-    X(BUDGET, "budget")                                                                           \
-    X(PEAK, "peak")                                                                               \
-    X(VERDICT, "verdict")                                                                         \
-    X(HEADROOM, "headroom")                                                                       \
-    X(PARAMS, "params")                                                                           \
-    X(PARAMS_SHORT, "params_short")                                                               \
-    X(LAYERS, "layers")                                                                           \
-    X(HIDDEN, "hidden")                                                                           \
-    X(HEADS, "heads")                                                                             \
-    X(KV_HEADS, "kv_heads")                                                                       \
-    X(VOCAB, "vocab")                                                                             \
-    X(FFN, "ffn")                                                                                 \
-    X(SEQ, "seq")                                                                                 \
-    X(MICRO_BATCH, "micro_batch")                                                                 \
-    X(GLOBAL_BATCH, "global_batch")                                                               \
-    X(PRECISION, "precision")                                                                     \
-    X(ATTENTION, "attention")                                                                     \
-    X(RECOMPUTE, "recompute")                                                                     \
-    X(PARALLEL, "parallel")                                                                       \
-    X(STATES, "states")                                                                           \
-    X(ACTIVATIONS, "activations")                                                                 \
-    X(ACT_LAYER, "act_layer")                                                                     \
-    X(LOGITS, "logits")                                                                           \
-    X(STAGE, "stage")                                                                             \
-    X(K_BEST, "k_best")                                                                           \
-    X(K_STAR, "k_star")                                                                           \
-    X(ACT_K_BEST, "act_k_best")                                                                   \
-    X(MAX_MICRO_BATCH, "max_micro_batch")                                                         \
-    X(FIX, "fix")                                                                                 \
-    X(FIX_PLAN, "fix_plan")                                                                       \
-    X(FIX_PEAK, "fix_peak")                                                                       \
-    X(FIX_MICRO_BATCH, "fix_micro_batch")                                                         \
-    X(FIX_COST, "fix_cost")                                                                       \
-    X(FIX_SENTENCE, "fix_sentence")                                                               \
-    X(GPUS_FOR_STATES, "gpus_for_states")                                                         \
-    X(SELECTIVE_OVERHEAD, "selective_overhead")                                                   \
-    X(CORE_CROSSOVER, "core_crossover")                                                           \
-    X(TFLOPS, "tflops")                                                                           \
-    X(LINK, "link_gb_s")                                                                          \
-    X(STEP_TIME, "step_time")                                                                     \
-    X(NORM_NOTE, "norm_note")
-
-#define REPORT_PH_ENUM(id, name) PH_##id,
-#define REPORT_PH_NAME(id, name) name,
-enum report_ph { REPORT_DOC_PH(REPORT_PH_ENUM) PH_DOC_END, REPORT_SC_PH(REPORT_PH_ENUM) PH_COUNT };
-static const char *const report_ph_names[] = {
-    REPORT_DOC_PH(REPORT_PH_NAME) "", REPORT_SC_PH(REPORT_PH_NAME)};
-
-/* Every placeholder name, in one list (doc names, then scenario names), for checking. */
-static const char *report_all_names[PH_COUNT - 1];
 
 static const char *const report_charts[] = {"fit", "step", "step_ckpt", "kcurve", "walk", "params"};
 static const char *const report_sc_tables[] = {"config", "verdict", "terms", "ladder", "microbatch"};
 static const char *const report_sum_tables[] = {"summary"};
-
-#define REPORT_VALUE_MAX 512
-
-struct report_values {
-    char v[PH_COUNT][REPORT_VALUE_MAX];
-};
-
-const char *const *report_placeholder_names(size_t *n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < PH_COUNT; i++)
-        if (i != PH_DOC_END)
-            report_all_names[k++] = report_ph_names[i];
-    *n = k;
-    return report_all_names;
-}
-
-static const char *report_lookup(void *ctx, const char *name)
-{
-    struct report_values *vals = ctx;
-    for (size_t i = 0; i < PH_COUNT; i++)
-        if (i != PH_DOC_END && strcmp(report_ph_names[i], name) == 0)
-            return vals->v[i];
-    return NULL;
-}
-
-static const char *report_fix_human(enum plan_fix f)
-{
-    switch (f) {
-    case PLAN_FIX_NONE: return "none needed";
-    case PLAN_FIX_FLASH: return "FlashAttention";
-    case PLAN_FIX_ZERO1: return "ZeRO-1";
-    case PLAN_FIX_ZERO2: return "ZeRO-2";
-    case PLAN_FIX_MICRO_BATCH: return "a smaller micro-batch";
-    case PLAN_FIX_FULL_CKPT: return "full activation checkpointing";
-    case PLAN_FIX_ZERO3: return "ZeRO-3 (FSDP)";
-    case PLAN_FIX_TP: return "tensor + sequence parallelism";
-    case PLAN_FIX_OFFLOAD: return "optimizer offload";
-    case PLAN_FIX_NOTHING: return "nothing on the ladder";
-    }
-    return "?";
-}
-
-/* The short label of a rung under its bar and in the ladder table. */
-static void report_rung_label(const struct plan_rung *r, char *buf, size_t size)
-{
-    switch (r->fix) {
-    case PLAN_FIX_MICRO_BATCH:
-        report_fmt(buf, size, "b = %llu", (unsigned long long)r->sc.micro_batch);
-        return;
-    case PLAN_FIX_TP:
-        report_fmt(buf, size, "tp = %llu", (unsigned long long)r->sc.tp);
-        return;
-    case PLAN_FIX_FULL_CKPT:
-        report_fmt(buf, size, "full ckpt");
-        return;
-    case PLAN_FIX_FLASH:
-        report_fmt(buf, size, "flash");
-        return;
-    default:
-        report_fmt(buf, size, "%s", report_fix_human(r->fix));
-        return;
-    }
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* One scenario: everything the section shows, computed once.                                 */
-
-struct report_sc {
-    const struct scenario *sc;
-    struct terms t;
-    struct plan plan;
-    uint64_t max_b[PLAN_MODES];
-    struct report_values vals; /* doc values copied in, then the scenario's */
-};
-
-static void report_act_formula(const struct scenario *sc, char *buf, size_t size)
-{
-    bool flash = sc->attention == ATTENTION_FLASH;
-    bool sel = sc->recompute == RECOMPUTE_SELECTIVE;
-    const char *core = (sel && !flash) ? "" : flash ? " + 4asb" : sc->dropout ? " + 5as²b" : " + 2as²b";
-    char lin[48];
-    uint64_t g = sc->kv_heads ? sc->heads / sc->kv_heads : 1;
-    if (sc->arch == ARCH_LLAMA) {
-        if (g > 1)
-            report_fmt(lin, sizeof lin, "(12 + 4/%llu)sbh + 8sbf", (unsigned long long)g);
-        else
-            report_fmt(lin, sizeof lin, "16sbh + 8sbf");
-    } else if (g > 1) {
-        report_fmt(lin, sizeof lin, "(%d + 4/%llu)sbh", sc->dropout ? 30 : 28, (unsigned long long)g);
-    } else {
-        report_fmt(lin, sizeof lin, "%dsbh", sc->dropout ? 34 : 32);
-    }
-    if (sc->tp > 1 && sc->sp)
-        report_fmt(buf, size, "(%s%s) / t", lin, core);
-    else if (sc->tp > 1)
-        report_fmt(buf, size, "%s%s, part / t", lin, core);
-    else
-        report_fmt(buf, size, "%s%s", lin, core);
-}
-
-/* The configuration: names, shape, batch, precision, parallelism, hardware. */
-static void report_values_config(struct report_sc *r, enum chart_units u)
-{
-    const struct scenario *sc = r->sc;
-    const struct terms *t = &r->t;
-    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-    char a[64];
-    const size_t n = REPORT_VALUE_MAX;
-    report_fmt(v[PH_NAME], n, "%s", sc->name);
-    report_fmt(v[PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
-    report_fmt(v[PH_MODEL], n, "%s", sc->model_preset[0] ? sc->model_preset : "custom model");
-    report_fmt(v[PH_GPU], n, "%s", sc->gpu_preset[0] ? sc->gpu_preset : "GPU");
-    double mem = (double)sc->gpu_mem_bytes / chart_unit_bytes(u);
-    if (fabs(mem - round(mem)) < 0.005)
-        report_fmt(v[PH_GPU_MEM], n, "%.0f %s", mem, chart_unit_name(u));
-    else
-        report_fmt_size(v[PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
-    uint64_t gpus = sc->dp * sc->tp * sc->pp;
-    report_fmt_u64(v[PH_GPUS], n, gpus);
-    if (sc->gpu_preset[0])
-        report_fmt(v[PH_HARDWARE], n, "%llu × %s (%s each)", (unsigned long long)gpus, sc->gpu_preset,
-            v[PH_GPU_MEM]);
-    else
-        report_fmt(v[PH_HARDWARE], n, "%llu GPU%s of %s", (unsigned long long)gpus, gpus == 1 ? "" : "s",
-            v[PH_GPU_MEM]);
-    report_fmt(v[PH_RESERVE], n, "%.0f%%", sc->reserve * 100);
-    report_fmt_size(v[PH_BUDGET], n, t->budget_bytes, u);
-    report_fmt_size(v[PH_PEAK], n, t->peak_bytes, u);
-    report_fmt(v[PH_VERDICT], n, "%s", t->fits ? "fits" : "does not fit");
-    if (t->fits) {
-        report_fmt_size(a, sizeof a, t->budget_bytes - t->peak_bytes, u);
-        report_fmt(v[PH_HEADROOM], n, "%s to spare", a);
-    } else {
-        report_fmt_size(a, sizeof a, t->peak_bytes - t->budget_bytes, u);
-        report_fmt(v[PH_HEADROOM], n, "%s over the budget", a);
-    }
-    report_fmt_count(v[PH_PARAMS], n, t->params);
-    report_fmt_short(v[PH_PARAMS_SHORT], n, t->params);
-    report_fmt_u64(v[PH_LAYERS], n, sc->layers);
-    report_fmt_u64(v[PH_HIDDEN], n, sc->hidden);
-    report_fmt_u64(v[PH_HEADS], n, sc->heads);
-    report_fmt_u64(v[PH_KV_HEADS], n, sc->kv_heads);
-    report_fmt_u64(v[PH_VOCAB], n, sc->vocab);
-    report_fmt_u64(v[PH_FFN], n, sc->ffn);
-    report_fmt_u64(v[PH_SEQ], n, sc->seq);
-    report_fmt_u64(v[PH_MICRO_BATCH], n, sc->micro_batch);
-    report_fmt_u64(v[PH_GLOBAL_BATCH], n, sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp);
-    report_fmt(v[PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
-    report_fmt(v[PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
-    report_fmt(v[PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
-    if (sc->zero)
-        report_fmt(a, sizeof a, "ZeRO-%u", sc->zero);
-    else
-        report_fmt(a, sizeof a, "no ZeRO");
-    report_fmt(v[PH_PARALLEL], n, "dp=%llu, tp=%llu%s, pp=%llu, %s%s", (unsigned long long)sc->dp,
-        (unsigned long long)sc->tp, sc->sp ? " + sp" : "", (unsigned long long)sc->pp, a,
-        sc->offload ? ", optimizer offloaded" : "");
-}
-
-/* The memory terms, checkpointing, and the notes that depend on the model. */
-static void report_values_terms(struct report_sc *r, enum chart_units u)
-{
-    const struct scenario *sc = r->sc;
-    const struct terms *t = &r->t;
-    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-    const size_t n = REPORT_VALUE_MAX;
-    report_fmt_size(v[PH_STATES], n, t->states_bytes, u);
-    report_fmt_size(v[PH_ACTIVATIONS], n, t->act_bytes, u);
-    report_fmt_size(v[PH_ACT_LAYER], n, t->act_layer_bytes, u);
-    report_fmt_size(v[PH_LOGITS], n, t->logits_bytes, u);
-    if (sc->pp > 1)
-        report_fmt(v[PH_STAGE], n, "the %s pipeline stage", t->peak_stage == MODEL_STAGE_FIRST ? "first" : "last");
-    else
-        report_fmt(v[PH_STAGE], n, "each GPU");
-    report_fmt_u64(v[PH_K_BEST], n, t->k_best);
-    report_fmt(v[PH_K_STAR], n, "%.2f", t->k_star);
-    report_fmt_size(v[PH_ACT_K_BEST], n, t->act_k_best_bytes, u);
-    report_fmt_u64(v[PH_MAX_MICRO_BATCH], n, t->max_micro_batch);
-
-    report_fmt(v[PH_SELECTIVE_OVERHEAD], n, "%.1f%%", 100 * model_selective_overhead(sc->seq, sc->hidden));
-    report_fmt(v[PH_CORE_CROSSOVER], n, "%.0f", model_core_crossover_seq(sc->hidden, sc->heads));
-    struct cost base;
-    cost_step(sc, t, &base);
-    report_fmt(v[PH_TFLOPS], n, "%.0f", base.tflops);
-    report_fmt(v[PH_LINK], n, "%.0f", base.link_gb_s);
-    report_fmt_seconds(v[PH_STEP_TIME], n, base.total_s);
-    if (sc->arch == ARCH_LLAMA)
-        report_fmt(v[PH_NORM_NOTE], n, "RMSNorm is counted as a fused kernel that keeps its input and one "
-                                "fp32 1/rms per row; a written-out RMSNorm in eager PyTorch keeps "
-                                "x² and x·rsqrt as well: +8 sbh per layer.");
-    else
-        report_fmt(v[PH_NORM_NOTE], n, "LayerNorm keeps its input (2 sbh per norm); its mean and variance "
-                                "(two fp32 numbers per row) are left out.");
-}
-
-/* The fix ladder's answer and its cost (plan.h, cost.h). */
-static void report_values_fix(struct report_sc *r, enum chart_units u)
-{
-    const struct scenario *sc = r->sc;
-    const struct plan *p = &r->plan;
-    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-    char a[64], b[64], c[64];
-    const size_t n = REPORT_VALUE_MAX;
-    report_fmt(v[PH_FIX], n, "%s", report_fix_human(p->fix));
-    plan_fix_settings(p, v[PH_FIX_PLAN], n);
-    if (!v[PH_FIX_PLAN][0])
-        report_fmt(v[PH_FIX_PLAN], n, "%s", p->fix == PLAN_FIX_NONE ? "no change" : "none");
-    report_fmt_size(v[PH_FIX_PEAK], n, p->fix_peak_bytes, u);
-    report_fmt_u64(v[PH_FIX_MICRO_BATCH], n, p->fix_micro_batch);
-
-    /* The extra compute or traffic of the fix, from the planner's cost model. */
-    if (p->fix_rung >= 0) {
-        const struct plan_rung *fr = &p->rungs[p->fix_rung];
-        const struct cost *fc = &fr->cost, *bc = &p->base_cost;
-        size_t o = 0;
-        if (fr->extra_time_s > 1e-9) {
-            report_fmt_seconds(a, sizeof a, fr->extra_time_s);
-            report_fmt_seconds(b, sizeof b, bc->total_s);
-            double pct = bc->total_s > 0 ? 100.0 * fr->extra_time_s / bc->total_s : 0;
-            o += (size_t)snprintf(v[PH_FIX_COST], n, "+%s per step (+%.1f%% of the %s step)", a,
-                                  pct, b);
-        } else {
-            o += (size_t)snprintf(v[PH_FIX_COST], n,
-                                  "no extra compute or traffic in the cost model");
-        }
-        const struct {
-            double s;
-            const char *what;
-        } parts[] = {
-            {fc->recompute_s - bc->recompute_s, "recomputation"},
-            {fc->dp_extra_s - bc->dp_extra_s, "ZeRO-3 parameter traffic"},
-            {fc->tp_s - bc->tp_s, "tensor-parallel all-reduces"},
-            {fc->offload_s - bc->offload_s, "PCIe offload traffic"},
-        };
-        const char *sep = ": ";
-        for (size_t i = 0; i < 4 && o < n; i++) {
-            if (parts[i].s <= 1e-9)
-                continue;
-            report_fmt_seconds(c, sizeof c, parts[i].s);
-            o += (size_t)snprintf(v[PH_FIX_COST] + o, n - o, "%s%s %s", sep, parts[i].what, c);
-            sep = ", ";
-        }
-        uint64_t per_rank = (sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp) /
-                            (sc->dp ? sc->dp : 1);
-        if (fr->sc.micro_batch < sc->micro_batch && o < n)
-            o += (size_t)snprintf(v[PH_FIX_COST] + o, n - o,
-                                  "; gradient accumulation over %llu micro-batches per step keeps "
-                                  "the global batch",
-                                  (unsigned long long)div_up(per_rank, fr->sc.micro_batch));
-        if (fr->thin_matmuls && o < n)
-            snprintf(v[PH_FIX_COST] + o, n - o,
-                     "; warning: %llu tokens per micro-batch make thin matmuls (under %d)",
-                     (unsigned long long)(fr->sc.micro_batch * sc->seq), PLAN_THIN_TOKENS);
-    } else if (p->fix == PLAN_FIX_NONE) {
-        report_fmt(v[PH_FIX_COST], n, "nothing: the scenario fits as it is");
-    } else {
-        report_fmt(v[PH_FIX_COST], n, "not applicable: no rung fits");
-    }
-    report_fmt_u64(v[PH_GPUS_FOR_STATES], n, p->gpus_for_states);
-    if (p->fix == PLAN_FIX_NONE)
-        report_fmt(v[PH_FIX_SENTENCE], n,
-            "No fix is needed. The largest micro-batch that fits with these settings is %s.",
-            v[PH_MAX_MICRO_BATCH]);
-    else if (p->fix == PLAN_FIX_NOTHING)
-        report_fmt(v[PH_FIX_SENTENCE], n,
-            "No rung of the ladder fits: even with every fix the peak is %s. The model states "
-            "alone, fully sharded, need at least %llu GPUs of %s.",
-            v[PH_FIX_PEAK], (unsigned long long)p->gpus_for_states, v[PH_GPU_MEM]);
-    else
-        report_fmt(v[PH_FIX_SENTENCE], n,
-            "The cheapest fix is %s (%s): peak %s at micro-batch %llu; %s.",
-            report_fix_human(p->fix), v[PH_FIX_PLAN], v[PH_FIX_PEAK],
-            (unsigned long long)p->fix_micro_batch, v[PH_FIX_COST]);
-
-}
-
-static void report_sc_values(struct report_sc *r, enum chart_units u)
-{
-    report_values_config(r, u);
-    report_values_terms(r, u);
-    report_values_fix(r, u);
-}
-
-static int report_sc_init(struct report_sc *r, const struct scenario *sc,
-                          const struct report_values *doc, enum chart_units u,
-                          struct diag *d)
-{
-    r->sc = sc;
-    if (model_eval(sc, &r->t) != MODEL_OK || plan_build(sc, &r->plan) != 0) {
-        diag_report(d, NULL, 0, "scenario '%s': a byte count overflows 64 bits", sc->name);
-        return -1;
-    }
-    plan_max_micro_batches(sc, r->max_b);
-    memcpy(&r->vals, doc, sizeof *doc);
-    report_sc_values(r, u);
-    return 0;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* The document: pages, a cursor, text, tables.                                                */
@@ -765,25 +393,25 @@ static void table_config(struct report_doc *doc, const struct report_sc *r)
     char model[96], shape[128], ffn[64], seq[96], prec[64], parallel[128], gpu[128], act[96],
         vocab[64], res[96], psi[96];
     report_fmt(model, sizeof model, "%s (%s-style)", sc->model_preset[0] ? sc->model_preset : "custom",
-        v[PH_ARCH]);
+        v[REPORT_PH_ARCH]);
     if (sc->kv_heads != sc->heads)
-        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s, %s KV heads", v[PH_LAYERS], v[PH_HIDDEN],
-            v[PH_HEADS], v[PH_KV_HEADS]);
+        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s, %s KV heads", v[REPORT_PH_LAYERS], v[REPORT_PH_HIDDEN],
+            v[REPORT_PH_HEADS], v[REPORT_PH_KV_HEADS]);
     else
-        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s", v[PH_LAYERS], v[PH_HIDDEN], v[PH_HEADS]);
-    report_fmt(ffn, sizeof ffn, "f = %s%s%s", v[PH_FFN], sc->dropout ? ", dropout" : ", no dropout",
+        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s", v[REPORT_PH_LAYERS], v[REPORT_PH_HIDDEN], v[REPORT_PH_HEADS]);
+    report_fmt(ffn, sizeof ffn, "f = %s%s%s", v[REPORT_PH_FFN], sc->dropout ? ", dropout" : ", no dropout",
         sc->positions ? ", learned positions" : "");
-    report_fmt(vocab, sizeof vocab, "V = %s, %s embedding", v[PH_VOCAB], sc->tied ? "tied" : "untied");
-    report_fmt(seq, sizeof seq, "s = %s, b = %s, global batch %s", v[PH_SEQ], v[PH_MICRO_BATCH],
-        v[PH_GLOBAL_BATCH]);
+    report_fmt(vocab, sizeof vocab, "V = %s, %s embedding", v[REPORT_PH_VOCAB], sc->tied ? "tied" : "untied");
+    report_fmt(seq, sizeof seq, "s = %s, b = %s, global batch %s", v[REPORT_PH_SEQ], v[REPORT_PH_MICRO_BATCH],
+        v[REPORT_PH_GLOBAL_BATCH]);
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
-    report_fmt(prec, sizeof prec, "%s: %u + %u + %u bytes/param", v[PH_PRECISION], bpp.weights, bpp.grads,
+    report_fmt(prec, sizeof prec, "%s: %u + %u + %u bytes/param", v[REPORT_PH_PRECISION], bpp.weights, bpp.grads,
         bpp.optimizer);
-    report_fmt(act, sizeof act, "attention %s, recompute %s", v[PH_ATTENTION], v[PH_RECOMPUTE]);
-    report_fmt(parallel, sizeof parallel, "%s", v[PH_PARALLEL]);
-    report_fmt(gpu, sizeof gpu, "%s", v[PH_HARDWARE]);
-    report_fmt(res, sizeof res, "%s kept free: budget %s", v[PH_RESERVE], v[PH_BUDGET]);
-    report_fmt(psi, sizeof psi, "Ψ = %s (%s)", v[PH_PARAMS], v[PH_PARAMS_SHORT]);
+    report_fmt(act, sizeof act, "attention %s, recompute %s", v[REPORT_PH_ATTENTION], v[REPORT_PH_RECOMPUTE]);
+    report_fmt(parallel, sizeof parallel, "%s", v[REPORT_PH_PARALLEL]);
+    report_fmt(gpu, sizeof gpu, "%s", v[REPORT_PH_HARDWARE]);
+    report_fmt(res, sizeof res, "%s kept free: budget %s", v[REPORT_PH_RESERVE], v[REPORT_PH_BUDGET]);
+    report_fmt(psi, sizeof psi, "Ψ = %s (%s)", v[REPORT_PH_PARAMS], v[REPORT_PH_PARAMS_SHORT]);
     const char *rows[][4] = {
         {"model", model, "tokens", seq},
         {"shape", shape, "precision", prec},
@@ -819,9 +447,9 @@ static void table_verdict(struct report_doc *doc, const struct report_sc *r)
     const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     bool fits = r->t.fits;
     char head[256], body[2 * REPORT_VALUE_MAX];
-    report_fmt(head, sizeof head, "%s: peak %s %s budget %s", fits ? "Fits" : "Does not fit", v[PH_PEAK],
-        fits ? "≤" : ">", v[PH_BUDGET]);
-    report_fmt(body, sizeof body, "%s on %s. %s", v[PH_HEADROOM], v[PH_STAGE], v[PH_FIX_SENTENCE]);
+    report_fmt(head, sizeof head, "%s: peak %s %s budget %s", fits ? "Fits" : "Does not fit", v[REPORT_PH_PEAK],
+        fits ? "≤" : ">", v[REPORT_PH_BUDGET]);
+    report_fmt(body, sizeof body, "%s on %s. %s", v[REPORT_PH_HEADROOM], v[REPORT_PH_STAGE], v[REPORT_PH_FIX_SENTENCE]);
     body[0] = (char)(body[0] >= 'a' && body[0] <= 'z' ? body[0] - 32 : body[0]);
     double w = doc_width(doc) - 28;
     int lines = 0;
@@ -860,7 +488,7 @@ static void table_terms(struct report_doc *doc, const struct report_sc *r)
     else
         report_fmt(f[2], sizeof f[2], "%u B × params%s", bpp.optimizer, sc->zero >= 1 ? dp_note : "");
     char af[96];
-    report_act_formula(sc, af, sizeof af);
+    report_values_act_formula(sc, af, sizeof af);
     report_fmt(f[3], sizeof f[3], "A = %s", af);
     if (sc->recompute == RECOMPUTE_EVERY_K)
         report_fmt(f[4], sizeof f[4], "⌈L/k⌉·c + k·A, k = %llu, c = 2sbh", (unsigned long long)sc->ckpt_every);
@@ -951,7 +579,7 @@ static void table_ladder(struct report_doc *doc, const struct report_sc *r)
         plan_rung_settings(p, i, settings, sizeof settings);
         report_delta(prev, settings, delta, sizeof delta);
         memcpy(prev, settings, sizeof prev);
-        report_rung_label(g, label, sizeof label);
+        report_values_rung_label(g, label, sizeof label);
         report_fmt_u64(b, sizeof b, g->sc.micro_batch);
         report_fmt_size(peak, sizeof peak, g->terms.peak_bytes, doc->units);
         if (g->extra_time_s > 1e-9)
@@ -1008,7 +636,7 @@ static void chart_fit(struct report_doc *doc, const struct report_sc *r, double 
     n++;
     for (size_t i = 0; i < r->plan.n_rungs; i++, n++) {
         char l[40];
-        report_rung_label(&r->plan.rungs[i], l, sizeof l);
+        report_values_rung_label(&r->plan.rungs[i], l, sizeof l);
         report_fmt(labels[n], sizeof labels[n], "+ %s\nb = %llu", l,
             (unsigned long long)r->plan.rungs[i].sc.micro_batch);
         ts[n] = &r->plan.rungs[i].terms;
@@ -1209,10 +837,10 @@ static void table_summary(struct report_doc *doc, const struct report_run *run, 
         if (r->plan.fix == PLAN_FIX_NONE)
             report_fmt(fix, sizeof fix, "–");
         else if (r->plan.fix == PLAN_FIX_NOTHING)
-            report_fmt(fix, sizeof fix, "none fits (states need %s GPUs)", v[PH_GPUS_FOR_STATES]);
+            report_fmt(fix, sizeof fix, "none fits (states need %s GPUs)", v[REPORT_PH_GPUS_FOR_STATES]);
         else
-            report_fmt(fix, sizeof fix, "%s → %s", plan_fix_name(r->plan.fix), v[PH_FIX_PEAK]);
-        const char *row[] = {v[PH_NAME], r->t.fits ? "fits" : "OOM", v[PH_PEAK], v[PH_BUDGET], fix};
+            report_fmt(fix, sizeof fix, "%s → %s", plan_fix_name(r->plan.fix), v[REPORT_PH_FIX_PEAK]);
+        const char *row[] = {v[REPORT_PH_NAME], r->t.fits ? "fits" : "OOM", v[REPORT_PH_PEAK], v[REPORT_PH_BUDGET], fix};
         doc_table_row(doc, &tb, row, r->t.fits ? ROW_OK : ROW_BAD);
     }
     doc_table_end(doc);
@@ -1224,7 +852,7 @@ static void table_summary(struct report_doc *doc, const struct report_run *run, 
 static void doc_block_text(struct report_doc *doc, const struct template_block *b,
                            struct report_values *vals)
 {
-    char *s = template_expand(b->text, report_lookup, vals);
+    char *s = template_expand(b->text, report_values_lookup, vals);
     if (!s) {
         doc_fail(doc, -1);
         return;
@@ -1242,7 +870,7 @@ static void doc_block_text(struct report_doc *doc, const struct template_block *
 static double doc_text_height(struct report_doc *doc, const struct template_block *b,
                               struct report_values *vals)
 {
-    char *s = template_expand(b->text, report_lookup, vals);
+    char *s = template_expand(b->text, report_values_lookup, vals);
     int lines = 0;
     if (!s)
         return 0;
@@ -1473,7 +1101,7 @@ static int report_combined(struct report_run *run, const char *path, struct diag
 {
     struct report_doc doc;
     int rc = -1;
-    if (report_doc_init(&doc, run, run->doc_vals.v[PH_TITLE], d) != 0)
+    if (report_doc_init(&doc, run, run->doc_vals.v[REPORT_PH_TITLE], d) != 0)
         goto out;
     report_fmt(doc.running, sizeof doc.running, "summary");
     doc_new_page(&doc);
@@ -1492,7 +1120,7 @@ static int report_single(struct report_run *run, struct report_sc *r, const char
 {
     struct report_doc doc;
     char title[SCENARIO_NAME_MAX + 64];
-    report_fmt(title, sizeof title, "%s: %s", run->doc_vals.v[PH_TITLE], r->sc->name);
+    report_fmt(title, sizeof title, "%s: %s", run->doc_vals.v[REPORT_PH_TITLE], r->sc->name);
     int rc = -1;
     if (report_doc_init(&doc, run, title, d) == 0) {
         doc_scenario(&doc, run, r);
@@ -1566,31 +1194,9 @@ void report_options_init(struct report_options *opt)
     opt->paper = REPORT_PAPER_A4;
 }
 
-static void report_doc_values(struct report_run *run, const struct scenario *scs, size_t n)
+const char *const *report_placeholder_names(size_t *n)
 {
-    char (*v)[REPORT_VALUE_MAX] = run->doc_vals.v;
-    const size_t m = REPORT_VALUE_MAX;
-    size_t fit = 0;
-    for (size_t i = 0; i < n; i++)
-        fit += run->scs[i].t.fits;
-    (void)scs;
-    report_fmt(v[PH_TITLE], m, "GPU memory capacity report");
-    report_fmt(v[PH_INPUTS], m, "%s", run->opt->inputs ? run->opt->inputs : "the scenarios given");
-    report_fmt(v[PH_N_SCENARIOS], m, "%zu", n);
-    report_fmt(v[PH_N_FIT], m, "%zu", fit);
-    report_fmt(v[PH_N_OOM], m, "%zu", n - fit);
-    report_fmt(v[PH_UNITS], m, "%s", chart_unit_name(run->units));
-    report_fmt(v[PH_UNIT_NOTE], m, "%s", run->opt->gib ? "1 GiB = 2³⁰ = 1,073,741,824 bytes"
-                                                : "1 GB = 10⁹ bytes (not GiB = 2³⁰ bytes)");
-    report_fmt(v[PH_VALIDATION], m, "%s",
-        run->opt->validation_note ? run->opt->validation_note
-                                  : "Validated against PyTorch: over 100 GPT and Llama layer "
-                                    "shapes, the per-layer activation formulas match the bytes "
-                                    "autograd saves for backward (PyTorch 1.13, bf16, saved-tensor "
-                                    "hooks) within 0.2%; the gap is the per-row norm statistics "
-                                    "left out (tests/validation).");
-    report_fmt(v[PH_UTILISATION], m, "%.0f%%", 100 * COST_UTILISATION);
-    report_fmt(v[PH_INTERNODE], m, "%.0f", COST_INTERNODE_GB_S);
+    return report_values_names(n);
 }
 
 int report_write(const struct scenario *scs, size_t n, const struct report_options *opt,
@@ -1615,7 +1221,7 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
                                       sizeof report_charts / sizeof *report_charts,
                                       report_sc_tables,
                                       sizeof report_sc_tables / sizeof *report_sc_tables};
-    struct template_names sum_names = {all, PH_DOC_END, NULL, 0, report_sum_tables, 1};
+    struct template_names sum_names = {all, REPORT_PH_DOC_END, NULL, 0, report_sum_tables, 1};
     int bad = report_load_template(&run.scenario_tmpl, opt->scenario_template,
                                    "templates/report.tmpl", &sc_names, d);
     bad |= report_load_template(&run.summary_tmpl, opt->summary_template,
@@ -1631,11 +1237,11 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     }
     run.n = n;
     for (size_t i = 0; i < n; i++)
-        if (report_sc_init(&run.scs[i], &scs[i], &run.doc_vals, run.units, d) != 0)
+        if (report_sc_init(&run.scs[i], &scs[i], run.units, d) != 0)
             goto out;
-    report_doc_values(&run, scs, n);
+    report_values_doc(&run.doc_vals, run.scs, n, run.units, opt->inputs, opt->validation_note);
     for (size_t i = 0; i < n; i++)
-        memcpy(run.scs[i].vals.v, run.doc_vals.v, sizeof run.scs[i].vals.v[0] * PH_DOC_END);
+        report_sc_share_doc(&run.scs[i], &run.doc_vals);
 
     /* 3. The files, in out_dir (made here when it is missing; one level, like mkdir). */
     (void)mkdir(opt->out_dir, 0777); /* a failure shows in the write below, with its reason */
