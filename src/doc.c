@@ -35,8 +35,8 @@ void doc_fail(struct doc *doc, int err)
         doc->error = err ? err : -1;
 }
 
-void doc_text(struct doc *doc, double x, double y, double size, enum canvas_align al,
-                     bool bold, struct canvas_rgb rgb, const char *s)
+void doc_text(struct doc *doc, double x, double y, double size, enum canvas_align al, bool bold,
+              struct canvas_rgb rgb, const char *s)
 {
     struct canvas *c = &doc->c;
     canvas_hpdf_set_bold(c, bold);
@@ -53,8 +53,7 @@ double doc_width_of(struct doc *doc, double size, bool bold, const char *s)
     return w;
 }
 
-void doc_hline(struct doc *doc, double x0, double x1, double y, double width,
-                      struct canvas_rgb rgb)
+void doc_hline(struct doc *doc, double x0, double x1, double y, double width, struct canvas_rgb rgb)
 {
     struct canvas *c = &doc->c;
     c->ops->set_stroke(c, rgb);
@@ -65,8 +64,7 @@ void doc_hline(struct doc *doc, double x0, double x1, double y, double width,
     c->ops->stroke(c);
 }
 
-void doc_fill_rect(struct doc *doc, double x, double y, double w, double h,
-                          struct canvas_rgb rgb)
+void doc_fill_rect(struct doc *doc, double x, double y, double w, double h, struct canvas_rgb rgb)
 {
     struct canvas *c = &doc->c;
     c->ops->set_fill(c, rgb);
@@ -109,8 +107,8 @@ void doc_new_page(struct doc *doc)
     /* The running head: the tool on the left, the scenario on the right, a rule under them. */
     double base = DOC_M_TOP - 30;
     doc_text(doc, DOC_M_LEFT, base, 7.5, CANVAS_ALIGN_LEFT, true, DOC_ACCENT, "memfit");
-    doc_text(doc, DOC_M_LEFT + doc_width_of(doc, 7.5, true, "memfit "), base, 7.5, CANVAS_ALIGN_LEFT,
-             false, DOC_MUTED, "GPU memory capacity report");
+    doc_text(doc, DOC_M_LEFT + doc_width_of(doc, 7.5, true, "memfit "), base, 7.5,
+             CANVAS_ALIGN_LEFT, false, DOC_MUTED, "GPU memory capacity report");
     doc_text(doc, doc->page_w - DOC_M_RIGHT, base, 7.5, CANVAS_ALIGN_RIGHT, false, DOC_MUTED,
              doc->running);
     doc_hline(doc, DOC_M_LEFT, doc->page_w - DOC_M_RIGHT, base + 5, 0.5, DOC_RULE);
@@ -137,7 +135,7 @@ static void doc_footers(struct doc *doc)
 }
 
 void doc_wrap(struct doc *doc, const char *s, double size, bool bold, double width,
-                     doc_line_fn *line, void *ctx)
+              doc_line_fn *line, void *ctx)
 {
     size_t len = strlen(s);
     char *buf = malloc(len + 1);
@@ -203,10 +201,10 @@ static void doc_para_line(struct doc *doc, const char *line, void *ctx)
     doc->y += p->lead;
 }
 
-void doc_paragraph(struct doc *doc, const char *text, double indent,
-                          const char *bullet)
+void doc_paragraph(struct doc *doc, const char *text, double indent, const char *bullet)
 {
-    struct doc_para p = {DOC_M_LEFT + indent, DOC_BODY_PT, DOC_BODY_LEAD, false, DOC_TEXT, bullet, true};
+    struct doc_para p = {
+        DOC_M_LEFT + indent, DOC_BODY_PT, DOC_BODY_LEAD, false, DOC_TEXT, bullet, true};
     doc_wrap(doc, text, p.size, false, doc_width(doc) - indent, doc_para_line, &p);
     doc->y += bullet ? 2.5 : 6;
 }
@@ -220,7 +218,8 @@ void doc_heading(struct doc *doc, int level, const char *text)
     doc_need(doc, before + sz * 1.5 + 3 * DOC_BODY_LEAD);
     if (doc->y > DOC_M_TOP + 1)
         doc->y += before;
-    struct doc_para p = {DOC_M_LEFT, sz, sz * 1.3, true, level == 1 ? DOC_TEXT : DOC_ACCENT, NULL, true};
+    struct canvas_rgb rgb = level == 1 ? DOC_TEXT : DOC_ACCENT;
+    struct doc_para p = {DOC_M_LEFT, sz, sz * 1.3, true, rgb, NULL, true};
     doc_wrap(doc, text, sz, true, doc_width(doc), doc_para_line, &p);
     if (level == 1) {
         doc_hline(doc, DOC_M_LEFT, doc->page_w - DOC_M_RIGHT, doc->y + 2, 1.2, DOC_ACCENT);
@@ -231,8 +230,8 @@ void doc_heading(struct doc *doc, int level, const char *text)
 }
 
 /* Cuts s (UTF-8) with an ellipsis until it fits width; writes into buf. */
-static const char *doc_fit(struct doc *doc, const char *s, double size, bool bold,
-                           double width, char *buf, size_t bufsize)
+static const char *doc_fit(struct doc *doc, const char *s, double size, bool bold, double width,
+                           char *buf, size_t bufsize)
 {
     if (doc_width_of(doc, size, bold, s) <= width)
         return s;
@@ -266,13 +265,15 @@ static void doc_row(struct doc *doc, const struct doc_col *cols, size_t ncols,
     else if (zebra)
         doc_fill_rect(doc, x, y, w, DOC_ROW_H, DOC_ZEBRA);
     bool bold = head;
-    struct canvas_rgb rgb = head ? DOC_ACCENT : style == DOC_ROW_BAD ? DOC_BAD : style == DOC_ROW_OK ? DOC_OK
-                                                                                      : DOC_TEXT;
+    struct canvas_rgb rgb = head                   ? DOC_ACCENT
+                            : style == DOC_ROW_BAD ? DOC_BAD
+                            : style == DOC_ROW_OK  ? DOC_OK
+                                                   : DOC_TEXT;
     for (size_t i = 0; i < ncols; i++) {
         double cw = cols[i].frac * w;
         char buf[256];
-        const char *s = doc_fit(doc, cells[i] ? cells[i] : "", DOC_TABLE_PT, bold, cw - 8, buf,
-                                sizeof buf);
+        const char *s =
+            doc_fit(doc, cells[i] ? cells[i] : "", DOC_TABLE_PT, bold, cw - 8, buf, sizeof buf);
         double tx = cols[i].align == CANVAS_ALIGN_LEFT ? x + 4
                     : cols[i].align == CANVAS_ALIGN_RIGHT ? x + cw - 4
                                                           : x + cw / 2;
@@ -293,7 +294,7 @@ void doc_table_start(struct doc *doc, struct doc_table *t, size_t min_rows)
 }
 
 void doc_table_row(struct doc *doc, struct doc_table *t, const char *const *cells,
-                          enum doc_row_style style)
+                   enum doc_row_style style)
 {
     if (doc->y + DOC_ROW_H > doc_bottom(doc)) {
         doc_new_page(doc);

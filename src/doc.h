@@ -37,8 +37,8 @@
 #define DOC_ROW_H 15.0
 
 /* The document's colours. */
-extern const struct canvas_rgb DOC_TEXT, DOC_MUTED, DOC_RULE, DOC_ACCENT, DOC_HEAD_FILL,
-    DOC_ZEBRA, DOC_OK, DOC_OK_FILL, DOC_BAD, DOC_BAD_FILL;
+extern const struct canvas_rgb DOC_TEXT, DOC_MUTED, DOC_RULE, DOC_ACCENT, DOC_HEAD_FILL, DOC_ZEBRA,
+    DOC_OK, DOC_OK_FILL, DOC_BAD, DOC_BAD_FILL;
 
 struct doc {
     HPDF_Doc pdf;
@@ -87,7 +87,8 @@ void doc_text(struct doc *doc, double x, double y, double size, enum canvas_alig
 double doc_width_of(struct doc *doc, double size, bool bold, const char *s);
 
 /* A horizontal rule from x0 to x1 at y, width pt wide. */
-void doc_hline(struct doc *doc, double x0, double x1, double y, double width, struct canvas_rgb rgb);
+void doc_hline(struct doc *doc, double x0, double x1, double y, double width,
+               struct canvas_rgb rgb);
 
 /* A filled rectangle, (x, y) its top-left corner. */
 void doc_fill_rect(struct doc *doc, double x, double y, double w, double h, struct canvas_rgb rgb);

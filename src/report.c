@@ -32,8 +32,8 @@ struct report_run {
 /* ------------------------------------------------------------------------------------------ */
 /* Rendering a template.                                                                       */
 
-static void doc_block_text(struct doc *doc, const struct template_block *b,
-                           struct report_values *vals)
+static void report_block_text(struct doc *doc, const struct template_block *b,
+                              struct report_values *vals)
 {
     char *s = template_expand(b->text, report_values_lookup, vals);
     if (!s) {
@@ -50,8 +50,8 @@ static void doc_block_text(struct doc *doc, const struct template_block *b,
 }
 
 /* Height of an expanded paragraph or item, as doc_paragraph will draw it. */
-static double doc_text_height(struct doc *doc, const struct template_block *b,
-                              struct report_values *vals)
+static double report_text_height(struct doc *doc, const struct template_block *b,
+                                 struct report_values *vals)
 {
     char *s = template_expand(b->text, report_values_lookup, vals);
     if (!s)
@@ -66,14 +66,14 @@ static double doc_text_height(struct doc *doc, const struct template_block *b,
  * Keeps a heading with what follows it: the paragraphs under it and the first chart or the head
  * of the first table. Returns the height to ask for (at most a page).
  */
-static double doc_keep_height(struct doc *doc, const struct template *tmpl, size_t i,
-                              struct report_values *vals)
+static double report_keep_height(struct doc *doc, const struct template *tmpl, size_t i,
+                                 struct report_values *vals)
 {
     double h = 40;
     for (size_t j = i + 1; j < tmpl->n; j++) {
         const struct template_block *b = &tmpl->blocks[j];
         if (b->kind == TEMPLATE_PARAGRAPH || b->kind == TEMPLATE_ITEM) {
-            h += doc_text_height(doc, b, vals);
+            h += report_text_height(doc, b, vals);
             continue;
         }
         if (b->kind == TEMPLATE_CHART) {
@@ -90,20 +90,20 @@ static double doc_keep_height(struct doc *doc, const struct template *tmpl, size
 }
 
 /* Draws tmpl for scenario r (NULL: the summary, over scenarios [first, first + count)). */
-static void doc_render(struct doc *doc, const struct template *tmpl, struct report_sc *r,
-                       const struct report_run *run, size_t first, size_t count)
+static void report_render(struct doc *doc, const struct template *tmpl, struct report_sc *r,
+                          const struct report_run *run, size_t first, size_t count)
 {
     struct report_values *vals = r ? &r->vals : (struct report_values *)&run->doc_vals;
     for (size_t i = 0; i < tmpl->n && !doc->error; i++) {
         const struct template_block *b = &tmpl->blocks[i];
         switch (b->kind) {
         case TEMPLATE_HEADING:
-            doc_need(doc, doc_keep_height(doc, tmpl, i, vals));
-            doc_block_text(doc, b, vals);
+            doc_need(doc, report_keep_height(doc, tmpl, i, vals));
+            report_block_text(doc, b, vals);
             break;
         case TEMPLATE_PARAGRAPH:
         case TEMPLATE_ITEM:
-            doc_block_text(doc, b, vals);
+            report_block_text(doc, b, vals);
             break;
         case TEMPLATE_PAGEBREAK:
             if (doc->y > DOC_M_TOP + 1)
@@ -137,16 +137,16 @@ static void doc_render(struct doc *doc, const struct template *tmpl, struct repo
 static int report_doc_init(struct doc *doc, const struct report_run *run, const char *title,
                            struct diag *d)
 {
-    return doc_init(doc, title, run->opt->paper == REPORT_PAPER_LETTER,
-                    run->opt->source_date_epoch, d);
+    bool letter = run->opt->paper == REPORT_PAPER_LETTER;
+    return doc_init(doc, title, letter, run->opt->source_date_epoch, d);
 }
 
-static void doc_scenario(struct doc *doc, const struct report_run *run, struct report_sc *r)
+static void report_scenario(struct doc *doc, const struct report_run *run, struct report_sc *r)
 {
     report_fmt(doc->running, sizeof doc->running, "%s", r->sc->name);
     doc_new_page(doc);
     doc_bookmark(doc, r->sc->name);
-    doc_render(doc, &run->scenario_tmpl, r, run, 0, 0);
+    report_render(doc, &run->scenario_tmpl, r, run, 0, 0);
 }
 
 /* Finishes doc (footers) and writes it to path. */
@@ -172,9 +172,9 @@ static int report_combined(struct report_run *run, const char *path, struct diag
     report_fmt(doc.running, sizeof doc.running, "summary");
     doc_new_page(&doc);
     doc_bookmark(&doc, "Summary");
-    doc_render(&doc, &run->summary_tmpl, NULL, run, 0, run->n);
+    report_render(&doc, &run->summary_tmpl, NULL, run, 0, run->n);
     for (size_t i = 0; i < run->n; i++)
-        doc_scenario(&doc, run, &run->scs[i]);
+        report_scenario(&doc, run, &run->scs[i]);
     rc = report_finish(&doc, path, d);
 out:
     doc_release(&doc);
@@ -189,7 +189,7 @@ static int report_single(struct report_run *run, struct report_sc *r, const char
     report_fmt(title, sizeof title, "%s: %s", run->doc_vals.v[REPORT_PH_TITLE], r->sc->name);
     int rc = -1;
     if (report_doc_init(&doc, run, title, d) == 0) {
-        doc_scenario(&doc, run, r);
+        report_scenario(&doc, run, r);
         rc = report_finish(&doc, path, d);
     }
     doc_release(&doc);

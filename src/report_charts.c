@@ -30,13 +30,14 @@ static void chart_fit(struct doc *doc, const struct report_sc *r, double y, doub
     size_t n = 0;
     const struct terms *ts[PLAN_MAX_RUNGS + 1];
     ts[n] = &r->t;
-    report_fmt(labels[n], sizeof labels[n], "as given\nb = %llu", (unsigned long long)r->sc->micro_batch);
+    report_fmt(labels[n], sizeof labels[n], "as given\nb = %llu",
+               (unsigned long long)r->sc->micro_batch);
     n++;
     for (size_t i = 0; i < r->plan.n_rungs; i++, n++) {
         char l[40];
         report_values_rung_label(&r->plan.rungs[i], l, sizeof l);
         report_fmt(labels[n], sizeof labels[n], "+ %s\nb = %llu", l,
-            (unsigned long long)r->plan.rungs[i].sc.micro_batch);
+                   (unsigned long long)r->plan.rungs[i].sc.micro_batch);
         ts[n] = &r->plan.rungs[i].terms;
     }
     for (size_t i = 0; i < n; i++) {
@@ -47,7 +48,8 @@ static void chart_fit(struct doc *doc, const struct report_sc *r, double y, doub
         bars[i].term_bytes[CHART_ACT] = ts[i]->act_bytes;
         bars[i].term_bytes[CHART_LOGITS] = ts[i]->logits_bytes;
     }
-    struct chart_bars d = {.title = "Peak memory of the most loaded GPU: as given, then rung by rung",
+    const char *title = "Peak memory of the most loaded GPU: as given, then rung by rung";
+    struct chart_bars d = {.title = title,
                            .bars = bars,
                            .n = n,
                            .gpu_bytes = r->sc->gpu_mem_bytes,
@@ -73,16 +75,18 @@ static void report_step_other(const struct report_sc *r, struct scenario *out, c
     out->recompute = RECOMPUTE_EVERY_K;
     out->ckpt_every = r->t.k_best ? r->t.k_best : 1;
     if (out->ckpt_every == 1)
-        report_fmt(title, size, "The same step, checkpointing every layer (the best k; recomputation "
-                         "shaded)");
+        report_fmt(title, size,
+                   "The same step, checkpointing every layer (the best k; recomputation "
+                   "shaded)");
     else
-        report_fmt(title, size, "The same step, checkpointing every %llu layers (the best k; "
-                         "recomputation shaded)", (unsigned long long)out->ckpt_every);
+        report_fmt(title, size,
+                   "The same step, checkpointing every %llu layers (the best k; "
+                   "recomputation shaded)",
+                   (unsigned long long)out->ckpt_every);
 }
 
 /* Memory over one step: as configured, or (other) the comparison of report_step_other. */
-static void chart_step(struct doc *doc, const struct report_sc *r, bool other, double y,
-                       double h)
+static void chart_step(struct doc *doc, const struct report_sc *r, bool other, double y, double h)
 {
     struct scenario sc, cmp;
     char title[160], cmp_title[160];

@@ -9,7 +9,8 @@
 #include "plan.h"
 #include "report_fmt.h"
 
-static const char *const report_tables_sc[] = {"config", "verdict", "terms", "ladder", "microbatch"};
+static const char *const report_tables_sc[] = {"config", "verdict", "terms", "ladder",
+                                               "microbatch"};
 static const char *const report_tables_sum[] = {"summary"};
 
 const char *const *report_tables_names(size_t *n)
@@ -33,25 +34,30 @@ static void table_config(struct doc *doc, const struct report_sc *r)
     const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     char model[96], shape[128], ffn[64], seq[96], prec[64], parallel[128], gpu[128], act[96],
         vocab[64], res[96], psi[96];
-    report_fmt(model, sizeof model, "%s (%s-style)", sc->model_preset[0] ? sc->model_preset : "custom",
-        v[REPORT_PH_ARCH]);
+    report_fmt(model, sizeof model, "%s (%s-style)",
+               sc->model_preset[0] ? sc->model_preset : "custom", v[REPORT_PH_ARCH]);
     if (sc->kv_heads != sc->heads)
-        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s, %s KV heads", v[REPORT_PH_LAYERS], v[REPORT_PH_HIDDEN],
-            v[REPORT_PH_HEADS], v[REPORT_PH_KV_HEADS]);
+        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s, %s KV heads", v[REPORT_PH_LAYERS],
+                   v[REPORT_PH_HIDDEN], v[REPORT_PH_HEADS], v[REPORT_PH_KV_HEADS]);
     else
-        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s", v[REPORT_PH_LAYERS], v[REPORT_PH_HIDDEN], v[REPORT_PH_HEADS]);
-    report_fmt(ffn, sizeof ffn, "f = %s%s%s", v[REPORT_PH_FFN], sc->dropout ? ", dropout" : ", no dropout",
-        sc->positions ? ", learned positions" : "");
-    report_fmt(vocab, sizeof vocab, "V = %s, %s embedding", v[REPORT_PH_VOCAB], sc->tied ? "tied" : "untied");
-    report_fmt(seq, sizeof seq, "s = %s, b = %s, global batch %s", v[REPORT_PH_SEQ], v[REPORT_PH_MICRO_BATCH],
-        v[REPORT_PH_GLOBAL_BATCH]);
+        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s", v[REPORT_PH_LAYERS],
+                   v[REPORT_PH_HIDDEN], v[REPORT_PH_HEADS]);
+    report_fmt(ffn, sizeof ffn, "f = %s%s%s", v[REPORT_PH_FFN],
+               sc->dropout ? ", dropout" : ", no dropout",
+               sc->positions ? ", learned positions" : "");
+    report_fmt(vocab, sizeof vocab, "V = %s, %s embedding", v[REPORT_PH_VOCAB],
+               sc->tied ? "tied" : "untied");
+    report_fmt(seq, sizeof seq, "s = %s, b = %s, global batch %s", v[REPORT_PH_SEQ],
+               v[REPORT_PH_MICRO_BATCH], v[REPORT_PH_GLOBAL_BATCH]);
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
-    report_fmt(prec, sizeof prec, "%s: %u + %u + %u bytes/param", v[REPORT_PH_PRECISION], bpp.weights, bpp.grads,
-        bpp.optimizer);
-    report_fmt(act, sizeof act, "attention %s, recompute %s", v[REPORT_PH_ATTENTION], v[REPORT_PH_RECOMPUTE]);
+    report_fmt(prec, sizeof prec, "%s: %u + %u + %u bytes/param", v[REPORT_PH_PRECISION],
+               bpp.weights, bpp.grads, bpp.optimizer);
+    report_fmt(act, sizeof act, "attention %s, recompute %s", v[REPORT_PH_ATTENTION],
+               v[REPORT_PH_RECOMPUTE]);
     report_fmt(parallel, sizeof parallel, "%s", v[REPORT_PH_PARALLEL]);
     report_fmt(gpu, sizeof gpu, "%s", v[REPORT_PH_HARDWARE]);
-    report_fmt(res, sizeof res, "%s kept free: budget %s", v[REPORT_PH_RESERVE], v[REPORT_PH_BUDGET]);
+    report_fmt(res, sizeof res, "%s kept free: budget %s", v[REPORT_PH_RESERVE],
+               v[REPORT_PH_BUDGET]);
     report_fmt(psi, sizeof psi, "Ψ = %s (%s)", v[REPORT_PH_PARAMS], v[REPORT_PH_PARAMS_SHORT]);
     const char *rows[][4] = {
         {"model", model, "tokens", seq},
@@ -81,9 +87,10 @@ static void table_verdict(struct doc *doc, const struct report_sc *r)
     const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     bool fits = r->t.fits;
     char head[256], body[2 * REPORT_VALUE_MAX];
-    report_fmt(head, sizeof head, "%s: peak %s %s budget %s", fits ? "Fits" : "Does not fit", v[REPORT_PH_PEAK],
-        fits ? "≤" : ">", v[REPORT_PH_BUDGET]);
-    report_fmt(body, sizeof body, "%s on %s. %s", v[REPORT_PH_HEADROOM], v[REPORT_PH_STAGE], v[REPORT_PH_FIX_SENTENCE]);
+    report_fmt(head, sizeof head, "%s: peak %s %s budget %s", fits ? "Fits" : "Does not fit",
+               v[REPORT_PH_PEAK], fits ? "≤" : ">", v[REPORT_PH_BUDGET]);
+    report_fmt(body, sizeof body, "%s on %s. %s", v[REPORT_PH_HEADROOM], v[REPORT_PH_STAGE],
+               v[REPORT_PH_FIX_SENTENCE]);
     body[0] = (char)(body[0] >= 'a' && body[0] <= 'z' ? body[0] - 32 : body[0]);
     double w = doc_width(doc) - 28;
     int lines = doc_lines(doc, body, DOC_BODY_PT, false, w);
@@ -114,20 +121,23 @@ static void table_terms(struct doc *doc, const struct report_sc *r)
     char pcount[48], f[6][128], by[8][32], sz[8][32], pc[8][16];
     report_fmt_count(pcount, sizeof pcount, g->params);
     const char *dp_note = sc->dp > 1 ? " / dp" : "";
-    report_fmt(f[0], sizeof f[0], "%u B × %s params%s", bpp.weights, pcount, sc->zero >= 3 ? dp_note : "");
+    report_fmt(f[0], sizeof f[0], "%u B × %s params%s", bpp.weights, pcount,
+               sc->zero >= 3 ? dp_note : "");
     report_fmt(f[1], sizeof f[1], "%u B × params%s", bpp.grads, sc->zero >= 2 ? dp_note : "");
     if (sc->offload == OFFLOAD_OPTIMIZER)
         report_fmt(f[2], sizeof f[2], "%u B × params, in CPU memory", bpp.optimizer);
     else
-        report_fmt(f[2], sizeof f[2], "%u B × params%s", bpp.optimizer, sc->zero >= 1 ? dp_note : "");
+        report_fmt(f[2], sizeof f[2], "%u B × params%s", bpp.optimizer,
+                   sc->zero >= 1 ? dp_note : "");
     char af[96];
     report_values_act_formula(sc, af, sizeof af);
     report_fmt(f[3], sizeof f[3], "A = %s", af);
     if (sc->recompute == RECOMPUTE_EVERY_K)
-        report_fmt(f[4], sizeof f[4], "⌈L/k⌉·c + k·A, k = %llu, c = 2sbh", (unsigned long long)sc->ckpt_every);
+        report_fmt(f[4], sizeof f[4], "⌈L/k⌉·c + k·A, k = %llu, c = 2sbh",
+                   (unsigned long long)sc->ckpt_every);
     else if (sc->pp > 1)
         report_fmt(f[4], sizeof f[4], "%s micro-batches × L/pp layers × A",
-            t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1");
+                   t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1");
     else
         report_fmt(f[4], sizeof f[4], "L × A = %llu × A", (unsigned long long)sc->layers);
     report_fmt(f[5], sizeof f[5], "4sbV%s (fp32 logits of the loss)", sc->tp > 1 ? " / t" : "");
@@ -157,7 +167,8 @@ static void table_terms(struct doc *doc, const struct report_sc *r)
     struct doc_table tb = {cols, 5, 0};
     doc_table_start(doc, &tb, 8);
     for (size_t i = 0; i < 8; i++)
-        doc_table_row(doc, &tb, rows[i], i != 6 ? DOC_ROW_PLAIN : t->fits ? DOC_ROW_OK : DOC_ROW_BAD);
+        doc_table_row(doc, &tb, rows[i],
+                      i != 6 ? DOC_ROW_PLAIN : t->fits ? DOC_ROW_OK : DOC_ROW_BAD);
     doc_table_end(doc);
 }
 
@@ -282,10 +293,13 @@ void report_tables_summary(struct doc *doc, const struct report_sc *scs, size_t 
         if (r->plan.fix == PLAN_FIX_NONE)
             report_fmt(fix, sizeof fix, "–");
         else if (r->plan.fix == PLAN_FIX_NOTHING)
-            report_fmt(fix, sizeof fix, "none fits (states need %s GPUs)", v[REPORT_PH_GPUS_FOR_STATES]);
+            report_fmt(fix, sizeof fix, "none fits (states need %s GPUs)",
+                       v[REPORT_PH_GPUS_FOR_STATES]);
         else
-            report_fmt(fix, sizeof fix, "%s → %s", plan_fix_name(r->plan.fix), v[REPORT_PH_FIX_PEAK]);
-        const char *row[] = {v[REPORT_PH_NAME], r->t.fits ? "fits" : "OOM", v[REPORT_PH_PEAK], v[REPORT_PH_BUDGET], fix};
+            report_fmt(fix, sizeof fix, "%s → %s", plan_fix_name(r->plan.fix),
+                       v[REPORT_PH_FIX_PEAK]);
+        const char *row[] = {v[REPORT_PH_NAME], r->t.fits ? "fits" : "OOM", v[REPORT_PH_PEAK],
+                             v[REPORT_PH_BUDGET], fix};
         doc_table_row(doc, &tb, row, r->t.fits ? DOC_ROW_OK : DOC_ROW_BAD);
     }
     doc_table_end(doc);

@@ -83,7 +83,8 @@ void report_values_act_formula(const struct scenario *sc, char *buf, size_t size
         else
             report_fmt(lin, sizeof lin, "16sbh + 8sbf");
     } else if (g > 1) {
-        report_fmt(lin, sizeof lin, "(%d + 4/%llu)sbh", sc->dropout ? 30 : 28, (unsigned long long)g);
+        report_fmt(lin, sizeof lin, "(%d + 4/%llu)sbh", sc->dropout ? 30 : 28,
+                   (unsigned long long)g);
     } else {
         report_fmt(lin, sizeof lin, "%dsbh", sc->dropout ? 34 : 32);
     }
@@ -105,7 +106,8 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     const size_t n = REPORT_VALUE_MAX;
     report_fmt(v[REPORT_PH_NAME], n, "%s", sc->name);
     report_fmt(v[REPORT_PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
-    report_fmt(v[REPORT_PH_MODEL], n, "%s", sc->model_preset[0] ? sc->model_preset : "custom model");
+    report_fmt(v[REPORT_PH_MODEL], n, "%s",
+               sc->model_preset[0] ? sc->model_preset : "custom model");
     report_fmt(v[REPORT_PH_GPU], n, "%s", sc->gpu_preset[0] ? sc->gpu_preset : "GPU");
     double mem = (double)sc->gpu_mem_bytes / chart_unit_bytes(u);
     if (fabs(mem - round(mem)) < 0.005)
@@ -115,11 +117,11 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     uint64_t gpus = sc->dp * sc->tp * sc->pp;
     report_fmt_u64(v[REPORT_PH_GPUS], n, gpus);
     if (sc->gpu_preset[0])
-        report_fmt(v[REPORT_PH_HARDWARE], n, "%llu × %s (%s each)", (unsigned long long)gpus, sc->gpu_preset,
-            v[REPORT_PH_GPU_MEM]);
+        report_fmt(v[REPORT_PH_HARDWARE], n, "%llu × %s (%s each)", (unsigned long long)gpus,
+                   sc->gpu_preset, v[REPORT_PH_GPU_MEM]);
     else
-        report_fmt(v[REPORT_PH_HARDWARE], n, "%llu GPU%s of %s", (unsigned long long)gpus, gpus == 1 ? "" : "s",
-            v[REPORT_PH_GPU_MEM]);
+        report_fmt(v[REPORT_PH_HARDWARE], n, "%llu GPU%s of %s", (unsigned long long)gpus,
+                   gpus == 1 ? "" : "s", v[REPORT_PH_GPU_MEM]);
     report_fmt(v[REPORT_PH_RESERVE], n, "%.0f%%", sc->reserve * 100);
     report_fmt_size(v[REPORT_PH_BUDGET], n, t->budget_bytes, u);
     report_fmt_size(v[REPORT_PH_PEAK], n, t->peak_bytes, u);
@@ -141,7 +143,8 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     report_fmt_u64(v[REPORT_PH_FFN], n, sc->ffn);
     report_fmt_u64(v[REPORT_PH_SEQ], n, sc->seq);
     report_fmt_u64(v[REPORT_PH_MICRO_BATCH], n, sc->micro_batch);
-    report_fmt_u64(v[REPORT_PH_GLOBAL_BATCH], n, sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp);
+    report_fmt_u64(v[REPORT_PH_GLOBAL_BATCH], n,
+                   sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp);
     report_fmt(v[REPORT_PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
     report_fmt(v[REPORT_PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
     report_fmt(v[REPORT_PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
@@ -149,9 +152,9 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
         report_fmt(a, sizeof a, "ZeRO-%u", sc->zero);
     else
         report_fmt(a, sizeof a, "no ZeRO");
-    report_fmt(v[REPORT_PH_PARALLEL], n, "dp=%llu, tp=%llu%s, pp=%llu, %s%s", (unsigned long long)sc->dp,
-        (unsigned long long)sc->tp, sc->sp ? " + sp" : "", (unsigned long long)sc->pp, a,
-        sc->offload ? ", optimizer offloaded" : "");
+    report_fmt(v[REPORT_PH_PARALLEL], n, "dp=%llu, tp=%llu%s, pp=%llu, %s%s",
+               (unsigned long long)sc->dp, (unsigned long long)sc->tp, sc->sp ? " + sp" : "",
+               (unsigned long long)sc->pp, a, sc->offload ? ", optimizer offloaded" : "");
 }
 
 /* The memory terms, checkpointing, and the notes that depend on the model. */
@@ -166,7 +169,8 @@ static void report_values_terms(struct report_sc *r, enum chart_units u)
     report_fmt_size(v[REPORT_PH_ACT_LAYER], n, t->act_layer_bytes, u);
     report_fmt_size(v[REPORT_PH_LOGITS], n, t->logits_bytes, u);
     if (sc->pp > 1)
-        report_fmt(v[REPORT_PH_STAGE], n, "the %s pipeline stage", t->peak_stage == MODEL_STAGE_FIRST ? "first" : "last");
+        report_fmt(v[REPORT_PH_STAGE], n, "the %s pipeline stage",
+                   t->peak_stage == MODEL_STAGE_FIRST ? "first" : "last");
     else
         report_fmt(v[REPORT_PH_STAGE], n, "each GPU");
     report_fmt_u64(v[REPORT_PH_K_BEST], n, t->k_best);
@@ -174,20 +178,24 @@ static void report_values_terms(struct report_sc *r, enum chart_units u)
     report_fmt_size(v[REPORT_PH_ACT_K_BEST], n, t->act_k_best_bytes, u);
     report_fmt_u64(v[REPORT_PH_MAX_MICRO_BATCH], n, t->max_micro_batch);
 
-    report_fmt(v[REPORT_PH_SELECTIVE_OVERHEAD], n, "%.1f%%", 100 * model_selective_overhead(sc->seq, sc->hidden));
-    report_fmt(v[REPORT_PH_CORE_CROSSOVER], n, "%.0f", model_core_crossover_seq(sc->hidden, sc->heads));
+    report_fmt(v[REPORT_PH_SELECTIVE_OVERHEAD], n, "%.1f%%",
+               100 * model_selective_overhead(sc->seq, sc->hidden));
+    report_fmt(v[REPORT_PH_CORE_CROSSOVER], n, "%.0f",
+               model_core_crossover_seq(sc->hidden, sc->heads));
     struct cost base;
     cost_step(sc, t, &base);
     report_fmt(v[REPORT_PH_TFLOPS], n, "%.0f", base.tflops);
     report_fmt(v[REPORT_PH_LINK], n, "%.0f", base.link_gb_s);
     report_fmt_seconds(v[REPORT_PH_STEP_TIME], n, base.total_s);
     if (sc->arch == ARCH_LLAMA)
-        report_fmt(v[REPORT_PH_NORM_NOTE], n, "RMSNorm is counted as a fused kernel that keeps its input and one "
-                                "fp32 1/rms per row; a written-out RMSNorm in eager PyTorch keeps "
-                                "x² and x·rsqrt as well: +8 sbh per layer.");
+        report_fmt(v[REPORT_PH_NORM_NOTE], n,
+                   "RMSNorm is counted as a fused kernel that keeps its input and one "
+                   "fp32 1/rms per row; a written-out RMSNorm in eager PyTorch keeps "
+                   "x² and x·rsqrt as well: +8 sbh per layer.");
     else
-        report_fmt(v[REPORT_PH_NORM_NOTE], n, "LayerNorm keeps its input (2 sbh per norm); its mean and variance "
-                                "(two fp32 numbers per row) are left out.");
+        report_fmt(v[REPORT_PH_NORM_NOTE], n,
+                   "LayerNorm keeps its input (2 sbh per norm); its mean and variance "
+                   "(two fp32 numbers per row) are left out.");
 }
 
 /* The fix ladder's answer and its cost (plan.h, cost.h). */
@@ -214,8 +222,8 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
             report_fmt_seconds(a, sizeof a, fr->extra_time_s);
             report_fmt_seconds(b, sizeof b, bc->total_s);
             double pct = bc->total_s > 0 ? 100.0 * fr->extra_time_s / bc->total_s : 0;
-            o += (size_t)snprintf(v[REPORT_PH_FIX_COST], n, "+%s per step (+%.1f%% of the %s step)", a,
-                                  pct, b);
+            o += (size_t)snprintf(v[REPORT_PH_FIX_COST], n, "+%s per step (+%.1f%% of the %s step)",
+                                  a, pct, b);
         } else {
             o += (size_t)snprintf(v[REPORT_PH_FIX_COST], n,
                                   "no extra compute or traffic in the cost model");
@@ -234,7 +242,8 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
             if (parts[i].s <= 1e-9)
                 continue;
             report_fmt_seconds(c, sizeof c, parts[i].s);
-            o += (size_t)snprintf(v[REPORT_PH_FIX_COST] + o, n - o, "%s%s %s", sep, parts[i].what, c);
+            o += (size_t)snprintf(v[REPORT_PH_FIX_COST] + o, n - o, "%s%s %s", sep, parts[i].what,
+                                  c);
             sep = ", ";
         }
         uint64_t per_rank = (sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp) /
@@ -256,19 +265,19 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
     report_fmt_u64(v[REPORT_PH_GPUS_FOR_STATES], n, p->gpus_for_states);
     if (p->fix == PLAN_FIX_NONE)
         report_fmt(v[REPORT_PH_FIX_SENTENCE], n,
-            "No fix is needed. The largest micro-batch that fits with these settings is %s.",
-            v[REPORT_PH_MAX_MICRO_BATCH]);
+                   "No fix is needed. The largest micro-batch that fits with these settings is %s.",
+                   v[REPORT_PH_MAX_MICRO_BATCH]);
     else if (p->fix == PLAN_FIX_NOTHING)
-        report_fmt(v[REPORT_PH_FIX_SENTENCE], n,
+        report_fmt(
+            v[REPORT_PH_FIX_SENTENCE], n,
             "No rung of the ladder fits: even with every fix the peak is %s. The model states "
             "alone, fully sharded, need at least %llu GPUs of %s.",
             v[REPORT_PH_FIX_PEAK], (unsigned long long)p->gpus_for_states, v[REPORT_PH_GPU_MEM]);
     else
         report_fmt(v[REPORT_PH_FIX_SENTENCE], n,
-            "The cheapest fix is %s (%s): peak %s at micro-batch %llu; %s.",
-            report_fix_human(p->fix), v[REPORT_PH_FIX_PLAN], v[REPORT_PH_FIX_PEAK],
-            (unsigned long long)p->fix_micro_batch, v[REPORT_PH_FIX_COST]);
-
+                   "The cheapest fix is %s (%s): peak %s at micro-batch %llu; %s.",
+                   report_fix_human(p->fix), v[REPORT_PH_FIX_PLAN], v[REPORT_PH_FIX_PEAK],
+                   (unsigned long long)p->fix_micro_batch, v[REPORT_PH_FIX_COST]);
 }
 
 static void report_sc_values(struct report_sc *r, enum chart_units u)

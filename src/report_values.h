@@ -3,11 +3,11 @@
  *
  * Owns the placeholders of the templates (templates/report.tmpl and summary.tmpl): their names,
  * in two lists (document-wide ones, valid in both templates, then per-scenario ones, valid in
- * report.tmpl only), and their values: struct report_values holds one string per placeholder. struct
- * report_sc is one scenario computed once for the whole report (memory terms, fix ladder, largest
- * micro-batches) with its values; the tables and charts (report_tables.h, report_charts.h) read
- * it. Also the phrases shared by values, tables and charts: fix names, rung labels, the formula
- * of one layer's activations.
+ * report.tmpl only), and their values: struct report_values holds one string per placeholder.
+ * struct report_sc is one scenario computed once for the whole report (memory terms, fix ladder,
+ * largest micro-batches) with its values; the tables and charts (report_tables.h,
+ * report_charts.h) read it. Also the phrases shared by values, tables and charts: fix names, rung
+ * labels, the formula of one layer's activations.
  *
  * Pure: no I/O, no globals but the constant list of names; the caller owns every struct.
  */
