@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "draw.h"
 #include "pdffix.h"
 
 const struct canvas_rgb DOC_TEXT = {0.12, 0.13, 0.15};
@@ -38,11 +39,9 @@ void doc_fail(struct doc *doc, int err)
 void doc_text(struct doc *doc, double x, double y, double size, enum canvas_align al, bool bold,
               struct canvas_rgb rgb, const char *s)
 {
-    struct canvas *c = &doc->c;
-    canvas_hpdf_set_bold(c, bold);
-    c->ops->set_fill(c, rgb);
-    c->ops->text(c, x, y, size, al, s);
-    canvas_hpdf_set_bold(c, false);
+    canvas_hpdf_set_bold(&doc->c, bold);
+    draw_text(&doc->c, rgb, x, y, size, al, s);
+    canvas_hpdf_set_bold(&doc->c, false);
 }
 
 double doc_width_of(struct doc *doc, double size, bool bold, const char *s)
@@ -55,21 +54,13 @@ double doc_width_of(struct doc *doc, double size, bool bold, const char *s)
 
 void doc_hline(struct doc *doc, double x0, double x1, double y, double width, struct canvas_rgb rgb)
 {
-    struct canvas *c = &doc->c;
-    c->ops->set_stroke(c, rgb);
-    c->ops->set_line_width(c, width);
-    c->ops->set_dash(c, NULL, 0);
-    c->ops->move_to(c, x0, y);
-    c->ops->line_to(c, x1, y);
-    c->ops->stroke(c);
+    draw_stroke_style(&doc->c, rgb, width, 0);
+    draw_line(&doc->c, x0, y, x1, y);
 }
 
 void doc_fill_rect(struct doc *doc, double x, double y, double w, double h, struct canvas_rgb rgb)
 {
-    struct canvas *c = &doc->c;
-    c->ops->set_fill(c, rgb);
-    c->ops->rect(c, x, y, w, h);
-    c->ops->fill(c);
+    draw_rect(&doc->c, rgb, x, y, w, h);
 }
 
 /* Switches the canvas to page i (for drawing the footers at the end). */

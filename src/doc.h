@@ -90,7 +90,7 @@ double doc_width_of(struct doc *doc, double size, bool bold, const char *s);
 void doc_hline(struct doc *doc, double x0, double x1, double y, double width,
                struct canvas_rgb rgb);
 
-/* A filled rectangle, (x, y) its top-left corner. */
+/* A filled rectangle, (x, y) its top-left corner; nothing when w or h is <= 0 (draw_rect). */
 void doc_fill_rect(struct doc *doc, double x, double y, double w, double h, struct canvas_rgb rgb);
 
 /*
