@@ -23,7 +23,7 @@ const char *const *report_charts_names(size_t *n)
 
 #define REPORT_CHARTS_H_DEFAULT 218.0
 
-static void chart_fit(struct doc *doc, const struct report_sc *r, double y, double h)
+static void report_charts_fit(struct doc *doc, const struct report_sc *r, double y, double h)
 {
     struct chart_bar bars[PLAN_MAX_RUNGS + 1];
     char labels[PLAN_MAX_RUNGS + 1][48];
@@ -86,7 +86,8 @@ static void report_step_other(const struct report_sc *r, struct scenario *out, c
 }
 
 /* Memory over one step: as configured, or (other) the comparison of report_step_other. */
-static void chart_step(struct doc *doc, const struct report_sc *r, bool other, double y, double h)
+static void report_charts_step(struct doc *doc, const struct report_sc *r, bool other, double y,
+                               double h)
 {
     struct scenario sc, cmp;
     char title[160], cmp_title[160];
@@ -125,7 +126,7 @@ static void chart_step(struct doc *doc, const struct report_sc *r, bool other, d
     free(ev);
 }
 
-static void chart_kcurve(struct doc *doc, const struct report_sc *r, double y, double h)
+static void report_charts_kcurve(struct doc *doc, const struct report_sc *r, double y, double h)
 {
     size_t cap = (size_t)r->sc->layers;
     uint64_t *peak = calloc(cap ? cap : 1, sizeof *peak);
@@ -142,7 +143,7 @@ static void chart_kcurve(struct doc *doc, const struct report_sc *r, double y, d
     free(peak);
 }
 
-static void chart_walk(struct doc *doc, const struct report_sc *r, double y, double h)
+static void report_charts_walk(struct doc *doc, const struct report_sc *r, double y, double h)
 {
     struct chart_walk_op ops[CHART_WALK_MAX];
     size_t n = chart_layer_walk_ops(r->sc, ops, CHART_WALK_MAX);
@@ -153,7 +154,7 @@ static void chart_walk(struct doc *doc, const struct report_sc *r, double y, dou
     chart_walk_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
 }
 
-static void chart_params(struct doc *doc, const struct report_sc *r, double y, double h)
+static void report_charts_params(struct doc *doc, const struct report_sc *r, double y, double h)
 {
     struct chart_param_item items[CHART_PARAM_MAX];
     size_t n = chart_layer_param_items(r->sc, items, CHART_PARAM_MAX);
@@ -182,16 +183,16 @@ void report_charts_draw(struct doc *doc, const struct report_sc *r, const char *
     doc_need(doc, h + 6);
     double y = doc->y;
     if (strcmp(name, "fit") == 0)
-        chart_fit(doc, r, y, h);
+        report_charts_fit(doc, r, y, h);
     else if (strcmp(name, "step") == 0)
-        chart_step(doc, r, false, y, h);
+        report_charts_step(doc, r, false, y, h);
     else if (strcmp(name, "step_ckpt") == 0)
-        chart_step(doc, r, true, y, h);
+        report_charts_step(doc, r, true, y, h);
     else if (strcmp(name, "kcurve") == 0)
-        chart_kcurve(doc, r, y, h);
+        report_charts_kcurve(doc, r, y, h);
     else if (strcmp(name, "walk") == 0)
-        chart_walk(doc, r, y, h);
+        report_charts_walk(doc, r, y, h);
     else if (strcmp(name, "params") == 0)
-        chart_params(doc, r, y, h);
+        report_charts_params(doc, r, y, h);
     doc->y = y + h + 10;
 }
