@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "draw.h"
 #include "model.h"
 
 #define TITLE_PT 10.0
@@ -123,30 +124,6 @@ static void fill_rgb(struct canvas *c, struct canvas_rgb rgb)
     c->ops->set_fill(c, rgb);
 }
 
-static void stroke_style(struct canvas *c, struct canvas_rgb rgb, double width, double dash)
-{
-    double d[2] = {dash, dash};
-    c->ops->set_stroke(c, rgb);
-    c->ops->set_line_width(c, width);
-    c->ops->set_dash(c, d, dash > 0 ? 2 : 0);
-}
-
-static void line(struct canvas *c, double x0, double y0, double x1, double y1)
-{
-    c->ops->move_to(c, x0, y0);
-    c->ops->line_to(c, x1, y1);
-    c->ops->stroke(c);
-}
-
-static void box(struct canvas *c, struct canvas_rgb rgb, double x, double y, double w, double h)
-{
-    if (w <= 0 || h <= 0)
-        return;
-    fill_rgb(c, rgb);
-    c->ops->rect(c, x, y, w, h);
-    c->ops->fill(c);
-}
-
 /* A size no larger than size_pt at which `s` is at most max_w wide. */
 static double fit(struct canvas *c, const char *s, double size_pt, double max_w)
 {
@@ -158,11 +135,11 @@ static double fit(struct canvas *c, const char *s, double size_pt, double max_w)
     return f < MIN_PT ? MIN_PT : f;
 }
 
+/* Text in the charts' text colour. */
 static void text(struct canvas *c, double x, double y, double size, enum canvas_align a,
                  const char *s)
 {
-    fill_rgb(c, TEXT);
-    c->ops->text(c, x, y, size, a, s);
+    draw_text(c, TEXT, x, y, size, a, s);
 }
 
 static void diamond(struct canvas *c, struct canvas_rgb rgb, double cx, double cy, double r)
@@ -206,14 +183,14 @@ static double legend(struct canvas *c, double x, double y, double w, const struc
         if (draw) {
             double mid = cy + row_h / 2;
             if (it[i].kind == LEG_BOX) {
-                box(c, it[i].rgb, cx + 2, mid - 4, SWATCH_W - 4, 8);
+                draw_rect(c, it[i].rgb, cx + 2, mid - 4, SWATCH_W - 4, 8);
             } else if (it[i].kind == LEG_DOT) {
                 diamond(c, it[i].rgb, cx + SWATCH_W / 2, mid, 3.5);
             } else if (it[i].kind == LEG_STRIP) {
-                box(c, it[i].rgb, cx, mid + 1, SWATCH_W, 3.5);
+                draw_rect(c, it[i].rgb, cx, mid + 1, SWATCH_W, 3.5);
             } else {
-                stroke_style(c, it[i].rgb, 1.5, it[i].kind == LEG_DASH ? 3 : 0);
-                line(c, cx, mid, cx + SWATCH_W, mid);
+                draw_stroke_style(c, it[i].rgb, 1.5, it[i].kind == LEG_DASH ? 3 : 0);
+                draw_line(c, cx, mid, cx + SWATCH_W, mid);
             }
             text(c, cx + SWATCH_W + 3, mid + LEGEND_PT * 0.36, LEGEND_PT, CANVAS_ALIGN_LEFT,
                  it[i].label);
@@ -297,30 +274,30 @@ static void frame_ticks(struct frame *f, const struct frame_spec *s)
 {
     struct canvas *c = f->c;
     char buf[32];
-    stroke_style(c, GRID, 0.5, 0);
+    draw_stroke_style(c, GRID, 0.5, 0);
     for (size_t i = 0; i < f->ny; i++)
-        line(c, f->px, map_y(f, f->y_ticks[i]), f->px + f->pw, map_y(f, f->y_ticks[i]));
+        draw_line(c, f->px, map_y(f, f->y_ticks[i]), f->px + f->pw, map_y(f, f->y_ticks[i]));
     if (s->x_numeric && s->left_w > 0)
         for (size_t i = 0; i < f->nx; i++)
-            line(c, map_x(f, f->x_ticks[i]), f->py, map_x(f, f->x_ticks[i]), f->py + f->ph);
+            draw_line(c, map_x(f, f->x_ticks[i]), f->py, map_x(f, f->x_ticks[i]), f->py + f->ph);
     for (size_t i = 0; i < f->ny && s->left_w <= 0; i++) {
         double ty = map_y(f, f->y_ticks[i]);
-        stroke_style(c, AXIS, 0.6, 0);
-        line(c, f->px - TICK_LEN, ty, f->px, ty);
+        draw_stroke_style(c, AXIS, 0.6, 0);
+        draw_line(c, f->px - TICK_LEN, ty, f->px, ty);
         chart_format_tick(f->y_ticks[i], f->y_step, buf, sizeof buf);
         text(c, f->px - TICK_LEN - 2, ty + TICK_PT * 0.36, TICK_PT, CANVAS_ALIGN_RIGHT, buf);
     }
     for (size_t i = 0; i < f->ny2; i++) {
         double ty = f->py + f->ph - (f->y2_ticks[i] - f->y20) / (f->y21 - f->y20) * f->ph;
-        stroke_style(c, AXIS, 0.6, 0);
-        line(c, f->px + f->pw, ty, f->px + f->pw + TICK_LEN, ty);
+        draw_stroke_style(c, AXIS, 0.6, 0);
+        draw_line(c, f->px + f->pw, ty, f->px + f->pw + TICK_LEN, ty);
         chart_format_tick(f->y2_ticks[i], f->y2_step, buf, sizeof buf);
         text(c, f->px + f->pw + TICK_LEN + 2, ty + TICK_PT * 0.36, TICK_PT, CANVAS_ALIGN_LEFT, buf);
     }
     for (size_t i = 0; i < f->nx; i++) {
         double tx = map_x(f, f->x_ticks[i]);
-        stroke_style(c, AXIS, 0.6, 0);
-        line(c, tx, f->py + f->ph, tx, f->py + f->ph + TICK_LEN);
+        draw_stroke_style(c, AXIS, 0.6, 0);
+        draw_line(c, tx, f->py + f->ph, tx, f->py + f->ph + TICK_LEN);
         chart_format_tick(f->x_ticks[i], f->x_step, buf, sizeof buf);
         text(c, tx, f->py + f->ph + TICK_LEN + 1 + TICK_PT * 0.8, TICK_PT, CANVAS_ALIGN_CENTER,
              buf);
@@ -405,7 +382,7 @@ static void frame_end(struct frame *f, bool right_axis, struct chart_geom *geom)
 {
     struct canvas *c = f->c;
     c->ops->restore(c);
-    stroke_style(c, AXIS, 0.8, 0);
+    draw_stroke_style(c, AXIS, 0.8, 0);
     c->ops->move_to(c, f->px, f->py);
     c->ops->line_to(c, f->px, f->py + f->ph);
     c->ops->line_to(c, f->px + f->pw, f->py + f->ph);
@@ -430,8 +407,8 @@ static void frame_end(struct frame *f, bool right_axis, struct chart_geom *geom)
 /* A horizontal line at value v across the plot. */
 static void hline(struct frame *f, double v, struct canvas_rgb rgb, double width, double dash)
 {
-    stroke_style(f->c, rgb, width, dash);
-    line(f->c, f->px, map_y(f, v), f->px + f->pw, map_y(f, v));
+    draw_stroke_style(f->c, rgb, width, dash);
+    draw_line(f->c, f->px, map_y(f, v), f->px + f->pw, map_y(f, v));
 }
 
 /* ---------------------------------------------------------------- does it fit: stacked bars */
@@ -539,7 +516,7 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
         for (int t = 0; t < CHART_TERMS; t++) {
             double v = (double)d->bars[i].term_bytes[t] / unit;
             double y0 = map_y(&f, cum), y1 = map_y(&f, cum + v);
-            box(c, chart_term_colour((enum chart_term)t), cx - bw / 2, y1, bw, y0 - y1);
+            draw_rect(c, chart_term_colour((enum chart_term)t), cx - bw / 2, y1, bw, y0 - y1);
             cum += v;
         }
     }
@@ -637,7 +614,7 @@ static void step_marks(struct frame *f, const struct chart_step *d, double unit)
             double y0 = map_y(f, base + (double)e->act_bytes / unit);
             double y1 = map_y(f, base + ((double)e->act_bytes + (double)e->logits_bytes) / unit);
             double cx = map_x(f, e->t_end);
-            box(f->c, chart_term_colour(CHART_LOGITS), cx - 1.5, y1, 3, y0 - y1);
+            draw_rect(f->c, chart_term_colour(CHART_LOGITS), cx - 1.5, y1, 3, y0 - y1);
         }
         if (e->kind != TIMELINE_RECOMPUTE)
             continue;
@@ -647,7 +624,7 @@ static void step_marks(struct frame *f, const struct chart_step *d, double unit)
                d->events[i + 1].t_start == t_end)
             t_end = d->events[++i].t_end;
         double x0 = map_x(f, e->t_start), x1 = map_x(f, t_end);
-        box(f->c, MAGENTA, x0, f->py + f->ph - STRIP_PT, x1 - x0, STRIP_PT);
+        draw_rect(f->c, MAGENTA, x0, f->py + f->ph - STRIP_PT, x1 - x0, STRIP_PT);
     }
 }
 
@@ -698,7 +675,7 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
         fill_rgb(c, chart_term_colour(CHART_GRADS));
         step_area(&f, d, unit, STEP_CKPT);
     }
-    box(c, chart_states_colour(), f.px, map_y(&f, states / unit), f.pw,
+    draw_rect(c, chart_states_colour(), f.px, map_y(&f, states / unit), f.pw,
         map_y(&f, 0) - map_y(&f, states / unit));
     step_marks(&f, d, unit);
     if (d->gpu_bytes) {
@@ -707,8 +684,8 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     }
     /* The turn from forward to backward, and the two phases named at the top. */
     double turn = map_x(&f, step_turn(d));
-    stroke_style(c, AXIS, 0.6, 2);
-    line(c, turn, f.py, turn, f.py + f.ph);
+    draw_stroke_style(c, AXIS, 0.6, 2);
+    draw_line(c, turn, f.py, turn, f.py + f.ph);
     double ty = f.py + TICK_PT + 2;
     text(c, turn - 4, ty, TICK_PT, CANVAS_ALIGN_RIGHT, "forward \xe2\x86\x92");
     text(c, turn + 4, ty, TICK_PT, CANVAS_ALIGN_LEFT, "\xe2\x86\x90 backward");
@@ -795,14 +772,14 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
     frame_clip(&f);
     hline(&f, (double)d->none_bytes / unit, chart_states_colour(), 1.2, 3);
     if (d->k_star >= f.x0 && d->k_star <= f.x1) {
-        stroke_style(c, KSTAR, 1.0, 3);
-        line(c, map_x(&f, d->k_star), f.py, map_x(&f, d->k_star), f.py + f.ph);
+        draw_stroke_style(c, KSTAR, 1.0, 3);
+        draw_line(c, map_x(&f, d->k_star), f.py, map_x(&f, d->k_star), f.py + f.ph);
     }
     /* Step time on the right axis: 1 + extra for every k >= 1. */
     double ty = f.py + f.ph - (1 + d->extra_compute - f.y20) / (f.y21 - f.y20) * f.ph;
-    stroke_style(c, STEP_TIME, 1.2, 0);
-    line(c, map_x(&f, 1), ty, map_x(&f, (double)d->n), ty);
-    stroke_style(c, ORANGE, 1.5, 0);
+    draw_stroke_style(c, STEP_TIME, 1.2, 0);
+    draw_line(c, map_x(&f, 1), ty, map_x(&f, (double)d->n), ty);
+    draw_stroke_style(c, ORANGE, 1.5, 0);
     for (size_t i = 0; i < d->n; i++) {
         double px = map_x(&f, (double)(i + 1)), py = map_y(&f, (double)d->peak_bytes[i] / unit);
         if (i == 0)
@@ -813,7 +790,7 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
     if (d->n)
         c->ops->stroke(c);
     for (size_t i = 0; i < d->n; i++)
-        box(c, ORANGE, map_x(&f, (double)(i + 1)) - 1.5,
+        draw_rect(c, ORANGE, map_x(&f, (double)(i + 1)) - 1.5,
             map_y(&f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
     if (best > 0)
         diamond(c, MAGENTA, map_x(&f, (double)d->k_best), map_y(&f, best / unit), 4);
@@ -986,7 +963,7 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
             to = op->units * d->heads_per_hidden;
         }
         double x0 = map_x(&f, from), x1 = fmax(map_x(&f, to), x0 + 1.5);
-        box(c, rgb, x0, cy - bar_h / 2, x1 - x0, bar_h);
+        draw_rect(c, rgb, x0, cy - bar_h / 2, x1 - x0, bar_h);
         walk_number(op->units, "+", buf, sizeof buf);
         if (op->unit != CHART_WALK_SBH) {
             size_t len = strlen(buf);
@@ -996,9 +973,9 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
     }
     /* The total row: both running totals. */
     double cy = f.py + row_h * ((double)d->n + 0.5);
-    box(c, ORANGE, f.px, cy - bar_h / 2, map_x(&f, sbh) - f.px, core > 0 ? bar_h / 2 : bar_h);
+    draw_rect(c, ORANGE, f.px, cy - bar_h / 2, map_x(&f, sbh) - f.px, core > 0 ? bar_h / 2 : bar_h);
     if (core > 0)
-        box(c, MAGENTA, f.px, cy, map_x(&f, core) - f.px, bar_h / 2);
+        draw_rect(c, MAGENTA, f.px, cy, map_x(&f, core) - f.px, bar_h / 2);
     walk_total_label(sbh, core, buf, sizeof buf);
     text(c, map_x(&f, fmax(sbh, core)) + 3, cy + size * 0.36, size, CANVAS_ALIGN_LEFT, buf);
     frame_end(&f, false, geom);
@@ -1082,7 +1059,7 @@ void chart_params_draw(struct canvas *c, double x, double y, double w, double h,
     for (size_t i = 0; i < n; i++) {
         double cx = f.px + slot * ((double)i + 0.5), v = d->items[i].h2;
         double top = map_y(&f, v);
-        box(c, param_colour(d->items[i].group), cx - bw / 2, top, bw, map_y(&f, 0) - top);
+        draw_rect(c, param_colour(d->items[i].group), cx - bw / 2, top, bw, map_y(&f, 0) - top);
         snprintf(buf, sizeof buf, v < 0.1 ? "%.3f" : "%.2f", v);
         text(c, cx, top - 2.5, fit(c, buf, TICK_PT, slot - 2), CANVAS_ALIGN_CENTER, buf);
     }

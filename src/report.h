@@ -13,6 +13,11 @@
  * the same input gives the same bytes: no date is written unless SOURCE_DATE_EPOCH is given.
  *
  * The caller owns the scenarios; report_write allocates and frees everything else it uses.
+ *
+ * This module owns the document: the templates (loaded and checked), rendering their blocks, the
+ * summary and one section per scenario, the combined and split files. What the pages say is
+ * report_values.h, the page layout doc.h, the named tables and charts report_tables.h and
+ * report_charts.h, number formatting report_fmt.h.
  */
 #ifndef MEMFIT_REPORT_H
 #define MEMFIT_REPORT_H

@@ -1,0 +1,198 @@
+/* report_charts: see report_charts.h. */
+#include "report_charts.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chart.h"
+#include "model.h"
+#include "plan.h"
+#include "report_fmt.h"
+#include "timeline.h"
+
+static const char *const report_charts_all[] = {"fit",    "step", "step_ckpt",
+                                                "kcurve", "walk", "params"};
+
+const char *const *report_charts_names(size_t *n)
+{
+    *n = sizeof report_charts_all / sizeof *report_charts_all;
+    return report_charts_all;
+}
+
+#define REPORT_CHARTS_H_DEFAULT 218.0
+
+static void report_charts_fit(struct doc *doc, const struct report_sc *r, double y, double h)
+{
+    struct chart_bar bars[PLAN_MAX_RUNGS + 1];
+    char labels[PLAN_MAX_RUNGS + 1][48];
+    size_t n = 0;
+    const struct terms *ts[PLAN_MAX_RUNGS + 1];
+    ts[n] = &r->t;
+    report_fmt(labels[n], sizeof labels[n], "as given\nb = %llu",
+               (unsigned long long)r->sc->micro_batch);
+    n++;
+    for (size_t i = 0; i < r->plan.n_rungs; i++, n++) {
+        char l[40];
+        report_values_rung_label(&r->plan.rungs[i], l, sizeof l);
+        report_fmt(labels[n], sizeof labels[n], "+ %s\nb = %llu", l,
+                   (unsigned long long)r->plan.rungs[i].sc.micro_batch);
+        ts[n] = &r->plan.rungs[i].terms;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bars[i].label = labels[i];
+        bars[i].term_bytes[CHART_WEIGHTS] = ts[i]->weights_bytes;
+        bars[i].term_bytes[CHART_GRADS] = ts[i]->grads_bytes;
+        bars[i].term_bytes[CHART_OPTIMIZER] = ts[i]->optimizer_bytes;
+        bars[i].term_bytes[CHART_ACT] = ts[i]->act_bytes;
+        bars[i].term_bytes[CHART_LOGITS] = ts[i]->logits_bytes;
+    }
+    const char *title = "Peak memory of the most loaded GPU: as given, then rung by rung";
+    struct chart_bars d = {.title = title,
+                           .bars = bars,
+                           .n = n,
+                           .gpu_bytes = r->sc->gpu_mem_bytes,
+                           .reserve = r->sc->reserve,
+                           .units = r->units};
+    chart_bars_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+}
+
+/*
+ * The scenario the second step chart compares with: checkpointing every k_best layers, or, when
+ * the scenario already checkpoints every k, the same step without checkpointing.
+ */
+static void report_step_other(const struct report_sc *r, struct scenario *out, char *title,
+                              size_t size)
+{
+    *out = *r->sc;
+    if (r->sc->recompute == RECOMPUTE_EVERY_K) {
+        out->recompute = RECOMPUTE_NONE;
+        out->ckpt_every = 0;
+        report_fmt(title, size, "The same step without checkpointing");
+        return;
+    }
+    out->recompute = RECOMPUTE_EVERY_K;
+    out->ckpt_every = r->t.k_best ? r->t.k_best : 1;
+    if (out->ckpt_every == 1)
+        report_fmt(title, size,
+                   "The same step, checkpointing every layer (the best k; recomputation "
+                   "shaded)");
+    else
+        report_fmt(title, size,
+                   "The same step, checkpointing every %llu layers (the best k; "
+                   "recomputation shaded)",
+                   (unsigned long long)out->ckpt_every);
+}
+
+/* Memory over one step: as configured, or (other) the comparison of report_step_other. */
+static void report_charts_step(struct doc *doc, const struct report_sc *r, bool other, double y,
+                               double h)
+{
+    struct scenario sc, cmp;
+    char title[160], cmp_title[160];
+    report_step_other(r, &cmp, cmp_title, sizeof cmp_title);
+    if (other) {
+        sc = cmp;
+        memcpy(title, cmp_title, sizeof title);
+        cmp = *r->sc;
+    } else {
+        sc = *r->sc;
+        report_fmt(title, sizeof title, "Memory over one training step, as configured");
+    }
+    size_t cap = timeline_capacity(&sc);
+    struct timeline_event *ev = calloc(cap ? cap : 1, sizeof *ev);
+    struct timeline_summary sum;
+    if (!ev || timeline_build(&sc, ev, cap, &sum) != 0) {
+        free(ev);
+        doc_fail(doc, -1);
+        return;
+    }
+    /* Both step charts share the scale of the larger peak. */
+    struct terms ot;
+    uint64_t ymax = sum.peak_bytes;
+    if (model_peak(&cmp, &ot) == MODEL_OK && ot.peak_bytes > ymax)
+        ymax = ot.peak_bytes;
+    struct chart_step d = {.title = title,
+                           .events = ev,
+                           .n = sum.n_events,
+                           .states_bytes = sum.states_bytes,
+                           .total_time = sum.total_time,
+                           .gpu_bytes = r->sc->gpu_mem_bytes,
+                           .reserve = r->sc->reserve,
+                           .y_max_bytes = ymax,
+                           .units = r->units};
+    chart_step_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+    free(ev);
+}
+
+static void report_charts_kcurve(struct doc *doc, const struct report_sc *r, double y, double h)
+{
+    size_t cap = (size_t)r->sc->layers;
+    uint64_t *peak = calloc(cap ? cap : 1, sizeof *peak);
+    struct chart_kcurve d;
+    memset(&d, 0, sizeof d);
+    if (!peak || chart_kcurve_fill(r->sc, peak, cap, &d) != 0) {
+        free(peak);
+        doc_fail(doc, -1);
+        return;
+    }
+    d.title = "Checkpointing every k layers: peak memory against k";
+    d.units = r->units;
+    chart_kcurve_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+    free(peak);
+}
+
+static void report_charts_walk(struct doc *doc, const struct report_sc *r, double y, double h)
+{
+    struct chart_walk_op ops[CHART_WALK_MAX];
+    size_t n = chart_layer_walk_ops(r->sc, ops, CHART_WALK_MAX);
+    struct chart_walk d = {.title = "Activations one layer keeps, operation by operation",
+                           .ops = ops,
+                           .n = n,
+                           .heads_per_hidden = (double)r->sc->heads / (double)r->sc->hidden};
+    chart_walk_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+}
+
+static void report_charts_params(struct doc *doc, const struct report_sc *r, double y, double h)
+{
+    struct chart_param_item items[CHART_PARAM_MAX];
+    size_t n = chart_layer_param_items(r->sc, items, CHART_PARAM_MAX);
+    struct chart_params d = {.title = "Parameters of one layer, matrix by matrix",
+                             .items = items,
+                             .n = n};
+    chart_params_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+}
+
+double report_charts_height(const char *name)
+{
+    static const struct {
+        const char *name;
+        double h;
+    } heights[] = {{"fit", 235}, {"step", 178}, {"step_ckpt", 178},
+                   {"kcurve", 200}, {"walk", 205}, {"params", 138}};
+    for (size_t i = 0; i < sizeof heights / sizeof *heights; i++)
+        if (strcmp(heights[i].name, name) == 0)
+            return heights[i].h;
+    return REPORT_CHARTS_H_DEFAULT;
+}
+
+void report_charts_draw(struct doc *doc, const struct report_sc *r, const char *name)
+{
+    double h = report_charts_height(name);
+    doc_need(doc, h + 6);
+    double y = doc->y;
+    if (strcmp(name, "fit") == 0)
+        report_charts_fit(doc, r, y, h);
+    else if (strcmp(name, "step") == 0)
+        report_charts_step(doc, r, false, y, h);
+    else if (strcmp(name, "step_ckpt") == 0)
+        report_charts_step(doc, r, true, y, h);
+    else if (strcmp(name, "kcurve") == 0)
+        report_charts_kcurve(doc, r, y, h);
+    else if (strcmp(name, "walk") == 0)
+        report_charts_walk(doc, r, y, h);
+    else if (strcmp(name, "params") == 0)
+        report_charts_params(doc, r, y, h);
+    doc->y = y + h + 10;
+}

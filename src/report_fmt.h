@@ -1,0 +1,37 @@
+/*
+ * report_fmt: how the report writes numbers: sizes in GB or GiB, counts with thousands
+ * separators, short counts ("1.31 B"), seconds for people ("45 ms").
+ *
+ * Pure: every function writes a NUL-terminated string of at most size bytes into buf (cut, never
+ * overflowed) and does no other I/O.
+ */
+#ifndef MEMFIT_REPORT_FMT_H
+#define MEMFIT_REPORT_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chart.h"
+
+/* snprintf into buf, the result ignored: a value longer than the buffer is cut. */
+void report_fmt(char *buf, size_t size, const char *f, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * A byte count in units u (GB = 10^9 or GiB = 2^30 bytes, chart.h): "116.1 GB"; values under
+ * 0.095 keep three decimals, 0 is "0 GB".
+ */
+void report_fmt_size(char *buf, size_t size, uint64_t bytes, enum chart_units u);
+
+/* A count with thousands separators: 1311528960 -> "1,311,528,960". */
+void report_fmt_count(char *buf, size_t size, uint64_t n);
+
+/* A count in short form: 1311528960 -> "1.31 B", 124e6 -> "124 M", smaller ones in full. */
+void report_fmt_short(char *buf, size_t size, uint64_t n);
+
+/* A count as plain digits: "1311528960". */
+void report_fmt_u64(char *buf, size_t size, uint64_t n);
+
+/* Seconds for people: "1.23 s", "45 ms", "0.25 ms". */
+void report_fmt_seconds(char *buf, size_t size, double s);
+
+#endif
