@@ -149,4 +149,7 @@ void report_values_rung_label(const struct plan_rung *r, char *buf, size_t size)
  */
 void report_values_act_formula(const struct scenario *sc, char *buf, size_t size);
 
+/* The notes' sentence on the PyTorch validation (tests/validation), with its worst gaps. */
+const char *report_validation_note(void);
+
 #endif
