@@ -72,6 +72,7 @@
     X(K_BEST, "k_best")                                                                           \
     X(K_STAR, "k_star")                                                                           \
     X(ACT_K_BEST, "act_k_best")                                                                   \
+    X(ACT_K_STAR, "act_k_star")                                                                   \
     X(MAX_MICRO_BATCH, "max_micro_batch")                                                         \
     X(FIX, "fix")                                                                                 \
     X(FIX_PLAN, "fix_plan")                                                                       \
