@@ -1,6 +1,8 @@
 /* doc: see doc.h. */
 #include "doc.h"
 
+#include <math.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,9 @@
 
 #include "draw.h"
 #include "pdffix.h"
+
+static const char *doc_fit(struct doc *doc, const char *s, double size, bool bold, double width,
+                           char *buf, size_t bufsize);
 
 const struct canvas_rgb DOC_TEXT = {0.12, 0.13, 0.15};
 const struct canvas_rgb DOC_MUTED = {0.42, 0.44, 0.48};
@@ -100,8 +105,11 @@ void doc_new_page(struct doc *doc)
     doc_text(doc, DOC_M_LEFT, base, 7.5, CANVAS_ALIGN_LEFT, true, DOC_ACCENT, "memfit");
     doc_text(doc, DOC_M_LEFT + doc_width_of(doc, 7.5, true, "memfit "), base, 7.5,
              CANVAS_ALIGN_LEFT, false, DOC_MUTED, "GPU memory capacity report");
+    char fitted[256];
+    double room = doc->page_w - DOC_M_RIGHT - DOC_M_LEFT - 12 -
+                  doc_width_of(doc, 7.5, true, "memfit GPU memory capacity report");
     doc_text(doc, doc->page_w - DOC_M_RIGHT, base, 7.5, CANVAS_ALIGN_RIGHT, false, DOC_MUTED,
-             doc->running);
+             doc_fit(doc, doc->running, 7.5, false, room, fitted, sizeof fitted));
     doc_hline(doc, DOC_M_LEFT, doc->page_w - DOC_M_RIGHT, base + 5, 0.5, DOC_RULE);
 }
 
@@ -122,6 +130,26 @@ static void doc_footers(struct doc *doc)
         doc_text(doc, doc->page_w - DOC_M_RIGHT, y, 7.5, CANVAS_ALIGN_RIGHT, false, DOC_MUTED, buf);
         doc_text(doc, DOC_M_LEFT, y, 7.5, CANVAS_ALIGN_LEFT, false, DOC_MUTED,
                  "1 GB = 10⁹ bytes; 1 GiB = 2³⁰ bytes");
+    }
+}
+
+/* The length of the longest prefix of s[0..n) that fits `width`, cut at a UTF-8 character
+ * boundary (at least one character): a word longer than the line is broken, not let run off the
+ * page. buf has room for n + 1 bytes. */
+static size_t doc_fit_prefix(struct doc *doc, const char *s, size_t n, double size, bool bold,
+                             double width, char *buf)
+{
+    for (;;) {
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        if (doc_width_of(doc, size, bold, buf) <= width)
+            return n;
+        size_t m = n - 1;
+        while (m > 0 && ((unsigned char)s[m] & 0xC0) == 0x80)
+            m--;
+        if (m == 0)
+            return n;
+        n = m;
     }
 }
 
@@ -157,6 +185,7 @@ void doc_wrap(struct doc *doc, const char *s, double size, bool bold, double wid
         }
         if (fit == 0)
             fit = i; /* one long word */
+        fit = start + doc_fit_prefix(doc, s + start, fit - start, size, bold, width, buf);
         memcpy(buf, s + start, fit - start);
         buf[fit - start] = '\0';
         if (buf[0])
@@ -263,12 +292,17 @@ static void doc_row(struct doc *doc, const struct doc_col *cols, size_t ncols,
     for (size_t i = 0; i < ncols; i++) {
         double cw = cols[i].frac * w;
         char buf[256];
-        const char *s =
-            doc_fit(doc, cells[i] ? cells[i] : "", DOC_TABLE_PT, bold, cw - 8, buf, sizeof buf);
+        const char *cell = cells[i] ? cells[i] : "";
+        /* A cell too wide for its column is set smaller, down to DOC_TABLE_MIN_PT, before it is
+         * cut: a number or a formula is never shown cut short while it can be read whole. */
+        double size = DOC_TABLE_PT, need = doc_width_of(doc, size, bold, cell);
+        if (need > cw - 8)
+            size = fmax(DOC_TABLE_MIN_PT, size * (cw - 8) / need);
+        const char *s = doc_fit(doc, cell, size, bold, cw - 8, buf, sizeof buf);
         double tx = cols[i].align == CANVAS_ALIGN_LEFT ? x + 4
                     : cols[i].align == CANVAS_ALIGN_RIGHT ? x + cw - 4
                                                           : x + cw / 2;
-        doc_text(doc, tx, y + 10.6, DOC_TABLE_PT, cols[i].align, bold, rgb, s);
+        doc_text(doc, tx, y + 10.6, size, cols[i].align, bold, rgb, s);
         x += cw;
     }
     doc->y += DOC_ROW_H;

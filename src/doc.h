@@ -34,6 +34,7 @@
 #define DOC_BODY_PT 9.5
 #define DOC_BODY_LEAD 13.6
 #define DOC_TABLE_PT 8.6
+#define DOC_TABLE_MIN_PT 6.0 /* a cell too wide is set smaller, down to this, before it is cut */
 #define DOC_ROW_H 15.0
 
 /* The document's colours. */

@@ -132,15 +132,25 @@ static void table_terms(struct doc *doc, const struct report_sc *r)
     char af[96];
     report_values_act_formula(sc, af, sizeof af);
     report_fmt(f[3], sizeof f[3], "A = %s", af);
-    if (sc->recompute == RECOMPUTE_EVERY_K)
-        report_fmt(f[4], sizeof f[4], "⌈L/k⌉·c + k·A, k = %llu, c = 2sbh",
-                   (unsigned long long)sc->ckpt_every);
+    const char *c_text = sc->sp && sc->tp > 1 ? "c = 2sbh/t" : "c = 2sbh";
+    uint64_t stage_layers = sc->layers / sc->pp;
+    uint64_t k = sc->ckpt_every < stage_layers ? sc->ckpt_every : stage_layers;
+    if (sc->recompute == RECOMPUTE_EVERY_K && sc->pp == 1)
+        report_fmt(f[4], sizeof f[4], "⌈L/k⌉·c + k·A, k = %llu, %s", (unsigned long long)k, c_text);
+    else if (sc->recompute == RECOMPUTE_EVERY_K) /* a segment stays inside a stage */
+        report_fmt(f[4], sizeof f[4], "m·⌈(L/pp)/k⌉·c + k·A, m = %s, k = %llu, %s",
+                   t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1", (unsigned long long)k,
+                   c_text);
     else if (sc->pp > 1)
         report_fmt(f[4], sizeof f[4], "%s micro-batches × L/pp layers × A",
                    t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1");
     else
         report_fmt(f[4], sizeof f[4], "L × A = %llu × A", (unsigned long long)sc->layers);
-    report_fmt(f[5], sizeof f[5], "4sbV%s (fp32 logits of the loss)", sc->tp > 1 ? " / t" : "");
+    if (g->logits_bytes == 0)
+        report_fmt(f[5], sizeof f[5], "none here: the last stage holds them");
+    else
+        report_fmt(f[5], sizeof f[5], "4sbV%s (fp32 logits of the loss)",
+                   sc->tp > 1 ? " / t" : "");
     const uint64_t vals[] = {t->weights_bytes, t->grads_bytes, t->optimizer_bytes,
                              t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes,
                              t->budget_bytes};

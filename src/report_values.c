@@ -262,11 +262,21 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
         }
         uint64_t per_rank = (sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp) /
                             (sc->dp ? sc->dp : 1);
-        if (fr->sc.micro_batch < sc->micro_batch && o < n)
+        uint64_t b2 = fr->sc.micro_batch, steps = div_up(per_rank, b2);
+        if (b2 < sc->micro_batch && per_rank % b2 == 0 && o < n)
             o += (size_t)snprintf(v[REPORT_PH_FIX_COST] + o, n - o,
                                   "; gradient accumulation over %llu micro-batches per step keeps "
                                   "the global batch",
-                                  (unsigned long long)div_up(per_rank, fr->sc.micro_batch));
+                                  (unsigned long long)steps);
+        else if (b2 < sc->micro_batch && o < n) /* b' does not divide the batch of a rank */
+            o += (size_t)snprintf(v[REPORT_PH_FIX_COST] + o, n - o,
+                                  "; gradient accumulation over %llu micro-batches per step makes "
+                                  "the global batch %llu instead of %llu (or use a b' that divides "
+                                  "%llu)",
+                                  (unsigned long long)steps,
+                                  (unsigned long long)(steps * b2 * sc->dp),
+                                  (unsigned long long)(per_rank * sc->dp),
+                                  (unsigned long long)per_rank);
         if (fr->thin_matmuls && o < n)
             snprintf(v[REPORT_PH_FIX_COST] + o, n - o,
                      "; warning: %llu tokens per micro-batch make thin matmuls (under %d)",
@@ -331,7 +341,7 @@ void report_values_doc(struct report_values *vals, const struct report_sc *scs, 
         fit += scs[i].t.fits;
     report_fmt(v[REPORT_PH_TITLE], m, "GPU memory capacity report");
     report_fmt(v[REPORT_PH_INPUTS], m, "%s", inputs ? inputs : "the scenarios given");
-    report_fmt(v[REPORT_PH_N_SCENARIOS], m, "%zu", n);
+    report_fmt(v[REPORT_PH_N_SCENARIOS], m, "%zu scenario%s", n, n == 1 ? "" : "s");
     report_fmt(v[REPORT_PH_N_FIT], m, "%zu", fit);
     report_fmt(v[REPORT_PH_N_OOM], m, "%zu", n - fit);
     report_fmt(v[REPORT_PH_UNITS], m, "%s", chart_unit_name(u));
