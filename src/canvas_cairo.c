@@ -14,7 +14,6 @@
 #include <time.h>
 
 #define STATE_MAX 32
-#define PATH_MAX_LEN 4096
 
 /* The font, shared by every canvas of the process until canvas_cairo_shutdown. */
 static FT_Library ft_lib;
@@ -30,7 +29,7 @@ struct cairo_ctx {
     enum canvas_cairo_format format;
     cairo_surface_t *surface;
     cairo_t *cr;
-    char path[PATH_MAX_LEN];
+    FILE *out; /* where the finished file goes (the caller owns it) */
     struct colours cur, stack[STATE_MAX];
     int depth;
     bool finished;
@@ -280,20 +279,20 @@ static const struct canvas_ops cairo_ops = {
     cc_text_vertical, cc_text_width,
 };
 
-/* "YYYY-MM-DDTHH:MM:SSZ" from SOURCE_DATE_EPOCH, or a fixed date when unset or invalid. */
-static void create_date(char *buf, size_t size)
+/* "YYYY-MM-DDTHH:MM:SSZ" of the seconds since 1970 given (SOURCE_DATE_EPOCH or a fixed date). */
+static void create_date(long long seconds, char *buf, size_t size)
 {
-    const char *env = getenv("SOURCE_DATE_EPOCH");
-    time_t t = 1704067200; /* 2024-01-01T00:00:00Z */
-    if (env && *env) {
-        char *end;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (*end == '\0' && v <= (unsigned long long)INT32_MAX)
-            t = (time_t)v;
-    }
+    time_t t = (time_t)seconds;
     struct tm tm;
     if (!gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
         snprintf(buf, size, "%s", "2024-01-01T00:00:00Z");
+}
+
+/* Cairo's write callback for PDF and PNG: straight into the caller's FILE. */
+static cairo_status_t file_write(void *closure, const unsigned char *data, unsigned int length)
+{
+    FILE *f = closure;
+    return fwrite(data, 1, length, f) == length ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
 static cairo_status_t svg_collect(void *closure, const unsigned char *data, unsigned int length)
@@ -330,18 +329,16 @@ static int svg_write(struct cairo_ctx *x)
             skip_to++;
         break;
     }
-    FILE *f = fopen(x->path, "wb");
-    if (!f)
-        return -1;
+    FILE *f = x->out;
     bool ok = fwrite(x->svg, 1, skip_from, f) == skip_from;
     if (skip_to > skip_from)
         ok = ok && fputc('1', f) != EOF;
     ok = ok && fwrite(x->svg + skip_to, 1, x->svg_len - skip_to, f) == x->svg_len - skip_to;
-    return fclose(f) == 0 && ok ? 0 : -1;
+    return ok ? 0 : -1;
 }
 
 static cairo_surface_t *make_surface(struct cairo_ctx *x, enum canvas_cairo_format format,
-                                     const char *path, double w, double h)
+                                     long long date_epoch, double w, double h)
 {
     switch (format) {
     case CANVAS_CAIRO_PNG:
@@ -349,9 +346,9 @@ static cairo_surface_t *make_surface(struct cairo_ctx *x, enum canvas_cairo_form
     case CANVAS_CAIRO_SVG:
         return cairo_svg_surface_create_for_stream(svg_collect, x, w, h);
     case CANVAS_CAIRO_PDF: {
-        cairo_surface_t *s = cairo_pdf_surface_create(path, w, h);
+        cairo_surface_t *s = cairo_pdf_surface_create_for_stream(file_write, x->out, w, h);
         char date[32];
-        create_date(date, sizeof date);
+        create_date(date_epoch, date, sizeof date);
         cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATE_DATE, date);
         cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATOR, "memfit");
         return s;
@@ -360,18 +357,17 @@ static cairo_surface_t *make_surface(struct cairo_ctx *x, enum canvas_cairo_form
     return NULL;
 }
 
-struct canvas *canvas_cairo_new(enum canvas_cairo_format format, const char *path, double width_pt,
-                                double height_pt)
+struct canvas *canvas_cairo_new(enum canvas_cairo_format format, FILE *out, long long date_epoch,
+                                double width_pt, double height_pt)
 {
     if (font_load() != 0)
         return NULL;
     struct cairo_ctx *x = calloc(1, sizeof *x);
     if (!x)
         return NULL;
-    if (snprintf(x->path, sizeof x->path, "%s", path) >= (int)sizeof x->path)
-        goto fail;
+    x->out = out;
     x->format = format;
-    x->surface = make_surface(x, format, path, width_pt, height_pt);
+    x->surface = make_surface(x, format, date_epoch, width_pt, height_pt);
     if (!x->surface || cairo_surface_status(x->surface) != CAIRO_STATUS_SUCCESS)
         goto fail;
     x->cr = cairo_create(x->surface);
@@ -413,7 +409,7 @@ int canvas_cairo_finish(struct canvas *c)
     ok(c);
     if (!c->error && x->format == CANVAS_CAIRO_PNG) {
         cairo_surface_flush(x->surface);
-        cairo_status_t st = cairo_surface_write_to_png(x->surface, x->path);
+        cairo_status_t st = cairo_surface_write_to_png_stream(x->surface, file_write, x->out);
         if (st != CAIRO_STATUS_SUCCESS)
             c->error = (int)st;
     }

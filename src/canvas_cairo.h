@@ -12,16 +12,19 @@
 #ifndef MEMFIT_CANVAS_CAIRO_H
 #define MEMFIT_CANVAS_CAIRO_H
 
+#include <stdio.h>
+
 #include "canvas.h"
 
 #define CANVAS_CAIRO_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 enum canvas_cairo_format { CANVAS_CAIRO_PNG, CANVAS_CAIRO_SVG, CANVAS_CAIRO_PDF };
 
-/* A canvas of width_pt x height_pt drawing into `path` (PNG: 2 pixels per point). NULL when the
- * font cannot be loaded, the surface cannot be created or memory runs out. */
-struct canvas *canvas_cairo_new(enum canvas_cairo_format format, const char *path, double width_pt,
-                                double height_pt);
+/* A canvas of width_pt x height_pt whose file (PNG: 2 pixels per point) is written into `out`,
+ * which the caller opened and closes; a PDF's creation date is `date_epoch` (seconds since 1970,
+ * e.g. SOURCE_DATE_EPOCH). NULL when the font cannot be loaded or Cairo fails. */
+struct canvas *canvas_cairo_new(enum canvas_cairo_format format, FILE *out, long long date_epoch,
+                                double width_pt, double height_pt);
 
 /* Completes the file. Returns 0, or -1 when drawing or writing failed (canvas->error is set). */
 int canvas_cairo_finish(struct canvas *c);

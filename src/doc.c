@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "draw.h"
+#include "out.h"
 #include "pdffix.h"
 
 static const char *doc_fit(struct doc *doc, const char *s, double size, bool bold, double width,
@@ -337,15 +338,10 @@ void doc_table_end(struct doc *doc)
 
 static int doc_date(HPDF_Doc pdf, const char *epoch, struct diag *d)
 {
-    if (!epoch || !epoch[0])
-        return 0;
-    char *end;
-    errno = 0;
-    long long t = strtoll(epoch, &end, 10);
-    if (errno || *end || t < 0 || t > 253402300799LL) {
-        diag_report(d, NULL, 0, "SOURCE_DATE_EPOCH: '%s' is not a number of seconds since 1970", epoch);
-        return -1;
-    }
+    long long t;
+    int set = out_source_date_epoch(epoch, &t, d);
+    if (set <= 0)
+        return set; /* unset: no date at all, so the bytes do not depend on the day */
     time_t tt = (time_t)t;
     struct tm tm;
     if (!gmtime_r(&tt, &tm))

@@ -10,6 +10,7 @@
 #include "canvas_cairo.h"
 #include "chart.h"
 #include "model.h"
+#include "out.h"
 #include "scenario.h"
 #include "timeline.h"
 
@@ -290,82 +291,51 @@ int figures_draw(unsigned i, struct canvas *c)
     return i < FIGURES_COUNT ? figures[i].draw(c) : -1;
 }
 
-/* mkdir -p. */
-static int make_dirs(const char *dir, struct diag *d)
-{
-    char path[4096];
-    if (dir[0] == '\0') {
-        diag_report(d, NULL, 0, "empty output folder name");
-        return -1;
-    }
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-        diag_report(d, dir, 0, "path too long");
-        return -1;
-    }
-    for (char *p = path + 1;; p++) {
-        char ch = *p;
-        if (ch != '/' && ch != '\0')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            diag_report(d, path, 0, "cannot create folder: %s", strerror(errno));
-            return -1;
-        }
-        *p = ch;
-        if (ch == '\0')
-            break;
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        diag_report(d, dir, 0, "not a folder");
-        return -1;
-    }
-    return 0;
-}
+/* One figure in one format, drawn into the file out_write_atomic opened. */
+struct figure_job {
+    const struct figure *fig;
+    enum canvas_cairo_format format;
+    long long date_epoch;
+    const char *path;
+    struct diag *diag;
+};
 
-static int write_one(const char *dir, const struct figure *f, enum canvas_cairo_format fmt,
-                     struct diag *d)
+static int write_figure(FILE *f, void *ctx)
 {
-    static const char *const ext[] = {"png", "svg", "pdf"};
-    char tmp[4096], final[4096];
-    if (snprintf(final, sizeof final, "%s/%s.%s", dir, f->name, ext[fmt]) >= (int)sizeof final ||
-        snprintf(tmp, sizeof tmp, "%s/.%s.%s.tmp", dir, f->name, ext[fmt]) >= (int)sizeof tmp) {
-        diag_report(d, dir, 0, "path too long");
-        return -1;
-    }
-    struct canvas *c = canvas_cairo_new(fmt, tmp, f->width_pt, f->height_pt);
+    struct figure_job *job = ctx;
+    struct canvas *c = canvas_cairo_new(job->format, f, job->date_epoch, job->fig->width_pt,
+                                        job->fig->height_pt);
     if (!c) {
-        diag_report(d, tmp, 0, "cannot create the drawing (font '%s')", CANVAS_CAIRO_FONT);
-        remove(tmp);
+        diag_report(job->diag, job->path, 0, "cannot create the drawing (font '%s')",
+                    CANVAS_CAIRO_FONT);
         return -1;
     }
-    int rc = f->draw(c);
+    int rc = job->fig->draw(c);
     int fin = canvas_cairo_finish(c);
-    int err = c->error;
     canvas_cairo_free(c);
-    if (rc != 0 || fin != 0) {
-        if (rc != 0)
-            diag_report(d, final, 0, "cannot compute the figure's numbers");
-        else
-            diag_report(d, final, 0, "cannot draw or write the figure (cairo status %d)", err);
-        remove(tmp);
-        return -1;
-    }
-    if (rename(tmp, final) != 0) {
-        diag_report(d, final, 0, "cannot write: %s", strerror(errno));
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    if (rc != 0)
+        diag_report(job->diag, job->path, 0, "cannot compute the figure's numbers");
+    return rc != 0 || fin != 0 ? -1 : 0;
 }
 
 int figures_write(const char *dir, struct diag *d)
 {
-    if (make_dirs(dir, d) != 0)
+    static const char *const ext[] = {".png", ".svg", ".pdf"};
+    long long epoch;
+    if (out_source_date_epoch(getenv("SOURCE_DATE_EPOCH"), &epoch, d) < 0 ||
+        out_make_dirs(dir, d) != 0)
         return -1;
-    for (unsigned i = 0; i < FIGURES_COUNT; i++)
-        for (int fmt = CANVAS_CAIRO_PNG; fmt <= CANVAS_CAIRO_PDF; fmt++)
-            if (write_one(dir, &figures[i], (enum canvas_cairo_format)fmt, d) != 0)
+    for (unsigned i = 0; i < FIGURES_COUNT; i++) {
+        for (int fmt = CANVAS_CAIRO_PNG; fmt <= CANVAS_CAIRO_PDF; fmt++) {
+            char path[4096];
+            if (out_join(path, sizeof path, dir, figures[i].name, ext[fmt]) != 0) {
+                diag_report(d, dir, 0, "path too long");
                 return -1;
+            }
+            struct figure_job job = {&figures[i], (enum canvas_cairo_format)fmt, epoch, path, d};
+            if (out_write_atomic(path, write_figure, &job, d) != 0)
+                return -1;
+        }
+    }
     return 0;
 }

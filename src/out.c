@@ -158,3 +158,52 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
     }
     return 0;
 }
+
+int out_make_dirs(const char *dir, struct diag *d)
+{
+    char path[4096];
+    if (dir[0] == '\0') {
+        diag_report(d, NULL, 0, "empty output folder name");
+        return -1;
+    }
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        diag_report(d, dir, 0, "path too long");
+        return -1;
+    }
+    for (char *p = path + 1;; p++) {
+        char ch = *p;
+        if (ch != '/' && ch != '\0')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            diag_report(d, path, 0, "cannot create folder: %s", strerror(errno));
+            return -1;
+        }
+        *p = ch;
+        if (ch == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        diag_report(d, dir, 0, "not a folder");
+        return -1;
+    }
+    return 0;
+}
+
+int out_source_date_epoch(const char *value, long long *seconds, struct diag *d)
+{
+    *seconds = OUT_DEFAULT_EPOCH;
+    if (!value || !value[0])
+        return 0;
+    char *end;
+    errno = 0;
+    long long t = strtoll(value, &end, 10);
+    if (errno || *end || t < 0 || t > 253402300799LL) {
+        diag_report(d, NULL, 0, "SOURCE_DATE_EPOCH: '%s' is not a number of seconds since 1970",
+                    value);
+        return -1;
+    }
+    *seconds = t;
+    return 1;
+}

@@ -57,4 +57,18 @@ int out_write_stream(FILE *f, out_write_fn *write, void *ctx);
  */
 int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d);
 
+/* mkdir -p: makes dir and its missing parents. Returns 0, or -1 after a message into d. */
+int out_make_dirs(const char *dir, struct diag *d);
+
+/* The default creation date of reproducible files when SOURCE_DATE_EPOCH is unset. */
+#define OUT_DEFAULT_EPOCH 1704067200LL /* 2024-01-01T00:00:00Z */
+
+/*
+ * SOURCE_DATE_EPOCH (https://reproducible-builds.org/specs/source-date-epoch/): reads `value`
+ * (NULL or "" when unset) into *seconds. Returns 1 when set and valid, 0 when unset (*seconds is
+ * then OUT_DEFAULT_EPOCH), -1 after a message into d when it is not a number of seconds since
+ * 1970 up to the year 9999.
+ */
+int out_source_date_epoch(const char *value, long long *seconds, struct diag *d);
+
 #endif

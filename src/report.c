@@ -310,8 +310,9 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     for (size_t i = 0; i < n; i++)
         report_sc_share_doc(&run.scs[i], &run.doc_vals);
 
-    /* 3. The files, in out_dir (made here when it is missing; one level, like mkdir). */
-    (void)mkdir(opt->out_dir, 0777); /* a failure shows in the write below, with its reason */
+    /* 3. The files, in out_dir (made here with its parents when it is missing). */
+    if (out_make_dirs(opt->out_dir, d) != 0)
+        goto out;
     char path[4096];
     if (out_join(path, sizeof path, opt->out_dir, opt->file_name ? opt->file_name : "report.pdf",
                  "") != 0) {

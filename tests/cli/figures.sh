@@ -16,3 +16,9 @@ check "fonts embedded" sh -c "pdffonts '$T/c/step-timeline.pdf' | grep -q 'DejaV
 expect_status "an unwritable folder: exit 2" 2 figures -o /dev/null/figs
 expect_err "says why" "/dev/null/figs"
 expect_status "figures takes no file" 2 figures x.csv
+SOURCE_DATE_EPOCH=abc run figures -o "$T/d" >"$T/out" 2>"$T/err"
+check "an invalid SOURCE_DATE_EPOCH: exit 2, as for the report" test $? -eq 2
+expect_err "says so" "SOURCE_DATE_EPOCH: 'abc' is not a number of seconds since 1970"
+SOURCE_DATE_EPOCH=1700000000 run figures -q -o "$T/e"
+check "SOURCE_DATE_EPOCH sets the PDF date" sh -c "pdfinfo '$T/e/does-it-fit.pdf' | grep -q 'CreationDate:.*Nov 14 .*2023'"
+check "no temporary file left" test "$(ls -A "$T/e" | grep -c tmp)" -eq 0

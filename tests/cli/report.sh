@@ -44,3 +44,5 @@ CSV
 expect_status "a rejected row: exit 1, the rest reported" 1 report "$T/mixed.csv" -o "$T/m"
 check "the report still written" test -s "$T/m/report.pdf"
 expect_status "an unwritable folder: exit 2" 2 report configs/examples.csv -o /dev/null/x
+expect_status "a nested new folder is made" 0 report -q configs/examples.csv -o "$T/n/e/s/t"
+check "report in the nested folder" test -s "$T/n/e/s/t/report.pdf"

@@ -18,6 +18,7 @@
 #include "canvas_cairo.h"
 #include "canvas_rec.h"
 #include "figures.h"
+#include "out.h"
 
 static const char *const EXTS[] = {"png", "svg", "pdf"};
 
@@ -256,11 +257,13 @@ static void test_unwritable(void **state)
 }
 
 /* canvas_cairo directly: Unicode text, widths from DejaVu Sans, finish twice is harmless,
- * free(NULL) a no-op, a bad path an error. */
+ * free(NULL) a no-op, a stream that refuses writes an error in every format. */
 static void test_canvas_cairo(void **state)
 {
     (void)state;
-    struct canvas *c = canvas_cairo_new(CANVAS_CAIRO_PNG, "/dev/null/x.png", 10, 10);
+    FILE *ro = fopen("/dev/null", "rb"); /* every write to it fails */
+    assert_non_null(ro);
+    struct canvas *c = canvas_cairo_new(CANVAS_CAIRO_PNG, ro, OUT_DEFAULT_EPOCH, 10, 10);
     assert_non_null(c);
     c->ops->set_fill(c, (struct canvas_rgb){1, 0, 0});
     c->ops->text(c, 1, 8, 8, CANVAS_ALIGN_LEFT, "\xce\xa8 \xe2\x89\xa4 \xe2\x88\x9a");
@@ -270,12 +273,14 @@ static void test_canvas_cairo(void **state)
     assert_int_equal(canvas_cairo_finish(c), -1);
     canvas_cairo_free(c);
     canvas_cairo_free(NULL);
-    assert_null(canvas_cairo_new(CANVAS_CAIRO_PDF, "/dev/null/x.pdf", 10, 10));
-    c = canvas_cairo_new(CANVAS_CAIRO_SVG, "/dev/null/x.svg", 10, 10); /* written at finish */
-    assert_non_null(c);
-    assert_int_equal(canvas_cairo_finish(c), -1);
-    assert_true(c->error != 0);
-    canvas_cairo_free(c);
+    for (int fmt = CANVAS_CAIRO_SVG; fmt <= CANVAS_CAIRO_PDF; fmt++) {
+        c = canvas_cairo_new((enum canvas_cairo_format)fmt, ro, OUT_DEFAULT_EPOCH, 10, 10);
+        assert_non_null(c);
+        assert_int_equal(canvas_cairo_finish(c), -1);
+        assert_true(c->error != 0);
+        canvas_cairo_free(c);
+    }
+    fclose(ro);
 }
 
 static int teardown(void **state)

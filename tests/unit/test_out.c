@@ -276,6 +276,45 @@ static void test_stream_ok(void **state)
     fclose(f);
 }
 
+static void test_make_dirs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/memfit-out-XXXXXX", deep[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(deep, sizeof deep, "%s/a/b/c/", dir);
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(out_make_dirs(deep, &d), 0);
+    assert_int_equal(out_make_dirs(deep, &d), 0); /* already there */
+    struct stat st;
+    assert_int_equal(stat(deep, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(out_make_dirs("/dev/null/x", &d), -1);
+    assert_string_equal(d.first, "/dev/null/x: cannot create folder: Not a directory");
+    assert_int_equal(out_make_dirs("", &d), -1);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -r '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_source_date_epoch(void **state)
+{
+    (void)state;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    long long t;
+    assert_int_equal(out_source_date_epoch(NULL, &t, &d), 0);
+    assert_int_equal(t, OUT_DEFAULT_EPOCH);
+    assert_int_equal(out_source_date_epoch("", &t, &d), 0);
+    assert_int_equal(out_source_date_epoch("1700000000", &t, &d), 1);
+    assert_int_equal(t, 1700000000);
+    assert_int_equal(d.count, 0);
+    assert_int_equal(out_source_date_epoch("abc", &t, &d), -1);
+    assert_int_equal(out_source_date_epoch("-5", &t, &d), -1);
+    assert_int_equal(out_source_date_epoch("253402300800", &t, &d), -1); /* year 10000 */
+    assert_string_equal(d.first, "SOURCE_DATE_EPOCH: 'abc' is not a number of seconds since 1970");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +333,8 @@ int main(void)
         cmocka_unit_test(test_atomic_unwritable_places),
         cmocka_unit_test(test_stream_reports_full_disk),
         cmocka_unit_test(test_stream_ok),
+        cmocka_unit_test(test_make_dirs),
+        cmocka_unit_test(test_source_date_epoch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

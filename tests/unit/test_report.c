@@ -252,7 +252,7 @@ static void test_unwritable_folder(void **state)
     struct fx *f = *state;
     f->opt.out_dir = "/dev/null";
     assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), -1);
-    assert_string_equal(f->d.first, "cannot write '/dev/null/report.pdf': Not a directory");
+    assert_string_equal(f->d.first, "/dev/null: not a folder");
     f->opt.out_dir = "/proc";
     assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), -1);
     assert_int_equal(access("/proc/report.pdf", F_OK), -1);
