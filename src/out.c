@@ -24,8 +24,8 @@ char *out_safe_name(const char *name, char *buf, size_t size)
         if ((*p & 0xC0) == 0x80)
             continue; /* a UTF-8 continuation byte: its lead byte was already replaced */
         char ch = out_name_char(*p) ? (char)*p : '_';
-        if (n == 0 && ch == '.')
-            ch = '_'; /* no hidden files, no "." or ".." */
+        if (n == 0 && (ch == '.' || ch == '-'))
+            ch = '_'; /* no hidden files, no "." or "..", nothing a command takes for an option */
         if (ch == '_' && !out_name_char(*p) && n > 0 && buf[n - 1] == '_')
             continue;
         buf[n++] = ch;

@@ -25,8 +25,8 @@
 /*
  * Writes the safe form of `name` into buf (size >= 2): every byte outside [A-Za-z0-9._-] (a UTF-8
  * sequence counts as one character) becomes '_', runs of '_' so made collapse to one, a leading
- * '.' becomes '_', the result is cut to OUT_NAME_MAX bytes and to size - 1, and an empty result
- * is "scenario". Returns buf.
+ * '.' or '-' becomes '_', the result is cut to OUT_NAME_MAX bytes and to size - 1, and an empty
+ * result is "scenario". Returns buf.
  */
 char *out_safe_name(const char *name, char *buf, size_t size);
 

@@ -35,6 +35,8 @@ static void test_safe_name_never_a_path(void **state)
     assert_string_equal(safe(".."), "_.");
     assert_string_equal(safe("."), "_");
     assert_string_equal(safe(".hidden"), "_hidden");
+    assert_string_equal(safe("-rf"), "_rf"); /* never taken for an option */
+    assert_string_equal(safe("a-b"), "a-b");
     assert_null(strchr(safe("x/../../y"), '/'));
 }
 
