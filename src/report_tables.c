@@ -236,10 +236,15 @@ static void table_ladder(struct doc *doc, const struct report_sc *r)
         report_values_rung_label(g, label, sizeof label);
         report_fmt_u64(b, sizeof b, g->sc.micro_batch);
         report_fmt_size(peak, sizeof peak, g->terms.peak_bytes, r->units);
-        if (g->extra_time_s > 1e-9)
+        if (g->extra_time_s > 1e-9) {
             report_fmt_seconds(extra, sizeof extra, g->extra_time_s);
-        else
+        } else if (g->extra_time_s < -1e-9) { /* e.g. tp: each GPU's share of the work shrinks */
+            char abs_s[40];
+            report_fmt_seconds(abs_s, sizeof abs_s, -g->extra_time_s);
+            report_fmt(extra, sizeof extra, "−%s", abs_s);
+        } else {
             report_fmt(extra, sizeof extra, "–");
+        }
         if (g->thin_matmuls) {
             size_t len = strlen(extra);
             report_fmt(extra + len, sizeof extra - len, " (thin)");
