@@ -55,9 +55,26 @@ static int column_lookup(const char *name)
 static const char *const gpu_speed_names[GPU_SPEED_COLUMNS] = {"bf16_tflops", "hbm_tb_s",
                                                                "link_gb_s", "pcie_gb_s"};
 
+/* A cell parsed by its column's rules (which member: see parse_column). */
+union cell_value {
+    uint64_t u;
+    double d;
+    bool b;
+    int word;
+};
+
+/*
+ * A preset keeps its cells as text, for the messages, and parsed: the rows of a file name the
+ * same few presets again and again, and parsing their cells for every row was a third of config's
+ * time. A cell that does not parse stays untyped and goes through the row's parsers, which report
+ * it for each row that uses it (with "from preset"), as if it had been written in the row.
+ */
 struct preset {
     char *name;
+    uint64_t key; /* name_key(name), to find the preset without a strcasecmp per preset */
     char *cells[COL_COUNT]; /* model columns, or COL_GPU_MEM_GB for a GPU */
+    union cell_value value[COL_COUNT];
+    bool typed[COL_COUNT]; /* value[c] holds cells[c], parsed */
     struct gpu_speed speed;
 };
 
@@ -136,6 +153,22 @@ static bool parse_speed(const char *s, double *out)
     return true;
 }
 
+static void preset_type_cells(struct preset *p);
+
+/* A case-insensitive hash of a name (FNV-1a over ASCII lowercase, as strcasecmp compares in the
+ * C locale): equal names under strcasecmp have equal keys. */
+static uint64_t name_key(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (unsigned char)(ch - 'A' + 'a');
+        h = (h ^ ch) * 1099511628211ull;
+    }
+    return h;
+}
+
 static bool preset_add(struct preset_table *t, const struct csvin_record *rec, const int *map,
                        const char *path, struct diag *d)
 {
@@ -173,6 +206,8 @@ static bool preset_add(struct preset_table *t, const struct csvin_record *rec, c
         diag_report(d, path, rec->line, "column 'name': a preset needs a name");
         return false;
     }
+    p->key = name_key(p->name);
+    preset_type_cells(p);
     t->n++;
     return true;
 }
@@ -244,15 +279,12 @@ struct config_presets *config_presets_load(const char *models_path, const char *
     return p;
 }
 
-/* *last caches the previous hit: the rows of a file often share their presets. */
-static const struct preset *preset_find(const struct preset_table *t, const char *name,
-                                        const struct preset **last)
+static const struct preset *preset_find(const struct preset_table *t, const char *name)
 {
-    if (*last && strcasecmp((*last)->name, name) == 0)
-        return *last;
+    uint64_t key = name_key(name);
     for (size_t i = 0; i < t->n; i++)
-        if (strcasecmp(t->rows[i].name, name) == 0)
-            return *last = &t->rows[i];
+        if (t->rows[i].key == key && strcasecmp(t->rows[i].name, name) == 0)
+            return &t->rows[i];
     return NULL;
 }
 
@@ -331,6 +363,8 @@ struct row {
     struct diag *diag;
     const char *cell[COL_COUNT]; /* NULL: empty */
     const char *preset_of[COL_COUNT]; /* the preset a cell came from, or NULL */
+    const union cell_value *typed[COL_COUNT]; /* a preset cell parsed at load time, or NULL */
+    bool quiet; /* errors are not reported (parsing a preset's cells at load time) */
 };
 
 static bool row_error(struct row *r, enum col c, const char *fmt, ...)
@@ -340,6 +374,8 @@ static bool row_error(struct row *r, enum col c, const char *fmt, ...)
 {
     char msg[DIAG_MSG_MAX];
     va_list ap;
+    if (r->quiet)
+        return false;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
@@ -374,6 +410,10 @@ static bool uint_error(struct row *r, enum col c, const char *s, bool allow_zero
 
 static bool parse_uint(struct row *r, enum col c, uint64_t *out, bool allow_zero)
 {
+    if (r->typed[c]) {
+        *out = r->typed[c]->u;
+        return true;
+    }
     /* Digits only, accumulated with an overflow check: strtoull was a tenth of eval's time. */
     const char *s = r->cell[c], *p = s;
     uint64_t v = 0;
@@ -407,6 +447,10 @@ static bool parse_bool_cell(struct row *r, enum col c, bool *out)
 {
     static const char *const yes[] = {"1", "yes", "true", "y", "on"};
     static const char *const no[] = {"0", "no", "false", "n", "off"};
+    if (r->typed[c]) {
+        *out = r->typed[c]->b;
+        return true;
+    }
     for (size_t i = 0; i < 5; i++) {
         if (strcasecmp(r->cell[c], yes[i]) == 0) {
             *out = true;
@@ -422,6 +466,10 @@ static bool parse_bool_cell(struct row *r, enum col c, bool *out)
 
 static bool parse_double(struct row *r, enum col c, double *out)
 {
+    if (r->typed[c]) {
+        *out = r->typed[c]->d;
+        return true;
+    }
     char *end;
     errno = 0;
     double v = strtod(r->cell[c], &end);
@@ -434,6 +482,8 @@ static bool parse_double(struct row *r, enum col c, double *out)
 /* One of a list of words; returns the index or -1 after reporting. */
 static int parse_word(struct row *r, enum col c, const char *const *words, size_t n)
 {
+    if (r->typed[c])
+        return r->typed[c]->word;
     for (size_t i = 0; i < n; i++)
         if (strcasecmp(r->cell[c], words[i]) == 0)
             return (int)i;
@@ -445,6 +495,39 @@ static int parse_word(struct row *r, enum col c, const char *const *words, size_
     }
     row_error(r, c, "'%s' is not one of %s", r->cell[c], list);
     return -1;
+}
+
+static const char *const arch_words[] = {"gpt", "llama"};
+
+/* A cell of a preset column by that column's rules (those of parse_model_shape and parse_gpu). */
+static bool parse_column(struct row *r, enum col c, union cell_value *v)
+{
+    switch (c) {
+    case COL_ARCH:
+        v->word = parse_word(r, c, arch_words, 2);
+        return v->word >= 0;
+    case COL_TIED:
+    case COL_DROPOUT:
+        return parse_bool_cell(r, c, &v->b);
+    case COL_POSITIONS:
+        return parse_uint(r, c, &v->u, true);
+    case COL_GPU_MEM_GB:
+        return parse_double(r, c, &v->d);
+    default: /* layers, hidden, heads, kv_heads, vocab, ffn */
+        return parse_uint(r, c, &v->u, false);
+    }
+}
+
+/* Parses the preset's cells once, at load time; see struct preset. */
+static void preset_type_cells(struct preset *p)
+{
+    for (int c = 0; c < COL_COUNT; c++) {
+        if (!p->cells[c])
+            continue;
+        struct row r = {.quiet = true};
+        r.cell[c] = p->cells[c];
+        p->typed[c] = parse_column(&r, (enum col)c, &p->value[c]);
+    }
 }
 
 /* ---- the reader ---- */
@@ -460,7 +543,6 @@ struct config_reader {
     size_t n_cols;
     bool header_done, header_bad;
     unsigned long rejected;
-    const struct preset *last_model, *last_gpu;
 };
 
 struct config_reader *config_reader_new(FILE *in, const char *file_name,
@@ -566,9 +648,9 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
 
 /* The preset named in column c of the row, or NULL after reporting it unknown. */
 static const struct preset *row_preset(struct row *row, enum col c, const struct preset_table *t,
-                                       const struct preset **last, const char *kind)
+                                       const char *kind)
 {
-    const struct preset *p = t ? preset_find(t, row->cell[c], last) : NULL;
+    const struct preset *p = t ? preset_find(t, row->cell[c]) : NULL;
     if (p)
         return p;
     const char *near = t ? suggest_closest(row->cell[c], t->names, t->n) : NULL;
@@ -579,20 +661,16 @@ static const struct preset *row_preset(struct row *row, enum col c, const struct
     return NULL;
 }
 
-/* Fills the row's empty cells of the wanted columns from preset p (explicit cells win). */
-static void fill_from_preset(struct row *row, const struct preset *p, bool (*wanted)(enum col))
+/* Fills the row's empty cells of columns first..last from preset p (explicit cells win). */
+static void fill_from_preset(struct row *row, const struct preset *p, enum col first, enum col last)
 {
-    for (int c = 0; c < COL_COUNT; c++) {
-        if (wanted((enum col)c) && !row->cell[c] && p->cells[c]) {
+    for (int c = (int)first; c <= (int)last; c++) {
+        if (!row->cell[c] && p->cells[c]) {
             row->cell[c] = p->cells[c];
             row->preset_of[c] = p->name;
+            row->typed[c] = p->typed[c] ? &p->value[c] : NULL;
         }
     }
-}
-
-static bool is_gpu_column(enum col c)
-{
-    return c == COL_GPU_MEM_GB;
 }
 
 /* Fills empty cells from the named model and GPU presets. */
@@ -601,17 +679,16 @@ static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_s
     const struct preset *p;
     *speed = (struct gpu_speed){0};
     if (row->cell[COL_MODEL]) {
-        p = row_preset(row, COL_MODEL, r->presets ? &r->presets->models : NULL, &r->last_model,
-                       "model");
+        p = row_preset(row, COL_MODEL, r->presets ? &r->presets->models : NULL, "model");
         if (!p)
             return false;
-        fill_from_preset(row, p, is_model_column);
+        fill_from_preset(row, p, COL_ARCH, COL_DROPOUT);
     }
     if (row->cell[COL_GPU]) {
-        p = row_preset(row, COL_GPU, r->presets ? &r->presets->gpus : NULL, &r->last_gpu, "GPU");
+        p = row_preset(row, COL_GPU, r->presets ? &r->presets->gpus : NULL, "GPU");
         if (!p)
             return false;
-        fill_from_preset(row, p, is_gpu_column);
+        fill_from_preset(row, p, COL_GPU_MEM_GB, COL_GPU_MEM_GB);
         *speed = p->speed;
     }
     return true;
@@ -631,9 +708,8 @@ static bool parse_name(struct row *row, struct scenario *sc)
 
 static bool parse_model_shape(struct row *row, struct scenario *sc)
 {
-    static const char *const archs[] = {"gpt", "llama"};
     if (row->cell[COL_ARCH]) {
-        int a = parse_word(row, COL_ARCH, archs, 2);
+        int a = parse_word(row, COL_ARCH, arch_words, 2);
         if (a < 0)
             return false;
         sc->arch = (enum arch)a;
