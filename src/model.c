@@ -262,6 +262,28 @@ enum model_status model_peak(const struct scenario *sc, struct terms *t)
     return MODEL_OK;
 }
 
+bool model_peak_cannot_overflow(const struct scenario *sc)
+{
+    /* Every count model_peak computes is a sum of products of the sizes (each >= 1, but
+     * positions) and small constants, so each step's value is at most the whole term it belongs
+     * to; the terms are bounded here from above, in double (relative error ~1e-15), for both
+     * architectures at once. Below 2^62 no uint64_t step can overflow. */
+    double h = (double)sc->hidden, hkv = (double)model_kv_width(sc), f = (double)sc->ffn;
+    double v = (double)sc->vocab, l = (double)sc->layers, a = (double)sc->heads;
+    double s = (double)sc->seq, b = (double)sc->micro_batch, m = (double)sc->pp;
+    double layer = 2 * h * h + 2 * h * hkv + 3 * h * f + 8 * h + 2 * hkv + f;
+    double params = l * layer + 2 * v * h + 2 * h + (double)sc->positions * h;
+    double states = 18 * params; /* Megatron's 2 + 4 + 12 bytes per parameter, the most */
+    double sb = s * b;
+    double act = sb * (14 * h + 4 * hkv + 8 * f + 4 * a + 5 * a * s); /* A, before tp */
+    double ckpt = 2 * sb * h;
+    double logits = 4 * sb * v;
+    /* Activations of the first stage: m (L/pp) A without checkpointing, m ceil((L/pp)/k) c + k A
+     * with: both at most m L (A + c). */
+    double peak = states + m * l * (act + ckpt) + logits;
+    return peak < 4611686018427387904.0; /* 2^62 */
+}
+
 enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes)
 {
     struct model_layer_act act;
