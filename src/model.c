@@ -81,9 +81,9 @@ enum model_status model_params(const struct scenario *sc, uint64_t *out)
  * core keeps the softmax output 2as^2b, the dropout mask as^2b and the dropout output 2as^2b
  * (5as^2b); without dropout the softmax output serves both uses (2as^2b). FlashAttention keeps
  * one fp32 log-sum-exp per row and head (4asb); selective recomputation rebuilds the core. */
-static uint64_t attention_term(const struct scenario *sc, struct checked *ck)
+static uint64_t attention_term(const struct scenario *sc, uint64_t b, struct checked *ck)
 {
-    uint64_t s = sc->seq, b = sc->micro_batch, a = sc->heads;
+    uint64_t s = sc->seq, a = sc->heads;
     if (sc->attention == ATTENTION_FLASH)
         return ck_mul(ck, ck_mul3(ck, 4, a, s), b);
     if (sc->recompute == RECOMPUTE_SELECTIVE)
@@ -92,10 +92,16 @@ static uint64_t attention_term(const struct scenario *sc, struct checked *ck)
     return ck_mul(ck, ck_mul3(ck, masks ? 5 : 2, a, s), ck_mul(ck, s, b));
 }
 
-enum model_status model_layer_act(const struct scenario *sc, struct model_layer_act *out)
+/*
+ * The terms that grow with the micro-batch are computed at a given b, not sc->micro_batch: the
+ * search for the largest micro-batch evaluates several b of one scenario, and copying the
+ * scenario for each was a sizeable part of eval's time.
+ */
+static enum model_status layer_act_at(const struct scenario *sc, uint64_t b,
+                                      struct model_layer_act *out)
 {
     struct checked ck = {false};
-    uint64_t sb = ck_mul(&ck, sc->seq, sc->micro_batch);
+    uint64_t sb = ck_mul(&ck, sc->seq, b);
     uint64_t sbh = ck_mul(&ck, sb, sc->hidden);
     uint64_t sbhkv = ck_mul(&ck, sb, model_kv_width(sc));
     uint64_t sbf = ck_mul(&ck, sb, sc->ffn);
@@ -116,7 +122,7 @@ enum model_status model_layer_act(const struct scenario *sc, struct model_layer_
         whole = ck_mul(&ck, 8, sbh);
         split = ck_add(&ck, split, ck_mul(&ck, 8, sbf));
     }
-    uint64_t attn = attention_term(sc, &ck);
+    uint64_t attn = attention_term(sc, b, &ck);
     uint64_t t = sc->tp;
     out->whole = whole;
     out->split = t > 1 ? div_up(split, t) : split;
@@ -134,22 +140,37 @@ enum model_status model_layer_act(const struct scenario *sc, struct model_layer_
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
-enum model_status model_ckpt_bytes(const struct scenario *sc, uint64_t *out)
+enum model_status model_layer_act(const struct scenario *sc, struct model_layer_act *out)
+{
+    return layer_act_at(sc, sc->micro_batch, out);
+}
+
+static enum model_status ckpt_bytes_at(const struct scenario *sc, uint64_t b, uint64_t *out)
 {
     struct checked ck = {false};
-    uint64_t c = ck_mul(&ck, ck_mul3(&ck, 2, sc->seq, sc->micro_batch), sc->hidden);
+    uint64_t c = ck_mul(&ck, ck_mul3(&ck, 2, sc->seq, b), sc->hidden);
     *out = sc->sp && sc->tp > 1 ? div_up(c, sc->tp) : c;
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+enum model_status model_ckpt_bytes(const struct scenario *sc, uint64_t *out)
+{
+    return ckpt_bytes_at(sc, sc->micro_batch, out);
+}
+
+static enum model_status logits_bytes_at(const struct scenario *sc, uint64_t b, uint64_t *out)
+{
+    /* Lesson section 3, "The logits": the loss in fp32 keeps 4sbV (Korthikanti et al. 4.3);
+     * the output layer is vocabulary-parallel under tensor parallelism. */
+    struct checked ck = {false};
+    uint64_t l = ck_mul(&ck, ck_mul3(&ck, 4, sc->seq, b), sc->vocab);
+    *out = div_up(l, sc->tp);
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
 enum model_status model_logits_bytes(const struct scenario *sc, uint64_t *out)
 {
-    /* Lesson section 3, "The logits": the loss in fp32 keeps 4sbV (Korthikanti et al. 4.3);
-     * the output layer is vocabulary-parallel under tensor parallelism. */
-    struct checked ck = {false};
-    uint64_t l = ck_mul(&ck, ck_mul3(&ck, 4, sc->seq, sc->micro_batch), sc->vocab);
-    *out = div_up(l, sc->tp);
-    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+    return logits_bytes_at(sc, sc->micro_batch, out);
 }
 
 enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act, uint64_t ckpt,
@@ -234,8 +255,8 @@ enum model_status model_peak(const struct scenario *sc, struct terms *t)
     stage_params(sc, t->layer_params, t, &ck);
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     /* 1F1B (lesson section 3, pipeline): the first stage holds pp micro-batches in flight,
-     * the last one; with pp = 1 the two are the same GPU. */
-    for (int i = 0; i < 2; i++) {
+     * the last one; with pp = 1 the two are the same GPU, computed once. */
+    for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
         struct model_gpu *g = &t->stage[i];
         uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
         gpu_states(sc, g, &ck);
@@ -244,6 +265,8 @@ enum model_status model_peak(const struct scenario *sc, struct terms *t)
         g->logits_bytes = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
         g->peak_bytes = ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
     }
+    if (sc->pp == 1)
+        t->stage[MODEL_STAGE_LAST] = t->stage[MODEL_STAGE_FIRST];
     if (ck.overflow)
         return MODEL_OVERFLOW;
     t->peak_stage = t->stage[MODEL_STAGE_LAST].peak_bytes > t->stage[MODEL_STAGE_FIRST].peak_bytes
@@ -284,13 +307,11 @@ bool model_peak_cannot_overflow(const struct scenario *sc)
     return peak < 4611686018427387904.0; /* 2^62 */
 }
 
-enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes)
+/* model_k_best with one layer's activations A and checkpoint c known (model_eval has them). */
+static enum model_status k_best_from(const struct scenario *sc, uint64_t A, uint64_t c,
+                                     uint64_t *k_best, uint64_t *act_bytes)
 {
-    struct model_layer_act act;
-    uint64_t c;
-    if (model_layer_act(sc, &act) || model_ckpt_bytes(sc, &c))
-        return MODEL_OVERFLOW;
-    uint64_t stage_layers = sc->layers / sc->pp, m = sc->pp, A = act.total;
+    uint64_t stage_layers = sc->layers / sc->pp, m = sc->pp;
     /* Start at the continuous optimum k* = sqrt(Lc/A); any k with k A or m (L/pp) c / k above
      * the best M found cannot win, which bounds the scan to a few values around k*. */
     double kc = sqrt((double)m * (double)stage_layers * (double)c / (double)A);
@@ -320,28 +341,37 @@ enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint
     return MODEL_OK;
 }
 
+enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes)
+{
+    struct model_layer_act act;
+    uint64_t c;
+    if (model_layer_act(sc, &act) || model_ckpt_bytes(sc, &c))
+        return MODEL_OVERFLOW;
+    return k_best_from(sc, act.total, c, k_best, act_bytes);
+}
+
 /* The peak of each pipeline stage at micro-batch b, reusing the model states of `base` (they do
  * not depend on b). false on overflow. */
 static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, uint64_t b,
                            uint64_t peak[2])
 {
-    struct scenario trial = *sc;
     struct model_layer_act act;
     uint64_t c, logits;
-    trial.micro_batch = b;
-    if (model_layer_act(&trial, &act) || model_ckpt_bytes(&trial, &c) ||
-        model_logits_bytes(&trial, &logits))
+    if (layer_act_at(sc, b, &act) || ckpt_bytes_at(sc, b, &c) || logits_bytes_at(sc, b, &logits))
         return false;
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     struct checked ck = {false};
-    for (int i = 0; i < 2; i++) {
+    /* With pp = 1 both stages are the same GPU (see model_peak). */
+    for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
         uint64_t act_bytes;
         uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
-        if (model_stage_act(&trial, act.total, c, in_flight, k, &act_bytes))
+        if (model_stage_act(sc, act.total, c, in_flight, k, &act_bytes))
             return false;
         uint64_t l = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
         peak[i] = ck_add(&ck, base->stage[i].states_bytes, ck_add(&ck, act_bytes, l));
     }
+    if (sc->pp == 1)
+        peak[MODEL_STAGE_LAST] = peak[MODEL_STAGE_FIRST];
     return !ck.overflow;
 }
 
@@ -404,7 +434,8 @@ enum model_status model_eval(const struct scenario *sc, struct terms *t)
 {
     if (model_peak(sc, t) != MODEL_OK)
         return MODEL_OVERFLOW;
-    if (model_k_best(sc, &t->k_best, &t->act_k_best_bytes) != MODEL_OK)
+    if (k_best_from(sc, t->act_layer_bytes, t->ckpt_bytes, &t->k_best, &t->act_k_best_bytes) !=
+        MODEL_OK)
         return MODEL_OVERFLOW;
     t->k_star = sqrt((double)sc->layers * (double)t->ckpt_bytes / (double)t->act_layer_bytes);
     t->max_micro_batch = max_micro_batch_from(sc, t);
