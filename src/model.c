@@ -382,24 +382,53 @@ static bool fits_with_micro_batch(const struct scenario *sc, const struct terms 
            peak[1] <= base->budget_bytes;
 }
 
-/* model_max_micro_batch with the scenario's terms already known. */
-static uint64_t max_micro_batch_from(const struct scenario *sc, const struct terms *base)
+/* The largest b the budget allows if each stage's peak grows by `slope[i]` bytes per micro-batch
+ * above its model states; 0 when the states alone do not fit. */
+static uint64_t micro_batch_estimate(const struct terms *base, const uint64_t slope[2])
 {
-    uint64_t peak1[2];
+    uint64_t budget = base->budget_bytes, est = UINT64_MAX;
+    for (int i = 0; i < 2; i++) {
+        uint64_t states = base->stage[i].states_bytes;
+        if (states >= budget)
+            return 0;
+        uint64_t b = slope[i] ? (budget - states) / slope[i] : UINT64_MAX;
+        if (b < est)
+            est = b;
+    }
+    return est;
+}
+
+/* A micro-batch known to fit, to search up from: 0 when not even b = 1 fits. The peak is affine
+ * in b up to the rounding of divisions. First the slope measured at base_b, the micro-batch of
+ * `base`'s peaks, rounded up: usually the answer itself, known without computing another peak
+ * (the eval hot path). Failing that, the slope at b = 1, where rounding can only overstate it. */
+static uint64_t micro_batch_start(const struct scenario *sc, const struct terms *base,
+                                  uint64_t base_b)
+{
+    uint64_t slope[2], peak1[2];
+    for (int i = 0; i < 2; i++)
+        slope[i] = div_up(base->stage[i].peak_bytes - base->stage[i].states_bytes, base_b);
+    uint64_t b = micro_batch_estimate(base, slope);
+    if (b >= 1 && fits_with_micro_batch(sc, base, b))
+        return b;
     if (!stage_peaks_at(sc, base, 1, peak1) || peak1[0] > base->budget_bytes ||
         peak1[1] > base->budget_bytes)
         return 0;
-    /* The peak is affine in b up to the rounding of divisions, and rounding at b = 1 can only
-     * overstate the slope: the estimate from b = 1 fits; then step up while b + 1 still fits. */
-    uint64_t budget = base->budget_bytes, lo = UINT64_MAX;
-    for (int i = 0; i < 2; i++) {
-        uint64_t states = base->stage[i].states_bytes, slope = peak1[i] - states;
-        uint64_t b = slope ? (budget - states) / slope : UINT64_MAX;
-        if (b < lo)
-            lo = b;
-    }
-    if (lo < 1 || (lo > 1 && !fits_with_micro_batch(sc, base, lo)))
-        lo = 1;
+    for (int i = 0; i < 2; i++)
+        slope[i] = peak1[i] - base->stage[i].states_bytes;
+    b = micro_batch_estimate(base, slope);
+    return b > 1 && fits_with_micro_batch(sc, base, b) ? b : 1;
+}
+
+/* model_max_micro_batch with the scenario's terms already known (model_peak of sc at micro-batch
+ * base_b). */
+static uint64_t max_micro_batch_from(const struct scenario *sc, const struct terms *base,
+                                     uint64_t base_b)
+{
+    uint64_t lo = micro_batch_start(sc, base, base_b);
+    if (lo == 0)
+        return 0;
+    /* lo fits: step up while lo + step still fits. */
     uint64_t step = 1;
     while (lo <= UINT64_MAX - step && fits_with_micro_batch(sc, base, lo + step)) {
         lo += step;
@@ -420,14 +449,15 @@ static uint64_t max_micro_batch_from(const struct scenario *sc, const struct ter
 uint64_t model_max_micro_batch(const struct scenario *sc)
 {
     struct terms base;
+    uint64_t base_b = sc->micro_batch;
     if (model_peak(sc, &base) != MODEL_OK) {
         /* Too large at its own b: the states may still fit at b = 1. */
         struct scenario one = *sc;
-        one.micro_batch = 1;
+        one.micro_batch = base_b = 1;
         if (model_peak(&one, &base) != MODEL_OK)
             return 0;
     }
-    return max_micro_batch_from(sc, &base);
+    return max_micro_batch_from(sc, &base, base_b);
 }
 
 enum model_status model_eval(const struct scenario *sc, struct terms *t)
@@ -438,7 +468,7 @@ enum model_status model_eval(const struct scenario *sc, struct terms *t)
         MODEL_OK)
         return MODEL_OVERFLOW;
     t->k_star = sqrt((double)sc->layers * (double)t->ckpt_bytes / (double)t->act_layer_bytes);
-    t->max_micro_batch = max_micro_batch_from(sc, t);
+    t->max_micro_batch = max_micro_batch_from(sc, t, sc->micro_batch);
     return MODEL_OK;
 }
 

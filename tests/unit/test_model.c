@@ -734,6 +734,29 @@ static void max_micro_batch_is_exact(void **state)
     assert_false(peak_of(&sc).fits);
 }
 
+/* The largest micro-batch of model_eval (searched from the scenario's own b) and of
+ * model_max_micro_batch is the last b that fits, on random scenarios. */
+static void max_micro_batch_is_exact_on_random_scenarios(void **state)
+{
+    (void)state;
+    uint64_t st = 7;
+    for (int i = 0; i < 3000; i++) {
+        struct scenario sc, trial;
+        struct terms t, at;
+        random_scenario(&st, &sc);
+        if (model_eval(&sc, &t) != MODEL_OK)
+            continue;
+        assert_int_equal(t.max_micro_batch, model_max_micro_batch(&sc));
+        trial = sc;
+        if (t.max_micro_batch > 0) {
+            trial.micro_batch = t.max_micro_batch;
+            assert_true(model_peak(&trial, &at) == MODEL_OK && at.fits);
+        }
+        trial.micro_batch = t.max_micro_batch + 1;
+        assert_false(model_peak(&trial, &at) == MODEL_OK && at.fits);
+    }
+}
+
 static void max_micro_batch_zero_when_states_do_not_fit(void **state)
 {
     (void)state;
@@ -792,6 +815,7 @@ int main(void)
         cmocka_unit_test(overflow_is_reported_not_wrapped),
         cmocka_unit_test(peak_bound_implies_no_overflow),
         cmocka_unit_test(max_micro_batch_is_exact),
+        cmocka_unit_test(max_micro_batch_is_exact_on_random_scenarios),
         cmocka_unit_test(max_micro_batch_zero_when_states_do_not_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
