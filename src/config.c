@@ -635,13 +635,12 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
         return false;
     }
     for (size_t i = 0; i < rec->n_fields; i++) {
-        char *v = rec->fields[i];
-        while (isspace((unsigned char)*v))
+        char *v = rec->fields[i], *end = v + rec->lengths[i];
+        while (v < end && isspace((unsigned char)*v))
             v++;
-        size_t n = strlen(v);
-        while (n && isspace((unsigned char)v[n - 1]))
-            v[--n] = '\0';
-        row->cell[r->map[i]] = *v ? v : NULL;
+        while (end > v && isspace((unsigned char)end[-1]))
+            *--end = '\0';
+        row->cell[r->map[i]] = v < end ? v : NULL;
     }
     return true;
 }
