@@ -136,29 +136,50 @@ static unsigned u64_digits(uint64_t v)
     return guess + (v >= pow10[guess]);
 }
 
-/* The decimal digits of v, two at a time from the right (the CSV rows are mostly numbers:
+static const char digit_pairs[] = "0001020304050607080910111213141516171819"
+                                  "2021222324252627282930313233343536373839"
+                                  "4041424344454647484950515253545556575859"
+                                  "6061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
+/* The two digits of v < 100 at p. */
+static void put_2_digits(char *p, uint32_t v)
+{
+    memcpy(p, digit_pairs + 2 * v, 2);
+}
+
+/* The 8 digits of v < 10^8, zero-padded, at p: 32-bit arithmetic on two halves of 4 digits,
+ * with no loop, is about half the instructions of 64-bit divisions by 100. */
+static void put_8_digits(char *p, uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v % 10000;
+    put_2_digits(p, hi / 100);
+    put_2_digits(p + 2, hi % 100);
+    put_2_digits(p + 4, lo / 100);
+    put_2_digits(p + 6, lo % 100);
+}
+
+/* The decimal digits of v, from the right (the CSV rows are mostly 10-12 digit byte counts:
  * printf's general machinery was a fifth of the time of a million-row eval). */
 static void line_put_u64(struct line *l, uint64_t v)
 {
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233"
-                                "34353637383940414243444546474849505152535455565758596061626364656667"
-                                "6869707172737475767778798081828384858687888990919293949596979899";
     unsigned n = u64_digits(v);
     line_room(l, n);
-    char *p = l->buf + l->len + n;
+    char *end = l->buf + l->len + n;
     l->len += n;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--p = pairs[d + 1];
-        *--p = pairs[d];
+    for (; v >= 100000000; v /= 100000000) {
+        end -= 8;
+        put_8_digits(end, (uint32_t)(v % 100000000));
     }
-    if (v >= 10) {
-        *--p = pairs[v * 2 + 1];
-        *--p = pairs[v * 2];
-    } else {
-        *--p = (char)('0' + v);
+    uint32_t w = (uint32_t)v; /* the leading 1 to 8 digits */
+    for (; w >= 100; w /= 100) {
+        end -= 2;
+        put_2_digits(end, w % 100);
     }
+    if (w >= 10)
+        put_2_digits(end - 2, w);
+    else
+        end[-1] = (char)('0' + w);
 }
 
 static void row_csv(struct evalout *w, const struct scenario *sc, const struct terms *t,
