@@ -398,17 +398,28 @@ static uint64_t micro_batch_estimate(const struct terms *base, const uint64_t sl
     return est;
 }
 
-/* A micro-batch known to fit, to search up from: 0 when not even b = 1 fits. The peak is affine
+/* A micro-batch known to fit, to search up from (*exact: the largest that fits); 0 when not even
+ * b = 1 fits. The peak is affine
  * in b up to the rounding of divisions. First the slope measured at base_b, the micro-batch of
  * `base`'s peaks, rounded up: usually the answer itself, known without computing another peak
- * (the eval hot path). Failing that, the slope at b = 1, where rounding can only overstate it. */
+ * (the eval hot path). Without tensor parallelism nothing that grows with b is rounded (no
+ * division by tp): each stage's peak is exactly states + b * slope, so the estimate is the
+ * largest b that fits, and the search above it finds nothing (every count on the way is at
+ * most the peak, itself at most the budget: no overflow either). Failing that, the slope at
+ * b = 1, where rounding can only overstate it. */
 static uint64_t micro_batch_start(const struct scenario *sc, const struct terms *base,
-                                  uint64_t base_b)
+                                  uint64_t base_b, bool *exact)
 {
     uint64_t slope[2], peak1[2];
-    for (int i = 0; i < 2; i++)
-        slope[i] = div_up(base->stage[i].peak_bytes - base->stage[i].states_bytes, base_b);
+    *exact = sc->tp == 1;
+    for (int i = 0; i < 2; i++) {
+        uint64_t grown = base->stage[i].peak_bytes - base->stage[i].states_bytes;
+        slope[i] = div_up(grown, base_b);
+        *exact = *exact && grown % base_b == 0;
+    }
     uint64_t b = micro_batch_estimate(base, slope);
+    if (*exact)
+        return b;
     if (b >= 1 && fits_with_micro_batch(sc, base, b))
         return b;
     if (!stage_peaks_at(sc, base, 1, peak1) || peak1[0] > base->budget_bytes ||
@@ -425,9 +436,10 @@ static uint64_t micro_batch_start(const struct scenario *sc, const struct terms 
 static uint64_t max_micro_batch_from(const struct scenario *sc, const struct terms *base,
                                      uint64_t base_b)
 {
-    uint64_t lo = micro_batch_start(sc, base, base_b);
-    if (lo == 0)
-        return 0;
+    bool exact;
+    uint64_t lo = micro_batch_start(sc, base, base_b, &exact);
+    if (lo == 0 || exact)
+        return lo;
     /* lo fits: step up while lo + step still fits. */
     uint64_t step = 1;
     while (lo <= UINT64_MAX - step && fits_with_micro_batch(sc, base, lo + step)) {
