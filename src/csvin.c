@@ -28,13 +28,9 @@ struct csvin {
     bool in_record; /* a record started on an earlier line is still open (quoted newline) */
 };
 
-/* Room for one more field; false (and oom set) when out of memory. */
-static bool field_room(struct csvin *r)
+/* Doubles the field arrays; false (and oom set) when out of memory. */
+static bool fields_grow(struct csvin *r)
 {
-    if (r->oom)
-        return false;
-    if (r->n_fields < r->cap_fields)
-        return true;
     size_t cap = r->cap_fields ? 2 * r->cap_fields : 32;
     struct field_buf *bufs = realloc(r->bufs, cap * sizeof *bufs);
     if (bufs)
@@ -51,6 +47,13 @@ static bool field_room(struct csvin *r)
     memset(r->bufs + r->cap_fields, 0, (cap - r->cap_fields) * sizeof *bufs);
     r->cap_fields = cap;
     return true;
+}
+
+/* Room for one more field; false when out of memory. Split from fields_grow so that this, called
+ * for every field, is inlined. */
+static inline bool field_room(struct csvin *r)
+{
+    return !r->oom && (r->n_fields < r->cap_fields || fields_grow(r));
 }
 
 /* libcsv's field callback: the field is copied into a buffer of the reader. */
