@@ -336,12 +336,21 @@ static bool names_grow(struct config_names *n)
     return true;
 }
 
-/* Adds the name; returns 0 when new, the line it was first seen on when a duplicate. */
-static unsigned long names_add(struct config_names *n, const char *name, unsigned long line)
+/* Starts fetching the slot of hash h from memory. With a million names the table is tens of MB,
+ * and waiting for that slot at names_add was a seventh of eval's time: the row is parsed
+ * between the two. */
+static void names_prefetch(const struct config_names *n, uint64_t h)
+{
+    if (n->cap)
+        __builtin_prefetch(&n->slots[h & (n->cap - 1)]);
+}
+
+/* Adds the name of hash h (name_hash); returns 0 when new, the line it was first seen on when a
+ * duplicate. */
+static unsigned long names_add(struct config_names *n, uint64_t h, unsigned long line)
 {
     if (2 * (n->count + 1) > n->cap && !names_grow(n))
         return 0;
-    uint64_t h = name_hash(name);
     size_t j = h & (n->cap - 1);
     while (n->slots[j].hash) {
         if (n->slots[j].hash == h)
@@ -940,11 +949,18 @@ int config_reader_next(struct config_reader *r, struct scenario *out, unsigned l
             continue;
         }
         *line = rec.line;
-        if (!fill_cells(r, &rec, &row) || !row_to_scenario(r, &row, out)) {
+        if (!fill_cells(r, &rec, &row)) {
             r->rejected++;
             return -1;
         }
-        unsigned long first = names_add(r->names, out->name, rec.line);
+        /* The name becomes out->name unchanged when the row is valid. */
+        uint64_t name_h = row.cell[COL_NAME] ? name_hash(row.cell[COL_NAME]) : 0;
+        names_prefetch(r->names, name_h);
+        if (!row_to_scenario(r, &row, out)) {
+            r->rejected++;
+            return -1;
+        }
+        unsigned long first = names_add(r->names, name_h, rec.line);
         if (first) {
             row_error(&row, COL_NAME, "'%s' is a duplicate (first seen on line %lu)", out->name,
                       first);
