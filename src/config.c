@@ -389,10 +389,27 @@ struct row {
     unsigned long line;
     struct diag *diag;
     const char *cell[COL_COUNT]; /* NULL: empty */
-    const char *preset_of[COL_COUNT]; /* the preset a cell came from, or NULL */
-    const union cell_value *typed[COL_COUNT]; /* a preset cell parsed at load time, or NULL */
+    /* Bit c: cell c came from the model preset (COL_GPU_MEM_GB: the GPU preset). A mask, not an
+     * array per column, so that nothing but cell[] is set for every row. */
+    uint32_t from_preset;
+    const struct preset *model, *gpu;
     bool quiet; /* errors are not reported (parsing a preset's cells at load time) */
 };
+
+/* The preset cell c of the row came from, or NULL. */
+static const struct preset *cell_preset(const struct row *r, enum col c)
+{
+    if (!(r->from_preset >> c & 1u))
+        return NULL;
+    return c == COL_GPU_MEM_GB ? r->gpu : r->model;
+}
+
+/* The value of cell c parsed at load time (a valid preset cell), or NULL. */
+static const union cell_value *typed_cell(const struct row *r, enum col c)
+{
+    const struct preset *p = cell_preset(r, c);
+    return p && p->typed[c] ? &p->value[c] : NULL;
+}
 
 static bool row_error(struct row *r, enum col c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -406,9 +423,10 @@ static bool row_error(struct row *r, enum col c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (r->preset_of[c])
+    const struct preset *p = cell_preset(r, c);
+    if (p)
         diag_report(r->diag, r->file, r->line, "column '%s': %s (from preset '%s')",
-                    column_names[c], msg, r->preset_of[c]);
+                    column_names[c], msg, p->name);
     else
         diag_report(r->diag, r->file, r->line, "column '%s': %s", column_names[c], msg);
     return false;
@@ -445,8 +463,9 @@ static bool uint_error(struct row *r, enum col c, const char *s, bool allow_zero
 
 static bool parse_uint(struct row *r, enum col c, uint64_t *out, bool allow_zero)
 {
-    if (r->typed[c]) {
-        *out = r->typed[c]->u;
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed) {
+        *out = typed->u;
         return true;
     }
     /* Digits only, accumulated with an overflow check: strtoull was a tenth of eval's time. */
@@ -482,8 +501,9 @@ static bool parse_bool_cell(struct row *r, enum col c, bool *out)
 {
     static const char *const yes[] = {"1", "yes", "true", "y", "on"};
     static const char *const no[] = {"0", "no", "false", "n", "off"};
-    if (r->typed[c]) {
-        *out = r->typed[c]->b;
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed) {
+        *out = typed->b;
         return true;
     }
     for (size_t i = 0; i < 5; i++) {
@@ -501,8 +521,9 @@ static bool parse_bool_cell(struct row *r, enum col c, bool *out)
 
 static bool parse_double(struct row *r, enum col c, double *out)
 {
-    if (r->typed[c]) {
-        *out = r->typed[c]->d;
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed) {
+        *out = typed->d;
         return true;
     }
     char *end;
@@ -517,8 +538,9 @@ static bool parse_double(struct row *r, enum col c, double *out)
 /* One of a list of words; returns the index or -1 after reporting. */
 static int parse_word(struct row *r, enum col c, const char *const *words, size_t n)
 {
-    if (r->typed[c])
-        return r->typed[c]->word;
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed)
+        return typed->word;
     for (size_t i = 0; i < n; i++)
         if (is_word(r->cell[c], words[i]))
             return (int)i;
@@ -575,6 +597,7 @@ struct config_reader {
     struct config_names *names;
     struct csvin *in;
     int *map; /* header field index -> column, -1 unknown */
+    int field_of[COL_COUNT]; /* column -> header field index, -1 absent */
     size_t n_cols;
     bool header_done, header_bad;
     unsigned long rejected;
@@ -618,6 +641,8 @@ unsigned long config_reader_rejected(const struct config_reader *r)
 static void read_header(struct config_reader *r, const struct csvin_record *rec)
 {
     bool seen[COL_COUNT] = {false};
+    for (int c = 0; c < COL_COUNT; c++)
+        r->field_of[c] = -1;
     r->header_done = true;
     r->n_cols = rec->n_fields;
     r->map = malloc(rec->n_fields * sizeof *r->map);
@@ -648,6 +673,7 @@ static void read_header(struct config_reader *r, const struct csvin_record *rec)
             r->header_bad = true;
         } else {
             seen[c] = true;
+            r->field_of[c] = (int)i;
         }
     }
     if (!r->header_bad && !seen[COL_NAME]) {
@@ -657,26 +683,35 @@ static void read_header(struct config_reader *r, const struct csvin_record *rec)
     }
 }
 
+/* Field i of the record without the white space around it; NULL when that leaves nothing. */
+static const char *trimmed_field(const struct csvin_record *rec, size_t i)
+{
+    char *v = rec->fields[i], *end = v + rec->lengths[i];
+    while (v < end && isspace((unsigned char)*v))
+        v++;
+    while (end > v && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return v < end ? v : NULL;
+}
+
+/* Every member of *row is set here (no memset of the whole row: it was a tenth of config's
+ * time), each cell from its field or NULL when the header has no such column. */
 static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, struct row *row)
 {
-    memset(row, 0, sizeof *row);
     row->file = r->file;
     row->line = rec->line;
     row->diag = r->diag;
+    row->from_preset = 0;
+    row->model = row->gpu = NULL;
+    row->quiet = false;
     if (rec->n_fields != r->n_cols) {
         diag_report(r->diag, r->file, rec->line,
                     "malformed CSV record: %zu fields where the header has %zu", rec->n_fields,
                     r->n_cols);
         return false;
     }
-    for (size_t i = 0; i < rec->n_fields; i++) {
-        char *v = rec->fields[i], *end = v + rec->lengths[i];
-        while (v < end && isspace((unsigned char)*v))
-            v++;
-        while (end > v && isspace((unsigned char)end[-1]))
-            *--end = '\0';
-        row->cell[r->map[i]] = v < end ? v : NULL;
-    }
+    for (int c = 0; c < COL_COUNT; c++)
+        row->cell[c] = r->field_of[c] < 0 ? NULL : trimmed_field(rec, (size_t)r->field_of[c]);
     return true;
 }
 
@@ -701,8 +736,7 @@ static void fill_from_preset(struct row *row, const struct preset *p, enum col f
     for (int c = (int)first; c <= (int)last; c++) {
         if (!row->cell[c] && p->cells[c]) {
             row->cell[c] = p->cells[c];
-            row->preset_of[c] = p->name;
-            row->typed[c] = p->typed[c] ? &p->value[c] : NULL;
+            row->from_preset |= 1u << c;
         }
     }
 }
@@ -716,12 +750,14 @@ static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_s
         p = row_preset(row, COL_MODEL, r->presets ? &r->presets->models : NULL, "model");
         if (!p)
             return false;
+        row->model = p;
         fill_from_preset(row, p, COL_ARCH, COL_DROPOUT);
     }
     if (row->cell[COL_GPU]) {
         p = row_preset(row, COL_GPU, r->presets ? &r->presets->gpus : NULL, "GPU");
         if (!p)
             return false;
+        row->gpu = p;
         fill_from_preset(row, p, COL_GPU_MEM_GB, COL_GPU_MEM_GB);
         *speed = p->speed;
     }
