@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 
 #include "csvin.h"
 #include "model.h"
@@ -317,28 +316,10 @@ static uint64_t name_hash(const char *s)
     return h ? h : 1;
 }
 
-/* A zeroed table of cap slots. A large one is asked for in huge pages: it is read at random, once
- * per row, and with 4 KB pages nearly every access also missed the TLB. */
-static struct config_name_slot *names_alloc(size_t cap)
-{
-    const size_t huge = 2u << 20;
-    size_t bytes = cap * sizeof(struct config_name_slot);
-    void *p = NULL;
-    if (bytes < huge)
-        return calloc(cap, sizeof(struct config_name_slot));
-    if (posix_memalign(&p, huge, bytes) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint (Linux): without it the table works the same */
-#endif
-    memset(p, 0, bytes);
-    return p;
-}
-
 static bool names_grow(struct config_names *n)
 {
     size_t cap = n->cap ? 2 * n->cap : 1024;
-    struct config_name_slot *slots = names_alloc(cap);
+    struct config_name_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return false;
     for (size_t i = 0; i < n->cap; i++) {
