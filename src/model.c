@@ -240,12 +240,13 @@ static void stage_params(const struct scenario *sc, uint64_t layer_params, struc
     t->stage[MODEL_STAGE_LAST].params = last;
 }
 
-enum model_status model_peak(const struct scenario *sc, struct terms *t)
+/* model_peak's work: sets every member of *t but model_eval's own (k_star, k_best,
+ * act_k_best_bytes, max_micro_batch). */
+static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
 {
     struct checked ck = {false};
     struct model_layer_act act;
     uint64_t logits;
-    *t = (struct terms){0};
     if (model_layer_params(sc, &t->layer_params) ||
         params_from_layer(sc, t->layer_params, &t->params) ||
         model_layer_act(sc, &act) || model_ckpt_bytes(sc, &t->ckpt_bytes) ||
@@ -282,6 +283,19 @@ enum model_status model_peak(const struct scenario *sc, struct terms *t)
     t->peak_bytes = g->peak_bytes;
     t->budget_bytes = model_budget_bytes(sc);
     t->fits = t->peak_bytes <= t->budget_bytes;
+    return MODEL_OK;
+}
+
+enum model_status model_peak(const struct scenario *sc, struct terms *t)
+{
+    /* Member by member: clearing the whole struct first (about 300 bytes, a rep stos) was a
+     * fifth of the time of model_peak. After an overflow every member is 0. */
+    t->k_star = 0.0;
+    t->k_best = t->act_k_best_bytes = t->max_micro_batch = 0;
+    if (peak_terms(sc, t) != MODEL_OK) {
+        *t = (struct terms){0};
+        return MODEL_OVERFLOW;
+    }
     return MODEL_OK;
 }
 

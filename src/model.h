@@ -45,7 +45,8 @@ struct model_gpu {
     uint64_t peak_bytes;
 };
 
-/* Every term of a scenario, on its most loaded GPU. */
+/* Every term of a scenario, on its most loaded GPU. (model.c's peak_terms sets each member by
+ * name: a new member must be set there too.) */
 struct terms {
     uint64_t params;          /* Psi of the whole model */
     uint64_t layer_params;    /* one transformer layer, whole */
