@@ -155,16 +155,13 @@ static bool parse_speed(const char *s, double *out)
 
 static void preset_type_cells(struct preset *p);
 
-/* A case-insensitive hash of a name (FNV-1a over ASCII lowercase, as strcasecmp compares in the
- * C locale): equal names under strcasecmp have equal keys. */
+/* A case-insensitive hash of a name (FNV-1a over tolower, which is how strcasecmp compares):
+ * equal names under strcasecmp have equal keys. */
 static uint64_t name_key(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        unsigned ch = (unsigned char)*s;
-        ch |= (ch - 'A' < 26u) << 5; /* 'A'..'Z' to 'a'..'z' without a branch */
-        h = (h ^ ch) * 1099511628211ull;
-    }
+    for (; *s; s++)
+        h = (h ^ (unsigned)tolower((unsigned char)*s)) * 1099511628211ull;
     return h;
 }
 
