@@ -159,14 +159,9 @@ static void put_8_digits(char *p, uint32_t v)
     put_2_digits(p + 6, lo % 100);
 }
 
-/* The decimal digits of v, from the right (the CSV rows are mostly 10-12 digit byte counts:
- * printf's general machinery was a fifth of the time of a million-row eval). */
-static void line_put_u64(struct line *l, uint64_t v)
+/* The decimal digits of v, right-aligned to end (u64_digits(v) of them). */
+static void put_digits_before(char *end, uint64_t v)
 {
-    unsigned n = u64_digits(v);
-    line_room(l, n);
-    char *end = l->buf + l->len + n;
-    l->len += n;
     for (; v >= 100000000; v /= 100000000) {
         end -= 8;
         put_8_digits(end, (uint32_t)(v % 100000000));
@@ -182,6 +177,22 @@ static void line_put_u64(struct line *l, uint64_t v)
         end[-1] = (char)('0' + w);
 }
 
+/* ",v[0],v[1],...": the CSV rows are mostly 10-12 digit byte counts, and printf's general
+ * machinery was a fifth of the time of a million-row eval; one room check and one call for all
+ * the numbers of a row, not one per number, saves another fifth of the output's time. */
+static void line_put_numbers(struct line *l, const uint64_t *v, size_t n)
+{
+    line_room(l, n * 21); /* a comma and at most 20 digits each */
+    char *p = l->buf + l->len;
+    for (size_t i = 0; i < n; i++) {
+        unsigned digits = u64_digits(v[i]);
+        *p++ = ',';
+        put_digits_before(p + digits, v[i]);
+        p += digits;
+    }
+    l->len = (size_t)(p - l->buf);
+}
+
 static void row_csv(struct evalout *w, const struct scenario *sc, const struct terms *t,
                     const struct evalout_fix *f)
 {
@@ -189,20 +200,15 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
                                 t->states_bytes, t->act_layer_bytes, t->act_bytes, t->logits_bytes,
                                 t->peak_bytes, t->budget_bytes, t->fits, t->k_best,
                                 t->max_micro_batch};
+    const uint64_t fix_numbers[] = {f->peak_bytes, f->micro_batch};
     struct line l;
     l.out = w->out;
     l.len = 0;
     line_put_csv_text(&l, sc->name);
-    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
-        line_putc(&l, ',');
-        line_put_u64(&l, numbers[i]);
-    }
+    line_put_numbers(&l, numbers, sizeof numbers / sizeof numbers[0]);
     line_putc(&l, ',');
     line_put_csv_text(&l, f->name);
-    line_putc(&l, ',');
-    line_put_u64(&l, f->peak_bytes);
-    line_putc(&l, ',');
-    line_put_u64(&l, f->micro_batch);
+    line_put_numbers(&l, fix_numbers, 2);
     line_putc(&l, ',');
     line_put_csv_text(&l, f->plan);
     line_putc(&l, '\n');
