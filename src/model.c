@@ -10,17 +10,13 @@ struct model_bytes_per_param model_bytes_per_param(enum precision p)
     /* Lesson section 3, "Model states": mixed-precision Adam 2 + 2 + 12 (bf16 weights and
      * gradients; fp32 master weights and two moments), autocast 4 + 4 + 8, Megatron-LM with fp32
      * gradient buffers 2 + 4 + 12, a frozen base (LoRA) keeps only its bf16 weights. */
-    switch (p) {
-    case PRECISION_AUTOCAST:
-        return (struct model_bytes_per_param){4, 4, 8};
-    case PRECISION_MEGATRON:
-        return (struct model_bytes_per_param){2, 4, 12};
-    case PRECISION_FROZEN:
-        return (struct model_bytes_per_param){2, 0, 0};
-    case PRECISION_MIXED:
-    default:
-        return (struct model_bytes_per_param){2, 2, 12};
-    }
+    static const struct model_bytes_per_param table[] = {
+        [PRECISION_MIXED] = {2, 2, 12},
+        [PRECISION_AUTOCAST] = {4, 4, 8},
+        [PRECISION_MEGATRON] = {2, 4, 12},
+        [PRECISION_FROZEN] = {2, 0, 0},
+    };
+    return (unsigned)p <= PRECISION_FROZEN ? table[p] : table[PRECISION_MIXED];
 }
 
 uint64_t model_kv_width(const struct scenario *sc)
