@@ -4,13 +4,16 @@
 Quality bar (SPEC section 6): eval streams (memory flat in the number of rows) and does >= 1
 million rows per second. Timings are medians of several runs; the reference, measured in the same
 run on the same file, is awk splitting every field of every row (a floor for any CSV tool), so
-the ratio memfit / awk is comparable across machines.
+the ratio memfit / awk is comparable across machines. Instructions per row, which do not depend
+on what else the machine is running, come from `perf stat -e instructions` when the CPU counters
+can be read, else from valgrind's callgrind on a tenth of the rows (when valgrind is installed).
 
 usage: eval_throughput.py MEMFIT [ROWS] [RUNS]
 """
 import os
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,6 +46,28 @@ def timed(cmd):
     return wall
 
 
+def instructions_per_row(memfit, big, small, rows):
+    """(instructions per row, how it was counted), or (None, why not)."""
+    out = subprocess.run(["perf", "stat", "-x,", "-e", "instructions", memfit, "eval", big],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         check=False) if shutil.which("perf") else None
+    for line in (out.stderr.splitlines() if out else []):
+        fields = line.split(",")
+        if len(fields) > 2 and fields[2].startswith("instructions") and fields[0].isdigit():
+            return int(fields[0]) / rows, f"perf stat, {rows} rows"
+    if not shutil.which("valgrind"):
+        return None, "no readable CPU counters and no valgrind"
+    with tempfile.NamedTemporaryFile(suffix=".cg") as cg:
+        res = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg.name}",
+                              memfit, "eval", small], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, check=False)
+    for line in res.stderr.splitlines():
+        if "Collected" in line or "I   refs" in line:
+            total = int(line.split()[-1].replace(",", ""))
+            return total / (rows // 10), f"callgrind, {rows // 10} rows"
+    return None, "callgrind gave no count"
+
+
 def max_rss_kb(cmd):
     """Peak resident memory of one run, read by a fresh Python child so runs do not mix."""
     code = ("import resource,subprocess,sys;"
@@ -67,6 +92,11 @@ def main():
         m_med, r_med = statistics.median(m), statistics.median(r)
         print(f"eval: {rows} rows, median {m_med:.3f} s over {runs} runs = {rows / m_med / 1e6:.2f} M rows/s")
         print(f"awk reference (split every field): median {r_med:.3f} s; ratio memfit/awk = {m_med / r_med:.2f}")
+        ipr, how = instructions_per_row(memfit, big, small, rows)
+        if ipr is None:
+            print(f"instructions per row: not measured ({how})")
+        else:
+            print(f"instructions per row: {ipr:,.0f} ({how})")
         rss_small = max_rss_kb([memfit, "eval", small])
         rss_big = max_rss_kb(eval_cmd)
         print(f"max RSS: {rows // 10} rows {rss_small} KB, {rows} rows {rss_big} KB "

@@ -55,9 +55,26 @@ static int column_lookup(const char *name)
 static const char *const gpu_speed_names[GPU_SPEED_COLUMNS] = {"bf16_tflops", "hbm_tb_s",
                                                                "link_gb_s", "pcie_gb_s"};
 
+/* A cell parsed by its column's rules (which member: see parse_column). */
+union cell_value {
+    uint64_t u;
+    double d;
+    bool b;
+    int word;
+};
+
+/*
+ * A preset keeps its cells as text, for the messages, and parsed: the rows of a file name the
+ * same few presets again and again, and parsing their cells for every row was a third of config's
+ * time. A cell that does not parse stays untyped and goes through the row's parsers, which report
+ * it for each row that uses it (with "from preset"), as if it had been written in the row.
+ */
 struct preset {
     char *name;
+    uint64_t key; /* name_key(name), to find the preset without a strcasecmp per preset */
     char *cells[COL_COUNT]; /* model columns, or COL_GPU_MEM_GB for a GPU */
+    union cell_value value[COL_COUNT];
+    bool typed[COL_COUNT]; /* value[c] holds cells[c], parsed */
     struct gpu_speed speed;
 };
 
@@ -136,6 +153,18 @@ static bool parse_speed(const char *s, double *out)
     return true;
 }
 
+static void preset_type_cells(struct preset *p);
+
+/* A case-insensitive hash of a name (FNV-1a over tolower, which is how strcasecmp compares):
+ * equal names under strcasecmp have equal keys. */
+static uint64_t name_key(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned)tolower((unsigned char)*s)) * 1099511628211ull;
+    return h;
+}
+
 static bool preset_add(struct preset_table *t, const struct csvin_record *rec, const int *map,
                        const char *path, struct diag *d)
 {
@@ -173,6 +202,8 @@ static bool preset_add(struct preset_table *t, const struct csvin_record *rec, c
         diag_report(d, path, rec->line, "column 'name': a preset needs a name");
         return false;
     }
+    p->key = name_key(p->name);
+    preset_type_cells(p);
     t->n++;
     return true;
 }
@@ -244,15 +275,12 @@ struct config_presets *config_presets_load(const char *models_path, const char *
     return p;
 }
 
-/* *last caches the previous hit: the rows of a file often share their presets. */
-static const struct preset *preset_find(const struct preset_table *t, const char *name,
-                                        const struct preset **last)
+static const struct preset *preset_find(const struct preset_table *t, const char *name)
 {
-    if (*last && strcasecmp((*last)->name, name) == 0)
-        return *last;
+    uint64_t key = name_key(name);
     for (size_t i = 0; i < t->n; i++)
-        if (strcasecmp(t->rows[i].name, name) == 0)
-            return *last = &t->rows[i];
+        if (t->rows[i].key == key && strcasecmp(t->rows[i].name, name) == 0)
+            return &t->rows[i];
     return NULL;
 }
 
@@ -305,12 +333,21 @@ static bool names_grow(struct config_names *n)
     return true;
 }
 
-/* Adds the name; returns 0 when new, the line it was first seen on when a duplicate. */
-static unsigned long names_add(struct config_names *n, const char *name, unsigned long line)
+/* Starts fetching the slot of hash h from memory. With a million names the table is tens of MB,
+ * and waiting for that slot at names_add was a seventh of eval's time: the row is parsed
+ * between the two. */
+static void names_prefetch(const struct config_names *n, uint64_t h)
+{
+    if (n->cap)
+        __builtin_prefetch(&n->slots[h & (n->cap - 1)]);
+}
+
+/* Adds the name of hash h (name_hash); returns 0 when new, the line it was first seen on when a
+ * duplicate. */
+static unsigned long names_add(struct config_names *n, uint64_t h, unsigned long line)
 {
     if (2 * (n->count + 1) > n->cap && !names_grow(n))
         return 0;
-    uint64_t h = name_hash(name);
     size_t j = h & (n->cap - 1);
     while (n->slots[j].hash) {
         if (n->slots[j].hash == h)
@@ -330,8 +367,27 @@ struct row {
     unsigned long line;
     struct diag *diag;
     const char *cell[COL_COUNT]; /* NULL: empty */
-    const char *preset_of[COL_COUNT]; /* the preset a cell came from, or NULL */
+    /* Bit c: cell c came from the model preset (COL_GPU_MEM_GB: the GPU preset). A mask, not an
+     * array per column, so that nothing but cell[] is set for every row. */
+    uint32_t from_preset;
+    const struct preset *model, *gpu;
+    bool quiet; /* errors are not reported (parsing a preset's cells at load time) */
 };
+
+/* The preset cell c of the row came from, or NULL. */
+static const struct preset *cell_preset(const struct row *r, enum col c)
+{
+    if (!(r->from_preset >> c & 1u))
+        return NULL;
+    return c == COL_GPU_MEM_GB ? r->gpu : r->model;
+}
+
+/* The value of cell c parsed at load time (a valid preset cell), or NULL. */
+static const union cell_value *typed_cell(const struct row *r, enum col c)
+{
+    const struct preset *p = cell_preset(r, c);
+    return p && p->typed[c] ? &p->value[c] : NULL;
+}
 
 static bool row_error(struct row *r, enum col c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -340,15 +396,26 @@ static bool row_error(struct row *r, enum col c, const char *fmt, ...)
 {
     char msg[DIAG_MSG_MAX];
     va_list ap;
+    if (r->quiet)
+        return false;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (r->preset_of[c])
+    const struct preset *p = cell_preset(r, c);
+    if (p)
         diag_report(r->diag, r->file, r->line, "column '%s': %s (from preset '%s')",
-                    column_names[c], msg, r->preset_of[c]);
+                    column_names[c], msg, p->name);
     else
         diag_report(r->diag, r->file, r->line, "column '%s': %s", column_names[c], msg);
     return false;
+}
+
+/* strcasecmp(s, word) == 0, the first letters compared inline first (ASCII case folding, as
+ * strcasecmp in the C locale): most words a cell is tried against differ in the first letter,
+ * and a library call per word tried was a tenth of config's time. */
+static bool is_word(const char *s, const char *word)
+{
+    return ((unsigned char)*s | 0x20) == ((unsigned char)*word | 0x20) && strcasecmp(s, word) == 0;
 }
 
 static bool require(struct row *r, enum col c)
@@ -374,6 +441,11 @@ static bool uint_error(struct row *r, enum col c, const char *s, bool allow_zero
 
 static bool parse_uint(struct row *r, enum col c, uint64_t *out, bool allow_zero)
 {
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed) {
+        *out = typed->u;
+        return true;
+    }
     /* Digits only, accumulated with an overflow check: strtoull was a tenth of eval's time. */
     const char *s = r->cell[c], *p = s;
     uint64_t v = 0;
@@ -407,12 +479,17 @@ static bool parse_bool_cell(struct row *r, enum col c, bool *out)
 {
     static const char *const yes[] = {"1", "yes", "true", "y", "on"};
     static const char *const no[] = {"0", "no", "false", "n", "off"};
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed) {
+        *out = typed->b;
+        return true;
+    }
     for (size_t i = 0; i < 5; i++) {
-        if (strcasecmp(r->cell[c], yes[i]) == 0) {
+        if (is_word(r->cell[c], yes[i])) {
             *out = true;
             return true;
         }
-        if (strcasecmp(r->cell[c], no[i]) == 0) {
+        if (is_word(r->cell[c], no[i])) {
             *out = false;
             return true;
         }
@@ -422,6 +499,11 @@ static bool parse_bool_cell(struct row *r, enum col c, bool *out)
 
 static bool parse_double(struct row *r, enum col c, double *out)
 {
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed) {
+        *out = typed->d;
+        return true;
+    }
     char *end;
     errno = 0;
     double v = strtod(r->cell[c], &end);
@@ -434,8 +516,11 @@ static bool parse_double(struct row *r, enum col c, double *out)
 /* One of a list of words; returns the index or -1 after reporting. */
 static int parse_word(struct row *r, enum col c, const char *const *words, size_t n)
 {
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed)
+        return typed->word;
     for (size_t i = 0; i < n; i++)
-        if (strcasecmp(r->cell[c], words[i]) == 0)
+        if (is_word(r->cell[c], words[i]))
             return (int)i;
     char list[160] = "";
     size_t used = 0;
@@ -445,6 +530,39 @@ static int parse_word(struct row *r, enum col c, const char *const *words, size_
     }
     row_error(r, c, "'%s' is not one of %s", r->cell[c], list);
     return -1;
+}
+
+static const char *const arch_words[] = {"gpt", "llama"};
+
+/* A cell of a preset column by that column's rules (those of parse_model_shape and parse_gpu). */
+static bool parse_column(struct row *r, enum col c, union cell_value *v)
+{
+    switch (c) {
+    case COL_ARCH:
+        v->word = parse_word(r, c, arch_words, 2);
+        return v->word >= 0;
+    case COL_TIED:
+    case COL_DROPOUT:
+        return parse_bool_cell(r, c, &v->b);
+    case COL_POSITIONS:
+        return parse_uint(r, c, &v->u, true);
+    case COL_GPU_MEM_GB:
+        return parse_double(r, c, &v->d);
+    default: /* layers, hidden, heads, kv_heads, vocab, ffn */
+        return parse_uint(r, c, &v->u, false);
+    }
+}
+
+/* Parses the preset's cells once, at load time; see struct preset. */
+static void preset_type_cells(struct preset *p)
+{
+    for (int c = 0; c < COL_COUNT; c++) {
+        if (!p->cells[c])
+            continue;
+        struct row r = {.quiet = true};
+        r.cell[c] = p->cells[c];
+        p->typed[c] = parse_column(&r, (enum col)c, &p->value[c]);
+    }
 }
 
 /* ---- the reader ---- */
@@ -457,10 +575,11 @@ struct config_reader {
     struct config_names *names;
     struct csvin *in;
     int *map; /* header field index -> column, -1 unknown */
+    enum col absent[COL_COUNT]; /* the columns the header does not have */
+    size_t n_absent;
     size_t n_cols;
     bool header_done, header_bad;
     unsigned long rejected;
-    const struct preset *last_model, *last_gpu;
 };
 
 struct config_reader *config_reader_new(FILE *in, const char *file_name,
@@ -533,6 +652,9 @@ static void read_header(struct config_reader *r, const struct csvin_record *rec)
             seen[c] = true;
         }
     }
+    for (int c = 0; c < COL_COUNT; c++)
+        if (!seen[c])
+            r->absent[r->n_absent++] = (enum col)c;
     if (!r->header_bad && !seen[COL_NAME]) {
         diag_report(r->diag, r->file, rec->line,
                     "the header has no 'name' column; the file's rows are skipped");
@@ -540,35 +662,45 @@ static void read_header(struct config_reader *r, const struct csvin_record *rec)
     }
 }
 
+/* Field i of the record without the white space around it; NULL when that leaves nothing. */
+static const char *trimmed_field(const struct csvin_record *rec, size_t i)
+{
+    char *v = rec->fields[i], *end = v + rec->lengths[i];
+    while (v < end && isspace((unsigned char)*v))
+        v++;
+    while (end > v && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return v < end ? v : NULL;
+}
+
+/* Every member of *row is set here, each cell from its field or NULL when the header has no such
+ * column (no memset of the whole row: a rep stos, it was a tenth of config's time). */
 static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, struct row *row)
 {
-    memset(row, 0, sizeof *row);
     row->file = r->file;
     row->line = rec->line;
     row->diag = r->diag;
+    row->from_preset = 0;
+    row->model = row->gpu = NULL;
+    row->quiet = false;
     if (rec->n_fields != r->n_cols) {
         diag_report(r->diag, r->file, rec->line,
                     "malformed CSV record: %zu fields where the header has %zu", rec->n_fields,
                     r->n_cols);
         return false;
     }
-    for (size_t i = 0; i < rec->n_fields; i++) {
-        char *v = rec->fields[i];
-        while (isspace((unsigned char)*v))
-            v++;
-        size_t n = strlen(v);
-        while (n && isspace((unsigned char)v[n - 1]))
-            v[--n] = '\0';
-        row->cell[r->map[i]] = *v ? v : NULL;
-    }
+    for (size_t k = 0; k < r->n_absent; k++)
+        row->cell[r->absent[k]] = NULL;
+    for (size_t i = 0; i < rec->n_fields; i++)
+        row->cell[r->map[i]] = trimmed_field(rec, i);
     return true;
 }
 
 /* The preset named in column c of the row, or NULL after reporting it unknown. */
 static const struct preset *row_preset(struct row *row, enum col c, const struct preset_table *t,
-                                       const struct preset **last, const char *kind)
+                                       const char *kind)
 {
-    const struct preset *p = t ? preset_find(t, row->cell[c], last) : NULL;
+    const struct preset *p = t ? preset_find(t, row->cell[c]) : NULL;
     if (p)
         return p;
     const char *near = t ? suggest_closest(row->cell[c], t->names, t->n) : NULL;
@@ -579,20 +711,15 @@ static const struct preset *row_preset(struct row *row, enum col c, const struct
     return NULL;
 }
 
-/* Fills the row's empty cells of the wanted columns from preset p (explicit cells win). */
-static void fill_from_preset(struct row *row, const struct preset *p, bool (*wanted)(enum col))
+/* Fills the row's empty cells of columns first..last from preset p (explicit cells win). */
+static void fill_from_preset(struct row *row, const struct preset *p, enum col first, enum col last)
 {
-    for (int c = 0; c < COL_COUNT; c++) {
-        if (wanted((enum col)c) && !row->cell[c] && p->cells[c]) {
+    for (int c = (int)first; c <= (int)last; c++) {
+        if (!row->cell[c] && p->cells[c]) {
             row->cell[c] = p->cells[c];
-            row->preset_of[c] = p->name;
+            row->from_preset |= 1u << c;
         }
     }
-}
-
-static bool is_gpu_column(enum col c)
-{
-    return c == COL_GPU_MEM_GB;
 }
 
 /* Fills empty cells from the named model and GPU presets. */
@@ -601,17 +728,18 @@ static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_s
     const struct preset *p;
     *speed = (struct gpu_speed){0};
     if (row->cell[COL_MODEL]) {
-        p = row_preset(row, COL_MODEL, r->presets ? &r->presets->models : NULL, &r->last_model,
-                       "model");
+        p = row_preset(row, COL_MODEL, r->presets ? &r->presets->models : NULL, "model");
         if (!p)
             return false;
-        fill_from_preset(row, p, is_model_column);
+        row->model = p;
+        fill_from_preset(row, p, COL_ARCH, COL_DROPOUT);
     }
     if (row->cell[COL_GPU]) {
-        p = row_preset(row, COL_GPU, r->presets ? &r->presets->gpus : NULL, &r->last_gpu, "GPU");
+        p = row_preset(row, COL_GPU, r->presets ? &r->presets->gpus : NULL, "GPU");
         if (!p)
             return false;
-        fill_from_preset(row, p, is_gpu_column);
+        row->gpu = p;
+        fill_from_preset(row, p, COL_GPU_MEM_GB, COL_GPU_MEM_GB);
         *speed = p->speed;
     }
     return true;
@@ -631,9 +759,8 @@ static bool parse_name(struct row *row, struct scenario *sc)
 
 static bool parse_model_shape(struct row *row, struct scenario *sc)
 {
-    static const char *const archs[] = {"gpt", "llama"};
     if (row->cell[COL_ARCH]) {
-        int a = parse_word(row, COL_ARCH, archs, 2);
+        int a = parse_word(row, COL_ARCH, arch_words, 2);
         if (a < 0)
             return false;
         sc->arch = (enum arch)a;
@@ -663,14 +790,14 @@ static bool parse_recompute(struct row *row, struct scenario *sc)
     sc->recompute = RECOMPUTE_NONE;
     sc->ckpt_every = 0;
     const char *v = row->cell[COL_RECOMPUTE];
-    if (!v || strcasecmp(v, "none") == 0)
+    if (!v || is_word(v, "none"))
         return true;
-    if (strcasecmp(v, "selective") == 0) {
+    if (is_word(v, "selective")) {
         sc->recompute = RECOMPUTE_SELECTIVE;
         return true;
     }
     sc->recompute = RECOMPUTE_EVERY_K;
-    if (strcasecmp(v, "full") == 0) {
+    if (is_word(v, "full")) {
         sc->ckpt_every = 1;
         return true;
     }
@@ -803,13 +930,27 @@ static void copy_bounded(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
+/* The defaults of the members a row may leave out (SPEC section 2). The others are set by the
+ * parse_* functions on every valid row: a memset of the whole scenario (about 400 bytes, mostly
+ * names) first was a noticeable part of config's time. A new member of struct scenario must be
+ * set here or there. */
+static void scenario_defaults(struct scenario *sc, double reserve)
+{
+    sc->arch = ARCH_GPT;
+    sc->precision = PRECISION_MIXED;
+    sc->attention = ATTENTION_PLAIN;
+    sc->offload = OFFLOAD_NONE;
+    sc->sp = false;
+    sc->dp = sc->tp = sc->pp = 1;
+    sc->gpus_per_node = 8;
+    sc->reserve = reserve;
+    sc->model_preset[0] = sc->gpu_preset[0] = '\0';
+}
+
 static bool row_to_scenario(struct config_reader *r, struct row *row, struct scenario *sc)
 {
     struct gpu_speed speed;
-    memset(sc, 0, sizeof *sc);
-    sc->dp = sc->tp = sc->pp = 1;
-    sc->gpus_per_node = 8;
-    sc->reserve = r->opt.reserve;
+    scenario_defaults(sc, r->opt.reserve);
     if (!parse_name(row, sc) || !merge_presets(r, row, &speed) ||
         !parse_model_shape(row, sc) || !parse_training(row, sc) || !parse_gpu(row, sc))
         return false;
@@ -822,8 +963,9 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
         copy_bounded(sc->gpu_preset, sizeof sc->gpu_preset, row->cell[COL_GPU]);
     if (!check_consistency(row, sc))
         return false;
+    /* The exact check runs only near the limit: it cost as much as the rest of the row. */
     struct terms t;
-    if (model_peak(sc, &t) != MODEL_OK)
+    if (!model_peak_cannot_overflow(sc) && model_peak(sc, &t) != MODEL_OK)
         return report_overflow(row);
     return true;
 }
@@ -857,11 +999,18 @@ int config_reader_next(struct config_reader *r, struct scenario *out, unsigned l
             continue;
         }
         *line = rec.line;
-        if (!fill_cells(r, &rec, &row) || !row_to_scenario(r, &row, out)) {
+        if (!fill_cells(r, &rec, &row)) {
             r->rejected++;
             return -1;
         }
-        unsigned long first = names_add(r->names, out->name, rec.line);
+        /* The name becomes out->name unchanged when the row is valid. */
+        uint64_t name_h = row.cell[COL_NAME] ? name_hash(row.cell[COL_NAME]) : 0;
+        names_prefetch(r->names, name_h);
+        if (!row_to_scenario(r, &row, out)) {
+            r->rejected++;
+            return -1;
+        }
+        unsigned long first = names_add(r->names, name_h, rec.line);
         if (first) {
             row_error(&row, COL_NAME, "'%s' is a duplicate (first seen on line %lu)", out->name,
                       first);

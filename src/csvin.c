@@ -21,34 +21,47 @@ struct csvin {
     unsigned long line_no; /* physical lines read so far */
     unsigned long rec_line; /* where the record being parsed started */
     struct field_buf *bufs; /* one buffer per field of the current record, reused */
-    char **fields;
+    char **fields;          /* into bufs (quoted records) or into line (plain lines) */
+    size_t *lengths;
     size_t n_fields, cap_fields;
     bool record_done, oom, eof;
     bool in_record; /* a record started on an earlier line is still open (quoted newline) */
 };
 
+/* Doubles the field arrays; false (and oom set) when out of memory. */
+static bool fields_grow(struct csvin *r)
+{
+    size_t cap = r->cap_fields ? 2 * r->cap_fields : 32;
+    struct field_buf *bufs = realloc(r->bufs, cap * sizeof *bufs);
+    if (bufs)
+        r->bufs = bufs;
+    char **fields = bufs ? realloc(r->fields, cap * sizeof *fields) : NULL;
+    if (fields)
+        r->fields = fields;
+    size_t *lengths = fields ? realloc(r->lengths, cap * sizeof *lengths) : NULL;
+    if (!lengths) {
+        r->oom = true;
+        return false;
+    }
+    r->lengths = lengths;
+    memset(r->bufs + r->cap_fields, 0, (cap - r->cap_fields) * sizeof *bufs);
+    r->cap_fields = cap;
+    return true;
+}
+
+/* Room for one more field; false when out of memory. Split from fields_grow so that this, called
+ * for every field, is inlined. */
+static inline bool field_room(struct csvin *r)
+{
+    return !r->oom && (r->n_fields < r->cap_fields || fields_grow(r));
+}
+
+/* libcsv's field callback: the field is copied into a buffer of the reader. */
 static void on_field(void *data, size_t len, void *ctx)
 {
     struct csvin *r = ctx;
-    if (r->oom)
+    if (!field_room(r))
         return;
-    if (r->n_fields == r->cap_fields) {
-        size_t cap = r->cap_fields ? 2 * r->cap_fields : 32;
-        struct field_buf *bufs = realloc(r->bufs, cap * sizeof *bufs);
-        if (!bufs) {
-            r->oom = true;
-            return;
-        }
-        r->bufs = bufs;
-        char **fields = realloc(r->fields, cap * sizeof *fields);
-        if (!fields) {
-            r->oom = true;
-            return;
-        }
-        r->fields = fields;
-        memset(r->bufs + r->cap_fields, 0, (cap - r->cap_fields) * sizeof *bufs);
-        r->cap_fields = cap;
-    }
     struct field_buf *b = &r->bufs[r->n_fields];
     if (b->cap < len + 1) {
         char *p = realloc(b->data, len + 1);
@@ -62,6 +75,7 @@ static void on_field(void *data, size_t len, void *ctx)
     if (len)
         memcpy(b->data, data, len);
     b->data[len] = '\0';
+    r->lengths[r->n_fields] = strlen(b->data); /* a NUL byte in the input ends the string */
     r->fields[r->n_fields++] = b->data;
 }
 
@@ -112,24 +126,30 @@ static bool is_blank(char ch)
 /*
  * The fast path for a line without quotes, which is almost every line: split at commas and trim
  * spaces and tabs around each field, as libcsv does for unquoted fields, without a call per byte.
- * Lines with a quote, or inside a quoted field, go through libcsv. Returns false for a blank line
- * (libcsv skips those too).
+ * The fields are cut in place in the line buffer (a NUL after each), not copied. Lines with a
+ * quote, or inside a quoted field, go through libcsv. Returns false for a blank line (libcsv
+ * skips those too).
  */
-static bool split_plain_line(struct csvin *r, const char *p, size_t n)
+static bool split_plain_line(struct csvin *r, char *p, size_t n)
 {
+    bool nul = memchr(p, '\0', n) != NULL; /* a NUL byte in the input ends a field's string */
     while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
         n--;
     if (n == 0)
         return false;
-    const char *end = p + n;
+    char *end = p + n;
     for (;;) {
-        const char *comma = memchr(p, ',', (size_t)(end - p));
-        const char *stop = comma ? comma : end, *a = p, *b = stop;
+        char *comma = memchr(p, ',', (size_t)(end - p));
+        char *stop = comma ? comma : end, *a = p, *b = stop;
         while (a < b && is_blank(*a))
             a++;
         while (b > a && is_blank(b[-1]))
             b--;
-        on_field((void *)a, (size_t)(b - a), r);
+        if (!field_room(r))
+            return true; /* reported by the caller */
+        *b = '\0'; /* at the comma, a trimmed blank or the line's end: the field is done */
+        r->lengths[r->n_fields] = nul ? strlen(a) : (size_t)(b - a);
+        r->fields[r->n_fields++] = a;
         if (!comma)
             break;
         p = comma + 1;
@@ -206,6 +226,7 @@ int csvin_next(struct csvin *r, struct csvin_record *rec)
     r->in_record = false;
     rec->n_fields = r->n_fields;
     rec->fields = r->fields;
+    rec->lengths = r->lengths;
     rec->line = r->rec_line;
     return 1;
 }
@@ -219,6 +240,7 @@ void csvin_free(struct csvin *r)
         free(r->bufs[i].data);
     free(r->bufs);
     free(r->fields);
+    free(r->lengths);
     free(r->line);
     free(r);
 }

@@ -6,7 +6,7 @@
  * is fed one physical line at a time and counted. Memory is that of the longest record: buffers
  * are reused from record to record, so a file of a million rows costs no more than one of ten.
  * A malformed record is reported to the diag with its line, skipped, and reading goes on at the
- * next line.
+ * next line. Fields of plain lines (no quote) point into the line buffer, cut in place.
  */
 #ifndef MEMFIT_CSVIN_H
 #define MEMFIT_CSVIN_H
@@ -22,6 +22,7 @@ struct csvin;
 struct csvin_record {
     size_t n_fields;
     char **fields;
+    size_t *lengths; /* strlen of each field */
     unsigned long line; /* physical line where the record starts (1-based) */
 };
 

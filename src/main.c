@@ -324,7 +324,7 @@ static bool eval_one(void *ctx, const struct scenario *sc, const char *file, uns
     struct eval_ctx *e = ctx;
     struct terms t;
     char settings[PLAN_SETTINGS_MAX];
-    if (model_eval(sc, &t) != MODEL_OK || plan_build(sc, &e->plan) != 0) {
+    if (model_eval(sc, &t) != MODEL_OK || plan_build_from(sc, &t, &e->plan) != 0) {
         diag_report(d, file, line, "scenario '%s': a byte count overflows 64 bits", sc->name);
         return true;
     }

@@ -10,17 +10,13 @@ struct model_bytes_per_param model_bytes_per_param(enum precision p)
     /* Lesson section 3, "Model states": mixed-precision Adam 2 + 2 + 12 (bf16 weights and
      * gradients; fp32 master weights and two moments), autocast 4 + 4 + 8, Megatron-LM with fp32
      * gradient buffers 2 + 4 + 12, a frozen base (LoRA) keeps only its bf16 weights. */
-    switch (p) {
-    case PRECISION_AUTOCAST:
-        return (struct model_bytes_per_param){4, 4, 8};
-    case PRECISION_MEGATRON:
-        return (struct model_bytes_per_param){2, 4, 12};
-    case PRECISION_FROZEN:
-        return (struct model_bytes_per_param){2, 0, 0};
-    case PRECISION_MIXED:
-    default:
-        return (struct model_bytes_per_param){2, 2, 12};
-    }
+    static const struct model_bytes_per_param table[] = {
+        [PRECISION_MIXED] = {2, 2, 12},
+        [PRECISION_AUTOCAST] = {4, 4, 8},
+        [PRECISION_MEGATRON] = {2, 4, 12},
+        [PRECISION_FROZEN] = {2, 0, 0},
+    };
+    return (unsigned)p <= PRECISION_FROZEN ? table[p] : table[PRECISION_MIXED];
 }
 
 uint64_t model_kv_width(const struct scenario *sc)
@@ -55,12 +51,11 @@ static uint64_t final_norm_params(const struct scenario *sc)
     return sc->arch == ARCH_GPT ? 2 * sc->hidden : sc->hidden;
 }
 
-enum model_status model_params(const struct scenario *sc, uint64_t *out)
+/* Psi from the parameters of one layer (model_peak has them already: computing them twice was a
+ * tenth of its time). */
+static enum model_status params_from_layer(const struct scenario *sc, uint64_t layer, uint64_t *out)
 {
     struct checked ck = {false};
-    uint64_t layer;
-    if (model_layer_params(sc, &layer) != MODEL_OK)
-        return MODEL_OVERFLOW;
     uint64_t emb = ck_mul(&ck, sc->vocab, sc->hidden);
     uint64_t n = ck_mul(&ck, sc->layers, layer);
     n = ck_add(&ck, n, sc->tied ? emb : ck_mul(&ck, 2, emb));
@@ -70,13 +65,21 @@ enum model_status model_params(const struct scenario *sc, uint64_t *out)
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
+enum model_status model_params(const struct scenario *sc, uint64_t *out)
+{
+    uint64_t layer;
+    if (model_layer_params(sc, &layer) != MODEL_OK)
+        return MODEL_OVERFLOW;
+    return params_from_layer(sc, layer, out);
+}
+
 /* The attention term of one layer, whole (before tensor parallelism). Lesson section 3: the
  * core keeps the softmax output 2as^2b, the dropout mask as^2b and the dropout output 2as^2b
  * (5as^2b); without dropout the softmax output serves both uses (2as^2b). FlashAttention keeps
  * one fp32 log-sum-exp per row and head (4asb); selective recomputation rebuilds the core. */
-static uint64_t attention_term(const struct scenario *sc, struct checked *ck)
+static uint64_t attention_term(const struct scenario *sc, uint64_t b, struct checked *ck)
 {
-    uint64_t s = sc->seq, b = sc->micro_batch, a = sc->heads;
+    uint64_t s = sc->seq, a = sc->heads;
     if (sc->attention == ATTENTION_FLASH)
         return ck_mul(ck, ck_mul3(ck, 4, a, s), b);
     if (sc->recompute == RECOMPUTE_SELECTIVE)
@@ -85,10 +88,16 @@ static uint64_t attention_term(const struct scenario *sc, struct checked *ck)
     return ck_mul(ck, ck_mul3(ck, masks ? 5 : 2, a, s), ck_mul(ck, s, b));
 }
 
-enum model_status model_layer_act(const struct scenario *sc, struct model_layer_act *out)
+/*
+ * The terms that grow with the micro-batch are computed at a given b, not sc->micro_batch: the
+ * search for the largest micro-batch evaluates several b of one scenario, and copying the
+ * scenario for each was a sizeable part of eval's time.
+ */
+static enum model_status layer_act_at(const struct scenario *sc, uint64_t b,
+                                      struct model_layer_act *out)
 {
     struct checked ck = {false};
-    uint64_t sb = ck_mul(&ck, sc->seq, sc->micro_batch);
+    uint64_t sb = ck_mul(&ck, sc->seq, b);
     uint64_t sbh = ck_mul(&ck, sb, sc->hidden);
     uint64_t sbhkv = ck_mul(&ck, sb, model_kv_width(sc));
     uint64_t sbf = ck_mul(&ck, sb, sc->ffn);
@@ -109,7 +118,7 @@ enum model_status model_layer_act(const struct scenario *sc, struct model_layer_
         whole = ck_mul(&ck, 8, sbh);
         split = ck_add(&ck, split, ck_mul(&ck, 8, sbf));
     }
-    uint64_t attn = attention_term(sc, &ck);
+    uint64_t attn = attention_term(sc, b, &ck);
     uint64_t t = sc->tp;
     out->whole = whole;
     out->split = t > 1 ? div_up(split, t) : split;
@@ -127,22 +136,37 @@ enum model_status model_layer_act(const struct scenario *sc, struct model_layer_
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
-enum model_status model_ckpt_bytes(const struct scenario *sc, uint64_t *out)
+enum model_status model_layer_act(const struct scenario *sc, struct model_layer_act *out)
+{
+    return layer_act_at(sc, sc->micro_batch, out);
+}
+
+static enum model_status ckpt_bytes_at(const struct scenario *sc, uint64_t b, uint64_t *out)
 {
     struct checked ck = {false};
-    uint64_t c = ck_mul(&ck, ck_mul3(&ck, 2, sc->seq, sc->micro_batch), sc->hidden);
+    uint64_t c = ck_mul(&ck, ck_mul3(&ck, 2, sc->seq, b), sc->hidden);
     *out = sc->sp && sc->tp > 1 ? div_up(c, sc->tp) : c;
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+enum model_status model_ckpt_bytes(const struct scenario *sc, uint64_t *out)
+{
+    return ckpt_bytes_at(sc, sc->micro_batch, out);
+}
+
+static enum model_status logits_bytes_at(const struct scenario *sc, uint64_t b, uint64_t *out)
+{
+    /* Lesson section 3, "The logits": the loss in fp32 keeps 4sbV (Korthikanti et al. 4.3);
+     * the output layer is vocabulary-parallel under tensor parallelism. */
+    struct checked ck = {false};
+    uint64_t l = ck_mul(&ck, ck_mul3(&ck, 4, sc->seq, b), sc->vocab);
+    *out = div_up(l, sc->tp);
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
 enum model_status model_logits_bytes(const struct scenario *sc, uint64_t *out)
 {
-    /* Lesson section 3, "The logits": the loss in fp32 keeps 4sbV (Korthikanti et al. 4.3);
-     * the output layer is vocabulary-parallel under tensor parallelism. */
-    struct checked ck = {false};
-    uint64_t l = ck_mul(&ck, ck_mul3(&ck, 4, sc->seq, sc->micro_batch), sc->vocab);
-    *out = div_up(l, sc->tp);
-    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+    return logits_bytes_at(sc, sc->micro_batch, out);
 }
 
 enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act, uint64_t ckpt,
@@ -212,13 +236,15 @@ static void stage_params(const struct scenario *sc, uint64_t layer_params, struc
     t->stage[MODEL_STAGE_LAST].params = last;
 }
 
-enum model_status model_peak(const struct scenario *sc, struct terms *t)
+/* model_peak's work: sets every member of *t but model_eval's own (k_star, k_best,
+ * act_k_best_bytes, max_micro_batch). */
+static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
 {
     struct checked ck = {false};
     struct model_layer_act act;
     uint64_t logits;
-    *t = (struct terms){0};
-    if (model_params(sc, &t->params) || model_layer_params(sc, &t->layer_params) ||
+    if (model_layer_params(sc, &t->layer_params) ||
+        params_from_layer(sc, t->layer_params, &t->params) ||
         model_layer_act(sc, &act) || model_ckpt_bytes(sc, &t->ckpt_bytes) ||
         model_logits_bytes(sc, &logits))
         return MODEL_OVERFLOW;
@@ -226,8 +252,8 @@ enum model_status model_peak(const struct scenario *sc, struct terms *t)
     stage_params(sc, t->layer_params, t, &ck);
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     /* 1F1B (lesson section 3, pipeline): the first stage holds pp micro-batches in flight,
-     * the last one; with pp = 1 the two are the same GPU. */
-    for (int i = 0; i < 2; i++) {
+     * the last one; with pp = 1 the two are the same GPU, computed once. */
+    for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
         struct model_gpu *g = &t->stage[i];
         uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
         gpu_states(sc, g, &ck);
@@ -236,6 +262,8 @@ enum model_status model_peak(const struct scenario *sc, struct terms *t)
         g->logits_bytes = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
         g->peak_bytes = ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
     }
+    if (sc->pp == 1)
+        t->stage[MODEL_STAGE_LAST] = t->stage[MODEL_STAGE_FIRST];
     if (ck.overflow)
         return MODEL_OVERFLOW;
     t->peak_stage = t->stage[MODEL_STAGE_LAST].peak_bytes > t->stage[MODEL_STAGE_FIRST].peak_bytes
@@ -254,13 +282,46 @@ enum model_status model_peak(const struct scenario *sc, struct terms *t)
     return MODEL_OK;
 }
 
-enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes)
+enum model_status model_peak(const struct scenario *sc, struct terms *t)
 {
-    struct model_layer_act act;
-    uint64_t c;
-    if (model_layer_act(sc, &act) || model_ckpt_bytes(sc, &c))
+    /* Member by member: clearing the whole struct first (about 300 bytes, a rep stos) was a
+     * fifth of the time of model_peak. After an overflow every member is 0. */
+    t->k_star = 0.0;
+    t->k_best = t->act_k_best_bytes = t->max_micro_batch = 0;
+    if (peak_terms(sc, t) != MODEL_OK) {
+        *t = (struct terms){0};
         return MODEL_OVERFLOW;
-    uint64_t stage_layers = sc->layers / sc->pp, m = sc->pp, A = act.total;
+    }
+    return MODEL_OK;
+}
+
+bool model_peak_cannot_overflow(const struct scenario *sc)
+{
+    /* Every count model_peak computes is a sum of products of the sizes (each >= 1, but
+     * positions) and small constants, so each step's value is at most the whole term it belongs
+     * to; the terms are bounded here from above, in double (relative error ~1e-15), for both
+     * architectures at once. Below 2^62 no uint64_t step can overflow. */
+    double h = (double)sc->hidden, hkv = (double)model_kv_width(sc), f = (double)sc->ffn;
+    double v = (double)sc->vocab, l = (double)sc->layers, a = (double)sc->heads;
+    double s = (double)sc->seq, b = (double)sc->micro_batch, m = (double)sc->pp;
+    double layer = 2 * h * h + 2 * h * hkv + 3 * h * f + 8 * h + 2 * hkv + f;
+    double params = l * layer + 2 * v * h + 2 * h + (double)sc->positions * h;
+    double states = 18 * params; /* Megatron's 2 + 4 + 12 bytes per parameter, the most */
+    double sb = s * b;
+    double act = sb * (14 * h + 4 * hkv + 8 * f + 4 * a + 5 * a * s); /* A, before tp */
+    double ckpt = 2 * sb * h;
+    double logits = 4 * sb * v;
+    /* Activations of the first stage: m (L/pp) A without checkpointing, m ceil((L/pp)/k) c + k A
+     * with: both at most m L (A + c). */
+    double peak = states + m * l * (act + ckpt) + logits;
+    return peak < 4611686018427387904.0; /* 2^62 */
+}
+
+/* model_k_best with one layer's activations A and checkpoint c known (model_eval has them). */
+static enum model_status k_best_from(const struct scenario *sc, uint64_t A, uint64_t c,
+                                     uint64_t *k_best, uint64_t *act_bytes)
+{
+    uint64_t stage_layers = sc->layers / sc->pp, m = sc->pp;
     /* Start at the continuous optimum k* = sqrt(Lc/A); any k with k A or m (L/pp) c / k above
      * the best M found cannot win, which bounds the scan to a few values around k*. */
     double kc = sqrt((double)m * (double)stage_layers * (double)c / (double)A);
@@ -290,28 +351,37 @@ enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint
     return MODEL_OK;
 }
 
+enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes)
+{
+    struct model_layer_act act;
+    uint64_t c;
+    if (model_layer_act(sc, &act) || model_ckpt_bytes(sc, &c))
+        return MODEL_OVERFLOW;
+    return k_best_from(sc, act.total, c, k_best, act_bytes);
+}
+
 /* The peak of each pipeline stage at micro-batch b, reusing the model states of `base` (they do
  * not depend on b). false on overflow. */
 static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, uint64_t b,
                            uint64_t peak[2])
 {
-    struct scenario trial = *sc;
     struct model_layer_act act;
     uint64_t c, logits;
-    trial.micro_batch = b;
-    if (model_layer_act(&trial, &act) || model_ckpt_bytes(&trial, &c) ||
-        model_logits_bytes(&trial, &logits))
+    if (layer_act_at(sc, b, &act) || ckpt_bytes_at(sc, b, &c) || logits_bytes_at(sc, b, &logits))
         return false;
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     struct checked ck = {false};
-    for (int i = 0; i < 2; i++) {
+    /* With pp = 1 both stages are the same GPU (see model_peak). */
+    for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
         uint64_t act_bytes;
         uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
-        if (model_stage_act(&trial, act.total, c, in_flight, k, &act_bytes))
+        if (model_stage_act(sc, act.total, c, in_flight, k, &act_bytes))
             return false;
         uint64_t l = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
         peak[i] = ck_add(&ck, base->stage[i].states_bytes, ck_add(&ck, act_bytes, l));
     }
+    if (sc->pp == 1)
+        peak[MODEL_STAGE_LAST] = peak[MODEL_STAGE_FIRST];
     return !ck.overflow;
 }
 
@@ -322,24 +392,65 @@ static bool fits_with_micro_batch(const struct scenario *sc, const struct terms 
            peak[1] <= base->budget_bytes;
 }
 
-/* model_max_micro_batch with the scenario's terms already known. */
-static uint64_t max_micro_batch_from(const struct scenario *sc, const struct terms *base)
+/* The largest b the budget allows if each stage's peak grows by `slope[i]` bytes per micro-batch
+ * above its model states; 0 when the states alone do not fit. */
+static uint64_t micro_batch_estimate(const struct terms *base, const uint64_t slope[2])
 {
-    uint64_t peak1[2];
+    uint64_t budget = base->budget_bytes, est = UINT64_MAX;
+    for (int i = 0; i < 2; i++) {
+        uint64_t states = base->stage[i].states_bytes;
+        if (states >= budget)
+            return 0;
+        uint64_t b = slope[i] ? (budget - states) / slope[i] : UINT64_MAX;
+        if (b < est)
+            est = b;
+    }
+    return est;
+}
+
+/* A micro-batch known to fit, to search up from (*exact: the largest that fits); 0 when not even
+ * b = 1 fits. The peak is affine
+ * in b up to the rounding of divisions. First the slope measured at base_b, the micro-batch of
+ * `base`'s peaks, rounded up: usually the answer itself, known without computing another peak
+ * (the eval hot path). Without tensor parallelism nothing that grows with b is rounded (no
+ * division by tp): each stage's peak is exactly states + b * slope, so the estimate is the
+ * largest b that fits, and the search above it finds nothing (every count on the way is at
+ * most the peak, itself at most the budget: no overflow either). Failing that, the slope at
+ * b = 1, where rounding can only overstate it. */
+static uint64_t micro_batch_start(const struct scenario *sc, const struct terms *base,
+                                  uint64_t base_b, bool *exact)
+{
+    uint64_t slope[2], peak1[2];
+    *exact = sc->tp == 1;
+    for (int i = 0; i < 2; i++) {
+        uint64_t grown = base->stage[i].peak_bytes - base->stage[i].states_bytes;
+        slope[i] = div_up(grown, base_b);
+        *exact = *exact && grown % base_b == 0;
+    }
+    uint64_t b = micro_batch_estimate(base, slope);
+    if (*exact)
+        return b;
+    if (b >= 1 && fits_with_micro_batch(sc, base, b))
+        return b;
     if (!stage_peaks_at(sc, base, 1, peak1) || peak1[0] > base->budget_bytes ||
         peak1[1] > base->budget_bytes)
         return 0;
-    /* The peak is affine in b up to the rounding of divisions, and rounding at b = 1 can only
-     * overstate the slope: the estimate from b = 1 fits; then step up while b + 1 still fits. */
-    uint64_t budget = base->budget_bytes, lo = UINT64_MAX;
-    for (int i = 0; i < 2; i++) {
-        uint64_t states = base->stage[i].states_bytes, slope = peak1[i] - states;
-        uint64_t b = slope ? (budget - states) / slope : UINT64_MAX;
-        if (b < lo)
-            lo = b;
-    }
-    if (lo < 1 || (lo > 1 && !fits_with_micro_batch(sc, base, lo)))
-        lo = 1;
+    for (int i = 0; i < 2; i++)
+        slope[i] = peak1[i] - base->stage[i].states_bytes;
+    b = micro_batch_estimate(base, slope);
+    return b > 1 && fits_with_micro_batch(sc, base, b) ? b : 1;
+}
+
+/* model_max_micro_batch with the scenario's terms already known (model_peak of sc at micro-batch
+ * base_b). */
+static uint64_t max_micro_batch_from(const struct scenario *sc, const struct terms *base,
+                                     uint64_t base_b)
+{
+    bool exact;
+    uint64_t lo = micro_batch_start(sc, base, base_b, &exact);
+    if (lo == 0 || exact)
+        return lo;
+    /* lo fits: step up while lo + step still fits. */
     uint64_t step = 1;
     while (lo <= UINT64_MAX - step && fits_with_micro_batch(sc, base, lo + step)) {
         lo += step;
@@ -360,24 +471,26 @@ static uint64_t max_micro_batch_from(const struct scenario *sc, const struct ter
 uint64_t model_max_micro_batch(const struct scenario *sc)
 {
     struct terms base;
+    uint64_t base_b = sc->micro_batch;
     if (model_peak(sc, &base) != MODEL_OK) {
         /* Too large at its own b: the states may still fit at b = 1. */
         struct scenario one = *sc;
-        one.micro_batch = 1;
+        one.micro_batch = base_b = 1;
         if (model_peak(&one, &base) != MODEL_OK)
             return 0;
     }
-    return max_micro_batch_from(sc, &base);
+    return max_micro_batch_from(sc, &base, base_b);
 }
 
 enum model_status model_eval(const struct scenario *sc, struct terms *t)
 {
     if (model_peak(sc, t) != MODEL_OK)
         return MODEL_OVERFLOW;
-    if (model_k_best(sc, &t->k_best, &t->act_k_best_bytes) != MODEL_OK)
+    if (k_best_from(sc, t->act_layer_bytes, t->ckpt_bytes, &t->k_best, &t->act_k_best_bytes) !=
+        MODEL_OK)
         return MODEL_OVERFLOW;
     t->k_star = sqrt((double)sc->layers * (double)t->ckpt_bytes / (double)t->act_layer_bytes);
-    t->max_micro_batch = max_micro_batch_from(sc, t);
+    t->max_micro_batch = max_micro_batch_from(sc, t, sc->micro_batch);
     return MODEL_OK;
 }
 

@@ -45,7 +45,8 @@ struct model_gpu {
     uint64_t peak_bytes;
 };
 
-/* Every term of a scenario, on its most loaded GPU. */
+/* Every term of a scenario, on its most loaded GPU. (model.c's peak_terms sets each member by
+ * name: a new member must be set there too.) */
 struct terms {
     uint64_t params;          /* Psi of the whole model */
     uint64_t layer_params;    /* one transformer layer, whole */
@@ -98,6 +99,10 @@ uint64_t model_budget_bytes(const struct scenario *sc);
 
 /* Every term except k_best, k_star and max_micro_batch: cheap enough for searches. */
 enum model_status model_peak(const struct scenario *sc, struct terms *t);
+
+/* true when no byte count of model_peak(sc) can overflow 64 bits, by a bound in double that is
+ * much cheaper than model_peak; false means nothing (call model_peak to know). */
+bool model_peak_cannot_overflow(const struct scenario *sc);
 
 /* Every term. */
 enum model_status model_eval(const struct scenario *sc, struct terms *t);

@@ -164,10 +164,17 @@ static bool run_ladder(struct ladder *ld)
 
 int plan_build(const struct scenario *sc, struct plan *out)
 {
+    struct terms base;
+    if (model_peak(sc, &base) != MODEL_OK)
+        return -1;
+    return plan_build_from(sc, &base, out);
+}
+
+int plan_build_from(const struct scenario *sc, const struct terms *base, struct plan *out)
+{
     /* Only the scalar fields are set: the rungs array is large and a fitting scenario (the eval
      * hot path) leaves it empty. */
-    if (model_peak(sc, &out->base) != MODEL_OK)
-        return -1;
+    out->base = *base;
     out->n_rungs = 0;
     out->fix_rung = -1;
     out->base_micro_batch = sc->micro_batch;

@@ -3,7 +3,8 @@
  * what is the cheapest fix?"), the largest micro-batch per activation mode, and the M(k) curve.
  *
  * Pure: plan_build reads a const scenario and fills a caller's struct plan; no I/O, no allocation,
- * no globals. A scenario that fits as it is costs one model_peak (the eval hot path).
+ * no globals. A scenario that fits as it is costs one model_peak, none with plan_build_from
+ * (the eval hot path).
  *
  * The ladder, applied cumulatively; a rung that does not apply is skipped (not recorded); the
  * first rung that fits is the fix:
@@ -85,6 +86,10 @@ struct plan {
 
 /* Runs the ladder for sc. Returns 0, or -1 when a byte count overflows (the plan is unusable). */
 int plan_build(const struct scenario *sc, struct plan *out);
+
+/* plan_build for a scenario whose terms are known already (model_peak or model_eval of sc, e.g.
+ * eval's row): saves the model_peak of the base, a third of the time of a fitting row. */
+int plan_build_from(const struct scenario *sc, const struct terms *base, struct plan *out);
 
 /* "none", "flash", "zero1", "zero2", "micro_batch", "full_ckpt", "zero3", "tp", "offload",
  * "nothing": the `fix` column of eval. */

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "model.h"
+#include "random_scenario.h"
 #include "testutil.h"
 
 static struct scenario lesson(void)
@@ -685,6 +686,37 @@ static void overflow_is_reported_not_wrapped(void **state)
     assert_int_equal(model_peak(&sc, &t), MODEL_OVERFLOW);
 }
 
+/* The cheap bound config uses instead of model_peak: whenever it says no overflow, model_peak
+ * agrees, on random scenarios scaled towards and past 64 bits. */
+static void peak_bound_implies_no_overflow(void **state)
+{
+    (void)state;
+    uint64_t st = 2026;
+    int sure = 0, overflow = 0;
+    for (int i = 0; i < 20000; i++) {
+        struct scenario sc;
+        struct terms t;
+        random_scenario(&st, &sc);
+        sc.seq <<= rs_range(&st, 0, 20);
+        sc.micro_batch <<= rs_range(&st, 0, 16);
+        sc.vocab <<= rs_range(&st, 0, 20);
+        sc.layers <<= rs_range(&st, 0, 12);
+        uint64_t wider = rs_range(&st, 0, 10);
+        sc.hidden <<= wider;
+        sc.ffn <<= wider;
+        enum model_status status = model_peak(&sc, &t);
+        if (model_peak_cannot_overflow(&sc)) {
+            sure++;
+            assert_int_equal(status, MODEL_OK);
+        }
+        overflow += status == MODEL_OVERFLOW;
+    }
+    assert_true(sure > 2000);    /* the bound is useful... */
+    assert_true(overflow > 2000); /* ...and the test reaches the limit */
+    struct scenario sc = lesson();
+    assert_true(model_peak_cannot_overflow(&sc));
+}
+
 static void max_micro_batch_is_exact(void **state)
 {
     (void)state;
@@ -700,6 +732,29 @@ static void max_micro_batch_is_exact(void **state)
     assert_true(peak_of(&sc).fits);
     sc.micro_batch = b + 1;
     assert_false(peak_of(&sc).fits);
+}
+
+/* The largest micro-batch of model_eval (searched from the scenario's own b) and of
+ * model_max_micro_batch is the last b that fits, on random scenarios. */
+static void max_micro_batch_is_exact_on_random_scenarios(void **state)
+{
+    (void)state;
+    uint64_t st = 7;
+    for (int i = 0; i < 3000; i++) {
+        struct scenario sc, trial;
+        struct terms t, at;
+        random_scenario(&st, &sc);
+        if (model_eval(&sc, &t) != MODEL_OK)
+            continue;
+        assert_int_equal(t.max_micro_batch, model_max_micro_batch(&sc));
+        trial = sc;
+        if (t.max_micro_batch > 0) {
+            trial.micro_batch = t.max_micro_batch;
+            assert_true(model_peak(&trial, &at) == MODEL_OK && at.fits);
+        }
+        trial.micro_batch = t.max_micro_batch + 1;
+        assert_false(model_peak(&trial, &at) == MODEL_OK && at.fits);
+    }
 }
 
 static void max_micro_batch_zero_when_states_do_not_fit(void **state)
@@ -758,7 +813,9 @@ int main(void)
         cmocka_unit_test(pipeline_checkpoint_segments_stay_inside_a_stage),
         cmocka_unit_test(reserve_sets_the_budget),
         cmocka_unit_test(overflow_is_reported_not_wrapped),
+        cmocka_unit_test(peak_bound_implies_no_overflow),
         cmocka_unit_test(max_micro_batch_is_exact),
+        cmocka_unit_test(max_micro_batch_is_exact_on_random_scenarios),
         cmocka_unit_test(max_micro_batch_zero_when_states_do_not_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
