@@ -504,9 +504,19 @@ uint64_t model_gpus_for_states(uint64_t params, enum precision p, uint64_t mem_b
     return div_up(states, mem_bytes);
 }
 
-double model_core_crossover_seq(uint64_t hidden, uint64_t heads)
+double model_core_crossover_seq(const struct scenario *sc)
 {
-    return 34.0 * (double)hidden / (5.0 * (double)heads);
+    /* At s = 1, b = 1 without tp, the linear part is L1 bytes and the core coef * a bytes; the
+     * two grow as s b L1 and coef a s^2 b, equal at s = L1 / (coef a). */
+    struct scenario one = *sc;
+    one.seq = one.micro_batch = one.tp = 1;
+    one.sp = false;
+    one.attention = ATTENTION_PLAIN;
+    one.recompute = RECOMPUTE_NONE;
+    struct model_layer_act a;
+    if (model_layer_act(&one, &a) != MODEL_OK || a.attn == 0)
+        return 0;
+    return (double)(a.whole + a.split) / (double)a.attn;
 }
 
 double model_selective_overhead(uint64_t seq, uint64_t hidden)

@@ -119,8 +119,10 @@ uint64_t model_max_micro_batch(const struct scenario *sc);
  */
 uint64_t model_gpus_for_states(uint64_t params, enum precision p, uint64_t mem_bytes);
 
-/* The sequence length above which the attention core outgrows the rest: 34h/(5a) (lesson 3). */
-double model_core_crossover_seq(uint64_t hidden, uint64_t heads);
+/* The sequence length above which the attention core of plain attention outgrows the rest of
+ * the layer (lesson section 3, quick check): 34h/(5a) for GPT with dropout, 16h/a without,
+ * ((12 + 4/g)h + 8f)/(2a) for Llama; 0 on overflow. */
+double model_core_crossover_seq(const struct scenario *sc);
 
 /* Extra FLOPs of selective recomputation, as a fraction of a step: s / (18h + 3s) (lesson 3). */
 double model_selective_overhead(uint64_t seq, uint64_t hidden);

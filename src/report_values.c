@@ -194,8 +194,13 @@ static void report_values_terms(struct report_sc *r, enum chart_units u)
 
     report_fmt(v[REPORT_PH_SELECTIVE_OVERHEAD], n, "%.1f%%",
                100 * model_selective_overhead(sc->seq, sc->hidden));
-    report_fmt(v[REPORT_PH_CORE_CROSSOVER], n, "%.0f",
-               model_core_crossover_seq(sc->hidden, sc->heads));
+    bool masks = sc->arch == ARCH_GPT && sc->dropout;
+    report_fmt(v[REPORT_PH_CORE_TERM], n, "%s", masks ? "5as²b" : "2as²b");
+    report_fmt(v[REPORT_PH_CORE_CROSSOVER], n, "%s = %.0f",
+               sc->arch == ARCH_LLAMA ? "((12 + 4/g)h + 8f)/(2a)"
+               : masks                ? "34h/(5a)"
+                                      : "16h/a",
+               model_core_crossover_seq(sc));
     struct cost base;
     cost_step(sc, t, &base);
     report_fmt(v[REPORT_PH_TFLOPS], n, "%.0f", base.tflops);

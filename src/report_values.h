@@ -82,6 +82,7 @@
     X(FIX_SENTENCE, "fix_sentence")                                                               \
     X(GPUS_FOR_STATES, "gpus_for_states")                                                         \
     X(SELECTIVE_OVERHEAD, "selective_overhead")                                                   \
+    X(CORE_TERM, "core_term")                                                                     \
     X(CORE_CROSSOVER, "core_crossover")                                                           \
     X(TFLOPS, "tflops")                                                                           \
     X(LINK, "link_gb_s")                                                                          \

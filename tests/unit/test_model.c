@@ -372,14 +372,13 @@ static void section1_doubling_s_doubles_linear_part_per_token_core_grows(void **
 static void quick_check_core_crossover_870_tokens(void **state)
 {
     (void)state;
-    double s = model_core_crossover_seq(4096, 32);
-    assert_true(fabs(s - 870.4) < 0.01);
-    /* And it is where the two parts meet. */
     struct scenario sc = lesson();
     sc.hidden = 4096;
     sc.heads = sc.kv_heads = 32;
     sc.ffn = 4 * 4096;
     sc.micro_batch = 1;
+    assert_true(fabs(model_core_crossover_seq(&sc) - 870.4) < 0.01); /* 34h/(5a) */
+    /* And it is where the two parts meet. */
     struct model_layer_act a;
     sc.seq = 870;
     assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
@@ -387,6 +386,10 @@ static void quick_check_core_crossover_870_tokens(void **state)
     sc.seq = 871;
     assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
     assert_true(a.attn > a.whole + a.split);
+    sc.dropout = false; /* 32 sbh against 2as^2b: 16h/a */
+    assert_true(fabs(model_core_crossover_seq(&sc) - 16.0 * 4096 / 32) < 1e-9);
+    struct scenario ll = llama2_70b(); /* ((12 + 4/8) h + 8f) / (2a) */
+    assert_true(fabs(model_core_crossover_seq(&ll) - (12.5 * 8192 + 8.0 * 28672) / 128) < 1e-9);
 }
 
 static void check_yourself_4_no_dropout(void **state)
