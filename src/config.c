@@ -745,15 +745,48 @@ static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_s
     return true;
 }
 
+/* The number of characters of a UTF-8 string, or -1 when it is not valid UTF-8 (a stray or
+ * missing continuation byte, an overlong form, a surrogate, beyond U+10FFFF). *prefix_bytes gets
+ * the length in bytes of its first `prefix` characters. */
+static long utf8_length(const char *str, size_t prefix, size_t *prefix_bytes)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    long chars = 0;
+    size_t i = 0;
+    *prefix_bytes = 0;
+    while (s[i]) {
+        unsigned c = s[i];
+        int more = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
+                 : (c & 0xF8) == 0xF0 ? 3 : -1;
+        if (more < 0 || (more == 1 && c < 0xC2) || (c == 0xE0 && (s[i + 1] & 0xE0) == 0x80) ||
+            (c == 0xED && s[i + 1] >= 0xA0) || (c == 0xF0 && s[i + 1] < 0x90) ||
+            (c == 0xF4 && s[i + 1] >= 0x90) || c > 0xF4)
+            return -1;
+        for (int k = 1; k <= more; k++)
+            if ((s[i + (size_t)k] & 0xC0) != 0x80)
+                return -1;
+        i += (size_t)more + 1;
+        if ((size_t)++chars == prefix)
+            *prefix_bytes = i;
+    }
+    if ((size_t)chars < prefix)
+        *prefix_bytes = i;
+    return chars;
+}
+
 static bool parse_name(struct row *row, struct scenario *sc)
 {
     if (!require(row, COL_NAME))
         return false;
-    size_t n = strlen(row->cell[COL_NAME]);
-    if (n > SCENARIO_NAME_MAX)
-        return row_error(row, COL_NAME, "'%.20s...' is longer than %d characters", row->cell[COL_NAME],
+    const char *name = row->cell[COL_NAME];
+    size_t shown;
+    long chars = utf8_length(name, 20, &shown);
+    if (chars < 0)
+        return row_error(row, COL_NAME, "the name is not valid UTF-8");
+    if (chars > SCENARIO_NAME_MAX)
+        return row_error(row, COL_NAME, "'%.*s...' is longer than %d characters", (int)shown, name,
                          SCENARIO_NAME_MAX);
-    memcpy(sc->name, row->cell[COL_NAME], n + 1);
+    memcpy(sc->name, name, strlen(name) + 1); /* at most 4 bytes a character: it fits */
     return true;
 }
 

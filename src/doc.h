@@ -51,7 +51,7 @@ struct doc {
     struct canvas c; /* draws on the current page */
     struct canvas_hpdf ch;
     double y; /* the cursor: top of the next block, top-left coordinates */
-    char running[SCENARIO_NAME_MAX + 64]; /* the running head of the next new page */
+    char running[SCENARIO_NAME_BYTES + 64]; /* the running head of the next new page */
     int error; /* 0, or the first failure (a libharu status, or -1 for memory) */
 };
 

@@ -10,7 +10,7 @@
 
 /* What the table keeps of a row. */
 struct evalout_table_row {
-    char name[SCENARIO_NAME_MAX + 1];
+    char name[SCENARIO_NAME_BYTES];
     uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b, gpus;
     int fits;
     char fix[16];

@@ -185,7 +185,7 @@ static int report_single(struct report_run *run, struct report_sc *r, const char
                          struct diag *d)
 {
     struct doc doc;
-    char title[SCENARIO_NAME_MAX + 64];
+    char title[SCENARIO_NAME_BYTES + 64];
     report_fmt(title, sizeof title, "%s: %s", run->doc_vals.v[REPORT_PH_TITLE], r->sc->name);
     int rc = -1;
     if (report_doc_init(&doc, run, title, d) == 0) {

@@ -11,7 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SCENARIO_NAME_MAX 64
+#define SCENARIO_NAME_MAX 64 /* characters (UTF-8 code points) of a scenario name */
+#define SCENARIO_NAME_BYTES (4 * SCENARIO_NAME_MAX + 1) /* room for them in UTF-8, and a NUL */
 
 enum arch { ARCH_GPT, ARCH_LLAMA };
 
@@ -34,7 +35,7 @@ struct gpu_speed {
 };
 
 struct scenario {
-    char name[SCENARIO_NAME_MAX + 1];
+    char name[SCENARIO_NAME_BYTES];
     enum arch arch;
     uint64_t layers, hidden, heads, kv_heads, vocab, ffn, positions;
     bool tied, dropout;

@@ -473,6 +473,43 @@ static void bad_name_too_long(void **state)
     assert_message(&r, "is longer than 64 characters");
 }
 
+static void names_count_characters_not_bytes(void **state)
+{
+    (void)state;
+    struct run r;
+    char csv[1024], name[512];
+    for (int i = 0; i < 65; i++)
+        memcpy(name + 2 * i, "\xce\xa8", 2); /* Psi: 2 bytes, one character */
+    name[128] = '\0';                         /* 64 characters */
+    snprintf(csv, sizeof csv, HEADER "%s,24,2048,16,50257,2048,8,80\n", name);
+    run_csv(&r, csv);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.sc[0].name, name);
+    name[128] = '\xce'; /* 65 characters */
+    name[130] = '\0';
+    snprintf(csv, sizeof csv, HEADER "%s,24,2048,16,50257,2048,8,80\n", name);
+    run_csv(&r, csv);
+    assert_int_equal(r.n, 0);
+    /* The message shows the first 20 characters, never half of one. */
+    char want[128];
+    snprintf(want, sizeof want, "column 'name': '%.40s...' is longer than 64 characters", name);
+    assert_message(&r, want);
+}
+
+static void bad_name_not_utf8(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"a\xff", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char csv[256];
+        snprintf(csv, sizeof csv, HEADER "%s,24,2048,16,50257,2048,8,80\n", bad[i]);
+        struct run r;
+        run_csv(&r, csv);
+        assert_int_equal(r.n, 0);
+        assert_message(&r, "in.csv:2: column 'name': the name is not valid UTF-8");
+    }
+}
+
 static void csvin_streams_with_flat_memory(void **state)
 {
     (void)state;
@@ -534,6 +571,8 @@ int main(void)
         cmocka_unit_test(bad_words_and_booleans),
         cmocka_unit_test(bad_llama_with_dropout),
         cmocka_unit_test(bad_name_too_long),
+        cmocka_unit_test(names_count_characters_not_bytes),
+        cmocka_unit_test(bad_name_not_utf8),
         cmocka_unit_test(csvin_streams_with_flat_memory),
     };
     return cmocka_run_group_tests(tests, load_presets, free_presets);
