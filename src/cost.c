@@ -24,9 +24,11 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
                                      : (double)sc->micro_batch * (double)dp;
     out->tokens = global * (double)sc->seq / (double)dp;
 
-    /* FLOPs: 6 Psi per token, split over the tp * pp GPUs of one replica. */
+    /* FLOPs: 6 Psi per token (2 forward, 4 backward), split over the tp * pp GPUs of one
+     * replica; a frozen base (LoRA) skips the weight gradients, half of the backward: 4 Psi. */
     double psi = (double)t->params, gpus = (double)tp * (double)pp;
-    double useful = 6.0 * psi * out->tokens / gpus;
+    double per_token = sc->precision == PRECISION_FROZEN ? 4.0 : 6.0;
+    double useful = per_token * psi * out->tokens / gpus;
     double extra = 0.0;
     if (sc->recompute == RECOMPUTE_EVERY_K)
         extra = 2.0 * psi * out->tokens / gpus;

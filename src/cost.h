@@ -7,7 +7,8 @@
  *   tokens T    = global_batch * s / dp          (tokens of one data-parallel rank per step;
  *                                                 global_batch 0 means b * dp)
  *   compute     = 6 Psi T / (tp pp)               FLOPs per GPU (2 Psi forward + 4 Psi backward
- *                                                 per token, lesson section 3)
+ *                                                 per token, lesson section 3); 4 Psi T with a
+ *                                                 frozen base (no weight gradients)
  *   recompute   = 2 Psi T / (tp pp)               checkpointing every k: one extra forward pass
  *                                                 whatever k (lesson: 8 Psi instead of 6 Psi, +33%)
  *               = 6 Psi T s/(18h+3s) / (tp pp)    selective recomputation with plain attention

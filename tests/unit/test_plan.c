@@ -394,6 +394,13 @@ static void test_cost_model(void **state)
     cost_step(&sc, &t, &c);
     assert_close(c.recompute_s / c.compute_s, 1.0 / 3.0, 1e-12);
     assert_close(c.flops, 8 * psi * 16384, 1e-12);
+    /* A frozen base (LoRA) computes no weight gradients: 4 Psi per token, one forward more
+     * with checkpointing. */
+    sc.precision = PRECISION_FROZEN;
+    cost_step(&sc, &t, &c);
+    assert_close(c.compute_s, 4 * psi * 16384 / rate, 1e-12);
+    assert_close(c.flops, 6 * psi * 16384, 1e-12);
+    sc.precision = PRECISION_MIXED;
     /* Selective with plain attention: s / (18h + 3s) = 2048 / 43008 = 4.76%. */
     sc.recompute = RECOMPUTE_SELECTIVE;
     cost_step(&sc, &t, &c);
