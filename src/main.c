@@ -109,48 +109,77 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The index of arg among the n choices (case-insensitive), or -1 after a usage message that
+ * lists them: "--format: 'xml' is not csv, json or table". */
+static int parse_choice(const char *option, const char *arg, const char *const *choices, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(arg, choices[i]) == 0)
+            return i;
+    char list[128] = "";
+    size_t used = 0;
+    for (int i = 0; i < n && used < sizeof list; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ",
+                         choices[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    fprintf(stderr, "memfit: %s: '%s' is not %s\nTry 'memfit --help'.\n", option, arg, list);
+    return -1;
+}
+
+/* Options that choose one of a few words; returns -1 to go on, or an exit status. */
+static int parse_choice_option(struct options *o, int c, const char *arg)
+{
+    static const char *const formats[] = {"csv", "json", "table"};
+    static const char *const papers[] = {"a4", "letter"};
+    static const char *const units[] = {"GB", "GiB"};
+    static const char *const progress[] = {"auto", "always", "never"};
+    int i;
+    switch (c) {
+    case OPT_FORMAT:
+        if ((i = parse_choice("--format", arg, formats, 3)) < 0)
+            return EXIT_USAGE;
+        o->format = (enum evalout_format)i; /* EVALOUT_CSV, _JSON, _TABLE in this order */
+        return -1;
+    case OPT_PAPER:
+        if ((i = parse_choice("--paper", arg, papers, 2)) < 0)
+            return EXIT_USAGE;
+        o->letter = i == 1;
+        return -1;
+    case OPT_UNITS:
+        if ((i = parse_choice("--units", arg, units, 2)) < 0)
+            return EXIT_USAGE;
+        o->gib = i == 1;
+        return -1;
+    default: /* OPT_PROGRESS */
+        if ((i = parse_choice("--progress", arg, progress, 3)) < 0)
+            return EXIT_USAGE;
+        o->progress = (enum progress_mode)i; /* PROGRESS_AUTO, _ALWAYS, _NEVER in this order */
+        return -1;
+    }
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int parse_option(struct options *o, int c, const char *arg)
 {
     char *end;
     switch (c) {
-    case 'o':
-        o->out_dir = arg;
-        return -1;
     case OPT_FORMAT:
-        if (strcasecmp(arg, "csv") == 0)
-            o->format = EVALOUT_CSV;
-        else if (strcasecmp(arg, "json") == 0)
-            o->format = EVALOUT_JSON;
-        else if (strcasecmp(arg, "table") == 0)
-            o->format = EVALOUT_TABLE;
-        else
-            return usage_error("--format: '%s' is not csv, json or table", arg);
-        return -1;
-    case OPT_SPLIT:
-        o->split = true;
-        return -1;
-    case OPT_TEMPLATE:
-        o->template_path = arg;
-        return -1;
     case OPT_PAPER:
-        if (strcasecmp(arg, "a4") != 0 && strcasecmp(arg, "letter") != 0)
-            return usage_error("--paper: '%s' is not a4 or letter", arg);
-        o->letter = strcasecmp(arg, "letter") == 0;
-        return -1;
     case OPT_UNITS:
-        if (strcasecmp(arg, "GB") == 0)
-            o->gib = false;
-        else if (strcasecmp(arg, "GiB") == 0)
-            o->gib = true;
-        else
-            return usage_error("--units: '%s' is not GB or GiB", arg);
-        return -1;
+    case OPT_PROGRESS:
+        return parse_choice_option(o, c, arg);
     case OPT_RESERVE:
         errno = 0;
         o->reserve = strtod(arg, &end);
         if (end == arg || *end || errno || !(o->reserve >= 0 && o->reserve < 1))
             return usage_error("--reserve: '%s' is not a fraction in [0, 1)", arg);
+        return -1;
+    case 'o':
+        o->out_dir = arg;
+        return -1;
+    case OPT_TEMPLATE:
+        o->template_path = arg;
         return -1;
     case OPT_MODELS:
         o->models_path = arg;
@@ -158,18 +187,11 @@ static int parse_option(struct options *o, int c, const char *arg)
     case OPT_GPUS:
         o->gpus_path = arg;
         return -1;
+    case OPT_SPLIT:
+        o->split = true;
+        return -1;
     case 'q':
         o->quiet = true;
-        return -1;
-    case OPT_PROGRESS:
-        if (strcasecmp(arg, "auto") == 0)
-            o->progress = PROGRESS_AUTO;
-        else if (strcasecmp(arg, "always") == 0)
-            o->progress = PROGRESS_ALWAYS;
-        else if (strcasecmp(arg, "never") == 0)
-            o->progress = PROGRESS_NEVER;
-        else
-            return usage_error("--progress: '%s' is not auto, always or never", arg);
         return -1;
     case OPT_HELP:
         usage(stdout);
