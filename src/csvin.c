@@ -164,31 +164,66 @@ static const char *parse_error_text(struct csvin *r)
                                                : csv_strerror(csv_error(&r->parser));
 }
 
+/* End of input: the last record may still be open in libcsv. 1: it completed a record;
+ * 0: nothing left; -1: an unclosed quote (reported); -2: a read error (reported). */
+static int finish_input(struct csvin *r)
+{
+    r->eof = true;
+    if (ferror(r->in)) {
+        diag_report(r->diag, r->name, 0, "read error");
+        return -2;
+    }
+    size_t pending = r->n_fields;
+    if (csv_fini(&r->parser, on_field, on_record, r) != 0) {
+        diag_report(r->diag, r->name, r->rec_line,
+                    "malformed CSV record: a quoted field is not closed");
+        return -1;
+    }
+    return r->record_done && (pending || r->n_fields) ? 1 : 0;
+}
+
+/* Feeds one physical line p[0..n). 1: a record is complete; 0: read on (a blank line, or a
+ * quoted field goes on); -1: a malformed record (reported, skipped); -2: out of memory. */
+static int feed_line(struct csvin *r, char *p, size_t n)
+{
+    if (!r->in_record)
+        r->rec_line = r->line_no;
+    if (!r->in_record && !memchr(p, '"', n)) {
+        bool record = split_plain_line(r, p, n);
+        if (r->oom)
+            return -2;
+        return record ? 1 : 0;
+    }
+    if (csv_parse(&r->parser, p, n, on_field, on_record, r) != n) {
+        diag_report(r->diag, r->name, r->line_no, "%s", parse_error_text(r));
+        resync(r);
+        return -1;
+    }
+    if (r->oom)
+        return -2;
+    if (r->record_done)
+        return 1;
+    if (n > strspn(p, "\r\n"))
+        r->in_record = true;
+    return 0;
+}
+
 int csvin_next(struct csvin *r, struct csvin_record *rec)
 {
     if (r->record_done) { /* the previous record was handed out: start a new one */
         r->record_done = false;
         r->n_fields = 0;
     }
-    for (;;) {
+    int rc = 0;
+    while (rc == 0) {
         if (r->eof)
             return 0;
         ssize_t len = getline(&r->line, &r->line_cap, r->in);
         if (len < 0) {
-            r->eof = true;
-            if (ferror(r->in)) {
-                diag_report(r->diag, r->name, 0, "read error");
-                return -2;
-            }
-            size_t pending = r->n_fields;
-            if (csv_fini(&r->parser, on_field, on_record, r) != 0) {
-                diag_report(r->diag, r->name, r->rec_line,
-                            "malformed CSV record: a quoted field is not closed");
-                return -1;
-            }
-            if (r->record_done && (pending || r->n_fields))
-                break;
-            return 0;
+            rc = finish_input(r);
+            if (rc <= 0)
+                return rc;
+            break;
         }
         r->line_no++;
         char *p = r->line;
@@ -197,31 +232,11 @@ int csvin_next(struct csvin *r, struct csvin_record *rec)
             p += 3;
             n -= 3;
         }
-        if (!r->in_record)
-            r->rec_line = r->line_no;
-        if (!r->in_record && !memchr(p, '"', n)) {
-            bool record = split_plain_line(r, p, n);
-            if (r->oom) {
-                diag_report(r->diag, r->name, r->line_no, "out of memory");
-                return -2;
-            }
-            if (record)
-                break;
-            continue; /* a blank line */
-        }
-        if (csv_parse(&r->parser, p, n, on_field, on_record, r) != n) {
-            diag_report(r->diag, r->name, r->line_no, "%s", parse_error_text(r));
-            resync(r);
-            return -1;
-        }
-        if (r->oom) {
+        rc = feed_line(r, p, n);
+        if (rc == -2)
             diag_report(r->diag, r->name, r->line_no, "out of memory");
-            return -2;
-        }
-        if (r->record_done)
-            break;
-        if (n > strspn(p, "\r\n"))
-            r->in_record = true;
+        if (rc < 0)
+            return rc;
     }
     r->in_record = false;
     rec->n_fields = r->n_fields;
