@@ -69,22 +69,32 @@ static double report_text_height(struct doc *doc, const struct template_block *b
 static double report_keep_height(struct doc *doc, const struct template *tmpl, size_t i,
                                  struct report_values *vals)
 {
-    double h = 40;
+    /* A heading stays with the text under it and the chart or table that text introduces; when
+     * no chart or table follows (a list of notes), only with its first paragraph or item. */
+    double h = 40, first = 0;
+    bool figure = false;
     for (size_t j = i + 1; j < tmpl->n; j++) {
         const struct template_block *b = &tmpl->blocks[j];
         if (b->kind == TEMPLATE_PARAGRAPH || b->kind == TEMPLATE_ITEM) {
-            h += report_text_height(doc, b, vals);
+            double th = report_text_height(doc, b, vals);
+            h += th;
+            if (first == 0)
+                first = 40 + th;
             continue;
         }
         if (b->kind == TEMPLATE_CHART) {
+            figure = true;
             h += report_charts_height(b->text) + 10;
             if (j + 1 < tmpl->n && tmpl->blocks[j + 1].kind == TEMPLATE_CHART)
                 h += report_charts_height(tmpl->blocks[j + 1].text) + 10;
-        }
-        else if (b->kind == TEMPLATE_TABLE)
+        } else if (b->kind == TEMPLATE_TABLE) {
+            figure = true;
             h += report_tables_keep_height(b->text);
+        }
         break;
     }
+    if (!figure && first > 0)
+        h = first;
     double page = doc_bottom(doc) - DOC_M_TOP;
     return h < page ? h : page;
 }

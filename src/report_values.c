@@ -4,12 +4,10 @@
 const char *report_validation_note(void)
 {
     /* tests/unit/test_validation.c checks that the worst gaps quoted here are the fixture's. */
-    return "Validated against PyTorch: the per-layer activation formulas match the bytes autograd "
-           "saves for backward, counted with saved-tensor hooks (PyTorch 1.13, bf16, CPU), in 100 "
-           "measurements of 10 GPT layer shapes (plain and fused attention, dropout on and off, "
-           "checkpointed) and 10 Llama shapes (fused and written-out RMSNorm, SwiGLU, rotary, "
-           "GQA). Worst gap 0.195% (GPT) and 0.135% (Llama): the per-row norm statistics the "
-           "formulas leave out; checkpointed layers match 2sbh to the byte (tests/validation).";
+    return "Validated against PyTorch (tests/validation): the per-layer activations match the "
+           "bytes autograd saves for backward (saved-tensor hooks, PyTorch 1.13, bf16) in 100 "
+           "measurements of 10 GPT and 10 Llama layer shapes, checkpointed layers to the byte; "
+           "worst gap 0.195% (GPT) and 0.135% (Llama), the norm statistics left out.";
 }
 
 #include <math.h>
