@@ -1,6 +1,7 @@
 /* template: see template.h. */
 #include "template.h"
 
+#include "strbuf.h"
 #include "suggest.h"
 
 #include <errno.h>
@@ -24,30 +25,6 @@ void template_release(struct template *t)
         free(t->blocks[i].text);
     free(t->blocks);
     template_init(t);
-}
-
-/* A growable string. */
-struct tbuf {
-    char *s;
-    size_t len, cap;
-};
-
-static int tbuf_add(struct tbuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p)
-            return -1;
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-    return 0;
 }
 
 /*
@@ -196,7 +173,7 @@ struct template_parser {
     const char *file;
     const struct template_names *names;
     struct diag *d;
-    struct tbuf text;
+    struct strbuf text;
     enum template_kind kind; /* TEMPLATE_PARAGRAPH or TEMPLATE_ITEM while text.len > 0 */
     unsigned long line;
     int errors;
@@ -232,9 +209,9 @@ static void template_flush(struct template_parser *ps)
 {
     if (ps->text.len == 0)
         return;
-    if (template_push(ps, ps->kind, 0, ps->text.s, ps->text.len, ps->line) != 0)
+    if (template_push(ps, ps->kind, 0, ps->text.buf, ps->text.len, ps->line) != 0)
         ps->oom = true;
-    ps->text.len = 0;
+    strbuf_reset(&ps->text);
 }
 
 /* Adds a line of text to the paragraph or item being gathered (a new one when kind differs). */
@@ -246,10 +223,10 @@ static void template_gather(struct template_parser *ps, enum template_kind kind,
     if (ps->text.len == 0) {
         ps->kind = kind;
         ps->line = line;
-    } else if (tbuf_add(&ps->text, " ", 1) != 0) {
+    } else if (strbuf_append(&ps->text, " ", 1) != 0) {
         ps->oom = true;
     }
-    if (tbuf_add(&ps->text, s, n) != 0)
+    if (strbuf_append(&ps->text, s, n) != 0)
         ps->oom = true;
 }
 
@@ -383,7 +360,7 @@ int template_parse(struct template *t, const char *file, const char *text, size_
         i = end + 1;
     }
     template_flush(&ps);
-    free(ps.text.s);
+    strbuf_release(&ps.text);
     if (ps.oom) {
         diag_report(d, file, 0, "out of memory");
         ps.errors++;
@@ -426,7 +403,8 @@ int template_load(struct template *t, const char *path, const struct template_na
 
 char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
 {
-    struct tbuf out = {0};
+    struct strbuf out;
+    strbuf_init(&out);
     const char *p = text, *open, *name, *after;
     size_t n;
     int r;
@@ -438,14 +416,10 @@ char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
         const char *value = lookup(ctx, key);
         if (!value)
             value = "?";
-        if (tbuf_add(&out, p, (size_t)(open - p)) != 0 || tbuf_add(&out, value, strlen(value)) != 0)
-            goto oom;
+        strbuf_append(&out, p, (size_t)(open - p));
+        strbuf_puts(&out, value);
         p = after;
     }
-    if (tbuf_add(&out, p, strlen(p)) != 0)
-        goto oom;
-    return out.s;
-oom:
-    free(out.s);
-    return NULL;
+    strbuf_puts(&out, p);
+    return strbuf_detach(&out, NULL);
 }
