@@ -108,18 +108,12 @@ void report_values_act_formula(const struct scenario *sc, char *buf, size_t size
         report_fmt(buf, size, "%s%s", lin, core);
 }
 
-/* The configuration: names, shape, batch, precision, parallelism, hardware. */
-static void report_values_config(struct report_sc *r, enum chart_units u)
+/* The GPU: its memory, how many, and the hardware line ("8 × H100 (80 GB each)"). */
+static void report_values_hardware(struct report_sc *r, enum chart_units u)
 {
     const struct scenario *sc = r->sc;
-    const struct terms *t = &r->t;
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-    char a[64];
     const size_t n = REPORT_VALUE_MAX;
-    report_fmt(v[REPORT_PH_NAME], n, "%s", sc->name);
-    report_fmt(v[REPORT_PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
-    report_fmt(v[REPORT_PH_MODEL], n, "%s",
-               sc->model_preset[0] ? sc->model_preset : "custom model");
     report_fmt(v[REPORT_PH_GPU], n, "%s", sc->gpu_preset[0] ? sc->gpu_preset : "GPU");
     double mem = (double)sc->gpu_mem_bytes / chart_unit_bytes(u);
     if (fabs(mem - round(mem)) < 0.005)
@@ -134,6 +128,16 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     else
         report_fmt(v[REPORT_PH_HARDWARE], n, "%llu GPU%s of %s", (unsigned long long)gpus,
                    gpus == 1 ? "" : "s", v[REPORT_PH_GPU_MEM]);
+}
+
+/* The budget against the peak: the verdict and the headroom either way. */
+static void report_values_verdict(struct report_sc *r, enum chart_units u)
+{
+    const struct scenario *sc = r->sc;
+    const struct terms *t = &r->t;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    char a[64];
     report_fmt(v[REPORT_PH_RESERVE], n, "%.0f%%", sc->reserve * 100);
     report_fmt_size(v[REPORT_PH_BUDGET], n, t->budget_bytes, u);
     report_fmt_size(v[REPORT_PH_PEAK], n, t->peak_bytes, u);
@@ -145,8 +149,16 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
         report_fmt_size(a, sizeof a, t->peak_bytes - t->budget_bytes, u);
         report_fmt(v[REPORT_PH_HEADROOM], n, "%s over the budget", a);
     }
-    report_fmt_count(v[REPORT_PH_PARAMS], n, t->params);
-    report_fmt_short(v[REPORT_PH_PARAMS_SHORT], n, t->params);
+}
+
+/* The model's shape and the batch. */
+static void report_values_shape(struct report_sc *r)
+{
+    const struct scenario *sc = r->sc;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    report_fmt_count(v[REPORT_PH_PARAMS], n, r->t.params);
+    report_fmt_short(v[REPORT_PH_PARAMS_SHORT], n, r->t.params);
     report_fmt_u64(v[REPORT_PH_LAYERS], n, sc->layers);
     report_fmt_u64(v[REPORT_PH_HIDDEN], n, sc->hidden);
     report_fmt_u64(v[REPORT_PH_HEADS], n, sc->heads);
@@ -157,6 +169,15 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     report_fmt_u64(v[REPORT_PH_MICRO_BATCH], n, sc->micro_batch);
     report_fmt_u64(v[REPORT_PH_GLOBAL_BATCH], n,
                    sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp);
+}
+
+/* Precision, attention, recomputation and the parallel layout. */
+static void report_values_setup(struct report_sc *r)
+{
+    const struct scenario *sc = r->sc;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    char a[64];
     report_fmt(v[REPORT_PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
     report_fmt(v[REPORT_PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
     report_fmt(v[REPORT_PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
@@ -167,6 +188,22 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     report_fmt(v[REPORT_PH_PARALLEL], n, "dp=%llu, tp=%llu%s, pp=%llu, %s%s",
                (unsigned long long)sc->dp, (unsigned long long)sc->tp, sc->sp ? " + sp" : "",
                (unsigned long long)sc->pp, a, sc->offload ? ", optimizer offloaded" : "");
+}
+
+/* The configuration: names, shape, batch, precision, parallelism, hardware. */
+static void report_values_config(struct report_sc *r, enum chart_units u)
+{
+    const struct scenario *sc = r->sc;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    report_fmt(v[REPORT_PH_NAME], n, "%s", sc->name);
+    report_fmt(v[REPORT_PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
+    report_fmt(v[REPORT_PH_MODEL], n, "%s",
+               sc->model_preset[0] ? sc->model_preset : "custom model");
+    report_values_hardware(r, u);
+    report_values_verdict(r, u);
+    report_values_shape(r);
+    report_values_setup(r);
 }
 
 /* The memory terms, checkpointing, and the notes that depend on the model. */
