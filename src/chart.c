@@ -628,25 +628,32 @@ static void step_marks(struct frame *f, const struct chart_step *d, double unit)
     }
 }
 
-void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
-                     const struct chart_step *d, struct chart_geom *geom)
+/* The top of the y axis in bytes: the highest point of the step, the GPU, or the caller's. */
+static double step_y_hi(const struct chart_step *d, bool *recompute)
 {
-    double unit = chart_unit_bytes(d->units);
-    const char *un = chart_unit_name(d->units);
     double hi = (double)d->y_max_bytes, states = (double)d->states_bytes;
-    bool recompute = false;
+    *recompute = false;
     for (size_t i = 0; i < d->n; i++) {
         const struct timeline_event *e = &d->events[i];
         hi = fmax(hi, states + (double)e->act_bytes + (double)e->logits_bytes);
-        recompute = recompute || e->kind == TIMELINE_RECOMPUTE;
+        *recompute = *recompute || e->kind == TIMELINE_RECOMPUTE;
     }
-    hi = fmax(hi, (double)d->gpu_bytes);
-    bool band = d->segment > 0 && d->ckpt_bytes > 0;
-    char gpu_label[64], res_label[64], y_title[64];
-    snprintf(gpu_label, sizeof gpu_label, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
-    snprintf(res_label, sizeof res_label, "%.0f%% kept free", d->reserve * 100);
-    snprintf(y_title, sizeof y_title, "memory (%s)", un);
-    struct legend_item leg[7];
+    return fmax(hi, (double)d->gpu_bytes);
+}
+
+/* The legend's texts that carry numbers. */
+struct step_labels {
+    char gpu[64], reserve[64];
+};
+
+/* The legend: states, checkpoints (band), activations, logits, recomputation, the GPU lines. */
+static size_t step_legend(const struct chart_step *d, bool band, bool recompute,
+                          struct step_labels *lb, struct legend_item leg[7])
+{
+    double unit = chart_unit_bytes(d->units);
+    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit,
+             chart_unit_name(d->units));
+    snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free", d->reserve * 100);
     size_t nl = 0;
     leg[nl++] = (struct legend_item){LEG_BOX, chart_states_colour(), "model states"};
     if (band)
@@ -656,9 +663,53 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     if (recompute)
         leg[nl++] = (struct legend_item){LEG_STRIP, MAGENTA, "recomputed forward"};
     if (d->gpu_bytes) {
-        leg[nl++] = (struct legend_item){LEG_LINE, LINE_GPU, gpu_label};
-        leg[nl++] = (struct legend_item){LEG_DASH, LINE_GPU, res_label};
+        leg[nl++] = (struct legend_item){LEG_LINE, LINE_GPU, lb->gpu};
+        leg[nl++] = (struct legend_item){LEG_DASH, LINE_GPU, lb->reserve};
     }
+    return nl;
+}
+
+/* The stacked areas: logits over activations over checkpoints (band) over the model states. */
+static void step_areas(struct frame *f, const struct chart_step *d, double unit, bool band)
+{
+    struct canvas *c = f->c;
+    double states = (double)d->states_bytes;
+    fill_rgb(c, chart_term_colour(CHART_LOGITS));
+    step_area(f, d, unit, STEP_LOGITS);
+    fill_rgb(c, chart_term_colour(CHART_ACT));
+    step_area(f, d, unit, STEP_ACT);
+    if (band) {
+        fill_rgb(c, chart_term_colour(CHART_GRADS));
+        step_area(f, d, unit, STEP_CKPT);
+    }
+    draw_rect(c, chart_states_colour(), f->px, map_y(f, states / unit), f->pw,
+        map_y(f, 0) - map_y(f, states / unit));
+}
+
+/* The turn from forward to backward, and the two phases named at the top. */
+static void step_turn_mark(struct frame *f, const struct chart_step *d)
+{
+    struct canvas *c = f->c;
+    double turn = map_x(f, step_turn(d));
+    draw_stroke_style(c, AXIS, 0.6, 2);
+    draw_line(c, turn, f->py, turn, f->py + f->ph);
+    double ty = f->py + TICK_PT + 2;
+    text(c, turn - 4, ty, TICK_PT, CANVAS_ALIGN_RIGHT, "forward \xe2\x86\x92");
+    text(c, turn + 4, ty, TICK_PT, CANVAS_ALIGN_LEFT, "\xe2\x86\x90 backward");
+}
+
+void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_step *d, struct chart_geom *geom)
+{
+    double unit = chart_unit_bytes(d->units);
+    bool recompute;
+    double hi = step_y_hi(d, &recompute);
+    bool band = d->segment > 0 && d->ckpt_bytes > 0;
+    struct step_labels lb;
+    struct legend_item leg[7];
+    size_t nl = step_legend(d, band, recompute, &lb, leg);
+    char y_title[64];
+    snprintf(y_title, sizeof y_title, "memory (%s)", chart_unit_name(d->units));
     struct frame_spec s = {
         .title = d->title, .legend = leg, .n_legend = nl, .y_title = y_title,
         .x_title = "time (forward passes of one layer)", .y_lo = 0, .y_hi = hi * 1.12 / unit,
@@ -667,28 +718,13 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     frame_clip(&f);
-    fill_rgb(c, chart_term_colour(CHART_LOGITS));
-    step_area(&f, d, unit, STEP_LOGITS);
-    fill_rgb(c, chart_term_colour(CHART_ACT));
-    step_area(&f, d, unit, STEP_ACT);
-    if (band) {
-        fill_rgb(c, chart_term_colour(CHART_GRADS));
-        step_area(&f, d, unit, STEP_CKPT);
-    }
-    draw_rect(c, chart_states_colour(), f.px, map_y(&f, states / unit), f.pw,
-        map_y(&f, 0) - map_y(&f, states / unit));
+    step_areas(&f, d, unit, band);
     step_marks(&f, d, unit);
     if (d->gpu_bytes) {
         hline(&f, (double)d->gpu_bytes / unit, LINE_GPU, 1.0, 0);
         hline(&f, (double)d->gpu_bytes * (1 - d->reserve) / unit, LINE_GPU, 1.0, 4);
     }
-    /* The turn from forward to backward, and the two phases named at the top. */
-    double turn = map_x(&f, step_turn(d));
-    draw_stroke_style(c, AXIS, 0.6, 2);
-    draw_line(c, turn, f.py, turn, f.py + f.ph);
-    double ty = f.py + TICK_PT + 2;
-    text(c, turn - 4, ty, TICK_PT, CANVAS_ALIGN_RIGHT, "forward \xe2\x86\x92");
-    text(c, turn + 4, ty, TICK_PT, CANVAS_ALIGN_LEFT, "\xe2\x86\x90 backward");
+    step_turn_mark(&f, d);
     frame_end(&f, false, geom);
 }
 
