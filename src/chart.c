@@ -771,30 +771,76 @@ int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, str
     return 0;
 }
 
+/* The legend's texts that carry numbers. */
+struct kcurve_labels {
+    char none[64], best[80], kstar[48], time[64];
+};
+
+static void kcurve_label(const struct chart_kcurve *d, double best, struct kcurve_labels *lb)
+{
+    double unit = chart_unit_bytes(d->units);
+    const char *un = chart_unit_name(d->units);
+    snprintf(lb->none, sizeof lb->none, "no checkpointing: %.1f %s",
+             (double)d->none_bytes / unit, un);
+    snprintf(lb->best, sizeof lb->best, "best k = %llu: %.1f %s",
+             (unsigned long long)d->k_best, best / unit, un);
+    snprintf(lb->kstar, sizeof lb->kstar, "k* = %.2f", d->k_star);
+    snprintf(lb->time, sizeof lb->time, "step time (right axis): +%.0f%% for every k",
+             d->extra_compute * 100);
+}
+
+/* The reference lines: no checkpointing, k*, and the step time on the right axis (1 + extra
+ * for every k >= 1). */
+static void kcurve_guides(struct frame *f, const struct chart_kcurve *d, double unit)
+{
+    struct canvas *c = f->c;
+    hline(f, (double)d->none_bytes / unit, chart_states_colour(), 1.2, 3);
+    if (d->k_star >= f->x0 && d->k_star <= f->x1) {
+        draw_stroke_style(c, KSTAR, 1.0, 3);
+        draw_line(c, map_x(f, d->k_star), f->py, map_x(f, d->k_star), f->py + f->ph);
+    }
+    double ty = f->py + f->ph - (1 + d->extra_compute - f->y20) / (f->y21 - f->y20) * f->ph;
+    draw_stroke_style(c, STEP_TIME, 1.2, 0);
+    draw_line(c, map_x(f, 1), ty, map_x(f, (double)d->n), ty);
+}
+
+/* The peak for every k: a line through square markers. */
+static void kcurve_curve(struct frame *f, const struct chart_kcurve *d, double unit)
+{
+    struct canvas *c = f->c;
+    draw_stroke_style(c, ORANGE, 1.5, 0);
+    for (size_t i = 0; i < d->n; i++) {
+        double px = map_x(f, (double)(i + 1)), py = map_y(f, (double)d->peak_bytes[i] / unit);
+        if (i == 0)
+            c->ops->move_to(c, px, py);
+        else
+            c->ops->line_to(c, px, py);
+    }
+    if (d->n)
+        c->ops->stroke(c);
+    for (size_t i = 0; i < d->n; i++)
+        draw_rect(c, ORANGE, map_x(f, (double)(i + 1)) - 1.5,
+            map_y(f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
+}
+
 void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
                        const struct chart_kcurve *d, struct chart_geom *geom)
 {
     double unit = chart_unit_bytes(d->units);
-    const char *un = chart_unit_name(d->units);
     double hi = (double)d->none_bytes;
     for (size_t i = 0; i < d->n; i++)
         hi = fmax(hi, (double)d->peak_bytes[i]);
-    char none_label[64], best_label[80], kstar_label[48], time_label[64], y_title[64];
-    snprintf(none_label, sizeof none_label, "no checkpointing: %.1f %s",
-             (double)d->none_bytes / unit, un);
     double best = d->k_best >= 1 && d->k_best <= d->n ? (double)d->peak_bytes[d->k_best - 1] : 0;
-    snprintf(best_label, sizeof best_label, "best k = %llu: %.1f %s",
-             (unsigned long long)d->k_best, best / unit, un);
-    snprintf(kstar_label, sizeof kstar_label, "k* = %.2f", d->k_star);
-    snprintf(time_label, sizeof time_label, "step time (right axis): +%.0f%% for every k",
-             d->extra_compute * 100);
-    snprintf(y_title, sizeof y_title, "peak memory (%s)", un);
+    struct kcurve_labels lb;
+    kcurve_label(d, best, &lb);
+    char y_title[64];
+    snprintf(y_title, sizeof y_title, "peak memory (%s)", chart_unit_name(d->units));
     struct legend_item leg[] = {
         {LEG_LINE, ORANGE, "peak with checkpointing every k"},
-        {LEG_DOT, MAGENTA, best_label},
-        {LEG_DASH, chart_states_colour(), none_label},
-        {LEG_DASH, KSTAR, kstar_label},
-        {LEG_LINE, STEP_TIME, time_label},
+        {LEG_DOT, MAGENTA, lb.best},
+        {LEG_DASH, chart_states_colour(), lb.none},
+        {LEG_DASH, KSTAR, lb.kstar},
+        {LEG_LINE, STEP_TIME, lb.time},
     };
     struct frame_spec s = {
         .title = d->title, .legend = leg, .n_legend = sizeof leg / sizeof leg[0],
@@ -806,28 +852,8 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     frame_clip(&f);
-    hline(&f, (double)d->none_bytes / unit, chart_states_colour(), 1.2, 3);
-    if (d->k_star >= f.x0 && d->k_star <= f.x1) {
-        draw_stroke_style(c, KSTAR, 1.0, 3);
-        draw_line(c, map_x(&f, d->k_star), f.py, map_x(&f, d->k_star), f.py + f.ph);
-    }
-    /* Step time on the right axis: 1 + extra for every k >= 1. */
-    double ty = f.py + f.ph - (1 + d->extra_compute - f.y20) / (f.y21 - f.y20) * f.ph;
-    draw_stroke_style(c, STEP_TIME, 1.2, 0);
-    draw_line(c, map_x(&f, 1), ty, map_x(&f, (double)d->n), ty);
-    draw_stroke_style(c, ORANGE, 1.5, 0);
-    for (size_t i = 0; i < d->n; i++) {
-        double px = map_x(&f, (double)(i + 1)), py = map_y(&f, (double)d->peak_bytes[i] / unit);
-        if (i == 0)
-            c->ops->move_to(c, px, py);
-        else
-            c->ops->line_to(c, px, py);
-    }
-    if (d->n)
-        c->ops->stroke(c);
-    for (size_t i = 0; i < d->n; i++)
-        draw_rect(c, ORANGE, map_x(&f, (double)(i + 1)) - 1.5,
-            map_y(&f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
+    kcurve_guides(&f, d, unit);
+    kcurve_curve(&f, d, unit);
     if (best > 0)
         diamond(c, MAGENTA, map_x(&f, (double)d->k_best), map_y(&f, best / unit), 4);
     frame_end(&f, true, geom);
