@@ -975,22 +975,96 @@ static void walk_total_label(double sbh, double core, char *buf, size_t size)
         snprintf(buf, size, "%s sbh", a);
 }
 
-void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
-                     const struct chart_walk *d, struct chart_geom *geom)
+/* The name column's width and the axis's top, which leaves room right of the longest bar for
+ * the widest value label. */
+static double walk_x_hi(struct canvas *c, const struct chart_walk *d, double w, double *left_w)
 {
     double sbh = chart_walk_total(d->ops, d->n, CHART_WALK_SBH);
     double core = chart_walk_total(d->ops, d->n, CHART_WALK_AS2B);
     double hi = fmax(sbh, core);
-    double left_w = c->ops->text_width(c, TICK_PT, "total");
+    *left_w = c->ops->text_width(c, TICK_PT, "total");
     for (size_t i = 0; i < d->n; i++)
-        left_w = fmax(left_w, c->ops->text_width(c, TICK_PT, d->ops[i].name));
-    /* The axis leaves room right of the longest bar for the widest value label. */
+        *left_w = fmax(*left_w, c->ops->text_width(c, TICK_PT, d->ops[i].name));
     char buf[64];
     walk_total_label(sbh, core, buf, sizeof buf);
     double label_w = c->ops->text_width(c, TICK_PT, buf) + 8;
-    double pw = w - left_w - GAP - 6;
-    double x_hi = d->x_max > 0 ? d->x_max
-                               : pw > 2 * label_w ? hi * pw / (pw - label_w) : hi * 2;
+    double pw = w - *left_w - GAP - 6;
+    return d->x_max > 0 ? d->x_max : pw > 2 * label_w ? hi * pw / (pw - label_w) : hi * 2;
+}
+
+/* The rows' layout: one per tensor and one for the total. */
+struct walk_rows {
+    double row_h, bar_h, size;
+};
+
+/* Where tensor op's bar runs: from the running total of its unit to the new total; asb is a/h
+ * sbh, a sliver from 0. */
+static void walk_span(const struct chart_walk_op *op, double heads_per_hidden, double *run_sbh,
+                      double *run_core, double *from, double *to)
+{
+    if (op->unit == CHART_WALK_SBH) {
+        *from = *run_sbh;
+        *run_sbh += op->units;
+        *to = *run_sbh;
+    } else if (op->unit == CHART_WALK_AS2B) {
+        *from = *run_core;
+        *run_core += op->units;
+        *to = *run_core;
+    } else {
+        *from = 0;
+        *to = op->units * heads_per_hidden;
+    }
+}
+
+/* One tensor's bar (drawn at least 1.5 pt wide so it shows) and its "+2" or "+5 as²b" label. */
+static void walk_op_row(struct frame *f, const struct walk_rows *rw, const struct chart_walk_op *op,
+                        double cy, double from, double to)
+{
+    struct canvas *c = f->c;
+    struct canvas_rgb rgb = op->unit == CHART_WALK_SBH ? ORANGE : MAGENTA;
+    double x0 = map_x(f, from), x1 = fmax(map_x(f, to), x0 + 1.5);
+    draw_rect(c, rgb, x0, cy - rw->bar_h / 2, x1 - x0, rw->bar_h);
+    char buf[64];
+    walk_number(op->units, "+", buf, sizeof buf);
+    if (op->unit != CHART_WALK_SBH) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, sizeof buf - len, " %s", walk_unit_name(op->unit));
+    }
+    text(c, x1 + 3, cy + rw->size * 0.36, rw->size, CANVAS_ALIGN_LEFT, buf);
+}
+
+/* The total row: both running totals, sbh above as²b. */
+static void walk_total_row(struct frame *f, const struct walk_rows *rw, double cy, double sbh,
+                           double core)
+{
+    struct canvas *c = f->c;
+    double bar_h = rw->bar_h;
+    draw_rect(c, ORANGE, f->px, cy - bar_h / 2, map_x(f, sbh) - f->px, core > 0 ? bar_h / 2 : bar_h);
+    if (core > 0)
+        draw_rect(c, MAGENTA, f->px, cy, map_x(f, core) - f->px, bar_h / 2);
+    char buf[64];
+    walk_total_label(sbh, core, buf, sizeof buf);
+    text(c, map_x(f, fmax(sbh, core)) + 3, cy + rw->size * 0.36, rw->size, CANVAS_ALIGN_LEFT, buf);
+}
+
+/* The bars of every tensor, then the total. */
+static void walk_bars(struct frame *f, const struct walk_rows *rw, const struct chart_walk *d)
+{
+    double run_sbh = 0, run_core = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        double cy = f->py + rw->row_h * ((double)i + 0.5), from, to;
+        walk_span(&d->ops[i], d->heads_per_hidden, &run_sbh, &run_core, &from, &to);
+        walk_op_row(f, rw, &d->ops[i], cy, from, to);
+    }
+    double cy = f->py + rw->row_h * ((double)d->n + 0.5);
+    walk_total_row(f, rw, cy, chart_walk_total(d->ops, d->n, CHART_WALK_SBH),
+                   chart_walk_total(d->ops, d->n, CHART_WALK_AS2B));
+}
+
+void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_walk *d, struct chart_geom *geom)
+{
+    double left_w, x_hi = walk_x_hi(c, d, w, &left_w);
     struct legend_item leg[] = {
         {LEG_BOX, ORANGE, "kept tensor, running total in sbh"},
         {LEG_BOX, MAGENTA, "attention core, running total in as\xc2\xb2" "b"},
@@ -1002,48 +1076,16 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
     };
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
-    size_t rows = d->n + 1;
-    double row_h = f.ph / (double)rows, bar_h = fmin(row_h * 0.62, 12);
-    double size = fmin(TICK_PT, row_h * 0.8);
+    struct walk_rows rw;
+    rw.row_h = f.ph / (double)(d->n + 1);
+    rw.bar_h = fmin(rw.row_h * 0.62, 12);
+    rw.size = fmin(TICK_PT, rw.row_h * 0.8);
     frame_clip(&f);
-    double run_sbh = 0, run_core = 0;
-    for (size_t i = 0; i < d->n; i++) {
-        const struct chart_walk_op *op = &d->ops[i];
-        double cy = f.py + row_h * ((double)i + 0.5), from, to;
-        struct canvas_rgb rgb = op->unit == CHART_WALK_SBH ? ORANGE : MAGENTA;
-        if (op->unit == CHART_WALK_SBH) {
-            from = run_sbh;
-            run_sbh += op->units;
-            to = run_sbh;
-        } else if (op->unit == CHART_WALK_AS2B) {
-            from = run_core;
-            run_core += op->units;
-            to = run_core;
-        } else {
-            /* asb is a/h sbh: a sliver, drawn at least 1.5 pt wide so it shows. */
-            from = 0;
-            to = op->units * d->heads_per_hidden;
-        }
-        double x0 = map_x(&f, from), x1 = fmax(map_x(&f, to), x0 + 1.5);
-        draw_rect(c, rgb, x0, cy - bar_h / 2, x1 - x0, bar_h);
-        walk_number(op->units, "+", buf, sizeof buf);
-        if (op->unit != CHART_WALK_SBH) {
-            size_t len = strlen(buf);
-            snprintf(buf + len, sizeof buf - len, " %s", walk_unit_name(op->unit));
-        }
-        text(c, x1 + 3, cy + size * 0.36, size, CANVAS_ALIGN_LEFT, buf);
-    }
-    /* The total row: both running totals. */
-    double cy = f.py + row_h * ((double)d->n + 0.5);
-    draw_rect(c, ORANGE, f.px, cy - bar_h / 2, map_x(&f, sbh) - f.px, core > 0 ? bar_h / 2 : bar_h);
-    if (core > 0)
-        draw_rect(c, MAGENTA, f.px, cy, map_x(&f, core) - f.px, bar_h / 2);
-    walk_total_label(sbh, core, buf, sizeof buf);
-    text(c, map_x(&f, fmax(sbh, core)) + 3, cy + size * 0.36, size, CANVAS_ALIGN_LEFT, buf);
+    walk_bars(&f, &rw, d);
     frame_end(&f, false, geom);
     for (size_t i = 0; i <= d->n; i++) {
         const char *name = i < d->n ? d->ops[i].name : "total";
-        text(c, f.px - GAP, f.py + row_h * ((double)i + 0.5) + size * 0.36, size,
+        text(c, f.px - GAP, f.py + rw.row_h * ((double)i + 0.5) + rw.size * 0.36, rw.size,
              CANVAS_ALIGN_RIGHT, name);
     }
 }
