@@ -279,6 +279,47 @@ static void template_directive(struct template_parser *ps, const char *s, size_t
     }
 }
 
+/* Checks the placeholders of one line on their own, so a message points at the right line. */
+static void template_check_placeholders(struct template_parser *ps, const char *s, size_t n,
+                                        unsigned long line)
+{
+    char *copy = malloc(n + 1);
+    if (!copy) {
+        ps->oom = true;
+        return;
+    }
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    ps->errors += template_check_line(copy, ps->file, line, ps->names, ps->d);
+    free(copy);
+}
+
+/* "# Title" to "### Title": a heading block. False when the line is not a heading. */
+static bool template_heading(struct template_parser *ps, const char *s, size_t n,
+                             unsigned long line)
+{
+    int level = 0;
+    while ((size_t)level < n && s[level] == '#')
+        level++;
+    if (level == 0 || (size_t)level >= n || s[level] != ' ')
+        return false;
+    if (level > 3) {
+        diag_report(ps->d, ps->file, line, "heading level %d: at most '###'", level);
+        ps->errors++;
+        return true;
+    }
+    template_flush(ps);
+    const char *h = s + level + 1;
+    size_t hn = n - (size_t)level - 1;
+    while (hn && *h == ' ') {
+        h++;
+        hn--;
+    }
+    if (template_push(ps, TEMPLATE_HEADING, level, h, hn, line) != 0)
+        ps->oom = true;
+    return true;
+}
+
 static void template_line(struct template_parser *ps, const char *s, size_t n, unsigned long line)
 {
     if (n && s[n - 1] == '\r')
@@ -297,41 +338,15 @@ static void template_line(struct template_parser *ps, const char *s, size_t n, u
         template_flush(ps);
         return;
     }
-    /* Placeholders are checked on their own line, so a message points at the right one. */
-    char *copy = malloc(n + 1);
-    if (!copy) {
-        ps->oom = true;
+    template_check_placeholders(ps, s, n, line);
+    if (ps->oom)
         return;
-    }
-    memcpy(copy, s, n);
-    copy[n] = '\0';
-    ps->errors += template_check_line(copy, ps->file, line, ps->names, ps->d);
-    free(copy);
-
     if (s[0] == '@') {
         template_directive(ps, s, n, line);
         return;
     }
-    int level = 0;
-    while ((size_t)level < n && s[level] == '#')
-        level++;
-    if (level > 0 && (size_t)level < n && s[level] == ' ') {
-        if (level > 3) {
-            diag_report(ps->d, ps->file, line, "heading level %d: at most '###'", level);
-            ps->errors++;
-            return;
-        }
-        template_flush(ps);
-        const char *h = s + level + 1;
-        size_t hn = n - (size_t)level - 1;
-        while (hn && *h == ' ') {
-            h++;
-            hn--;
-        }
-        if (template_push(ps, TEMPLATE_HEADING, level, h, hn, line) != 0)
-            ps->oom = true;
+    if (template_heading(ps, s, n, line))
         return;
-    }
     if (n >= 2 && s[0] == '-' && s[1] == ' ') {
         template_gather(ps, TEMPLATE_ITEM, true, s + 2, n - 2, line);
         return;
