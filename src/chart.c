@@ -473,26 +473,56 @@ static void bar_value(struct frame *f, double cx, double v, const double *lines,
     text(f->c, cx, base, LABEL_PT, CANVAS_ALIGN_CENTER, buf);
 }
 
-void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
-                     const struct chart_bars *d, struct chart_geom *geom)
+/* The legend's texts that carry numbers. */
+struct bars_labels {
+    char gpu[64], reserve[64];
+};
+
+/* The legend: every term, then the GPU's memory and the budget under the reserve. */
+static void bars_legend(const struct chart_bars *d, struct bars_labels *lb,
+                        struct legend_item leg[CHART_TERMS + 2])
 {
     double unit = chart_unit_bytes(d->units);
     const char *un = chart_unit_name(d->units);
     double budget = (double)d->gpu_bytes * (1 - d->reserve);
-    double hi = (double)d->gpu_bytes;
-    for (size_t i = 0; i < d->n; i++)
-        hi = fmax(hi, (double)bar_total(&d->bars[i]));
-    char gpu_label[64], res_label[64], y_title[64];
-    snprintf(gpu_label, sizeof gpu_label, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
-    snprintf(res_label, sizeof res_label, "%.0f%% kept free: %.0f %s", d->reserve * 100,
+    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
+    snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free: %.0f %s", d->reserve * 100,
              budget / unit, un);
-    snprintf(y_title, sizeof y_title, "memory of one GPU (%s)", un);
-    struct legend_item leg[CHART_TERMS + 2];
     for (int i = 0; i < CHART_TERMS; i++)
         leg[i] = (struct legend_item){LEG_BOX, chart_term_colour((enum chart_term)i),
                                       chart_term_name((enum chart_term)i)};
-    leg[CHART_TERMS] = (struct legend_item){LEG_LINE, LINE_GPU, gpu_label};
-    leg[CHART_TERMS + 1] = (struct legend_item){LEG_DASH, LINE_GPU, res_label};
+    leg[CHART_TERMS] = (struct legend_item){LEG_LINE, LINE_GPU, lb->gpu};
+    leg[CHART_TERMS + 1] = (struct legend_item){LEG_DASH, LINE_GPU, lb->reserve};
+}
+
+/* The first n bars, each a stack of its terms, bw wide in slots of the given width. */
+static void bars_stacks(struct frame *f, const struct chart_bars *d, size_t n, double slot,
+                        double bw, double unit)
+{
+    for (size_t i = 0; i < n; i++) {
+        double cx = f->px + slot * ((double)i + 0.5), cum = 0;
+        for (int t = 0; t < CHART_TERMS; t++) {
+            double v = (double)d->bars[i].term_bytes[t] / unit;
+            double y0 = map_y(f, cum), y1 = map_y(f, cum + v);
+            draw_rect(f->c, chart_term_colour((enum chart_term)t), cx - bw / 2, y1, bw, y0 - y1);
+            cum += v;
+        }
+    }
+}
+
+void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_bars *d, struct chart_geom *geom)
+{
+    double unit = chart_unit_bytes(d->units);
+    double budget = (double)d->gpu_bytes * (1 - d->reserve);
+    double hi = (double)d->gpu_bytes;
+    for (size_t i = 0; i < d->n; i++)
+        hi = fmax(hi, (double)bar_total(&d->bars[i]));
+    struct bars_labels lb;
+    struct legend_item leg[CHART_TERMS + 2];
+    bars_legend(d, &lb, leg);
+    char y_title[64];
+    snprintf(y_title, sizeof y_title, "memory of one GPU (%s)", chart_unit_name(d->units));
     const char *labels[32] = {0};
     size_t n = d->n < 32 ? d->n : 32;
     bool two_lines = false;
@@ -508,18 +538,9 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     double slot = n ? f.pw / (double)n : f.pw;
-    double bw = fmin(slot * 0.6, 56);
     double lines[2] = {(double)d->gpu_bytes / unit, budget / unit};
     frame_clip(&f);
-    for (size_t i = 0; i < n; i++) {
-        double cx = f.px + slot * ((double)i + 0.5), cum = 0;
-        for (int t = 0; t < CHART_TERMS; t++) {
-            double v = (double)d->bars[i].term_bytes[t] / unit;
-            double y0 = map_y(&f, cum), y1 = map_y(&f, cum + v);
-            draw_rect(c, chart_term_colour((enum chart_term)t), cx - bw / 2, y1, bw, y0 - y1);
-            cum += v;
-        }
-    }
+    bars_stacks(&f, d, n, slot, fmin(slot * 0.6, 56), unit);
     hline(&f, lines[0], LINE_GPU, 1.2, 0);
     hline(&f, lines[1], LINE_GPU, 1.2, 4);
     for (size_t i = 0; i < n; i++)
