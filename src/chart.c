@@ -704,7 +704,7 @@ static void step_areas(struct frame *f, const struct chart_step *d, double unit,
         step_area(f, d, unit, STEP_CKPT);
     }
     draw_rect(c, chart_states_colour(), f->px, map_y(f, states / unit), f->pw,
-        map_y(f, 0) - map_y(f, states / unit));
+              map_y(f, 0) - map_y(f, states / unit));
 }
 
 /* The turn from forward to backward, and the two phases named at the top. */
@@ -801,10 +801,10 @@ static void kcurve_label(const struct chart_kcurve *d, double best, struct kcurv
 {
     double unit = chart_unit_bytes(d->units);
     const char *un = chart_unit_name(d->units);
-    snprintf(lb->none, sizeof lb->none, "no checkpointing: %.1f %s",
-             (double)d->none_bytes / unit, un);
-    snprintf(lb->best, sizeof lb->best, "best k = %llu: %.1f %s",
-             (unsigned long long)d->k_best, best / unit, un);
+    snprintf(lb->none, sizeof lb->none, "no checkpointing: %.1f %s", (double)d->none_bytes / unit,
+             un);
+    snprintf(lb->best, sizeof lb->best, "best k = %llu: %.1f %s", (unsigned long long)d->k_best,
+             best / unit, un);
     snprintf(lb->kstar, sizeof lb->kstar, "k* = %.2f", d->k_star);
     snprintf(lb->time, sizeof lb->time, "step time (right axis): +%.0f%% for every k",
              d->extra_compute * 100);
@@ -841,7 +841,7 @@ static void kcurve_curve(struct frame *f, const struct chart_kcurve *d, double u
         c->ops->stroke(c);
     for (size_t i = 0; i < d->n; i++)
         draw_rect(c, ORANGE, map_x(f, (double)(i + 1)) - 1.5,
-            map_y(f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
+                  map_y(f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
 }
 
 void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
@@ -1060,7 +1060,8 @@ static void walk_total_row(struct frame *f, const struct walk_rows *rw, double c
 {
     struct canvas *c = f->c;
     double bar_h = rw->bar_h;
-    draw_rect(c, ORANGE, f->px, cy - bar_h / 2, map_x(f, sbh) - f->px, core > 0 ? bar_h / 2 : bar_h);
+    draw_rect(c, ORANGE, f->px, cy - bar_h / 2, map_x(f, sbh) - f->px,
+              core > 0 ? bar_h / 2 : bar_h);
     if (core > 0)
         draw_rect(c, MAGENTA, f->px, cy, map_x(f, core) - f->px, bar_h / 2);
     char buf[64];

@@ -85,9 +85,9 @@ static void identity_object(struct strbuf *b, size_t obj)
     struct strbuf cm;
     strbuf_init(&cm);
     strbuf_puts(&cm, "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
-                  "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
-                  "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
-                  "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n");
+                     "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+                     "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
+                     "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n");
     unsigned hi[256];
     size_t n = 0;
     for (unsigned h = 0; h < 256; h++)
