@@ -1,6 +1,8 @@
 /* canvas_cairo: see canvas_cairo.h. */
 #include "canvas_cairo.h"
 
+#include "strbuf.h"
+
 #include <cairo-ft.h>
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -34,9 +36,7 @@ struct cairo_ctx {
     int depth;
     bool finished;
     /* SVG: the document is collected here and written at finish (see svg_write). */
-    char *svg;
-    size_t svg_len, svg_cap;
-    bool svg_nomem;
+    struct strbuf svg;
 };
 
 static void face_done(void *p)
@@ -298,21 +298,8 @@ static cairo_status_t file_write(void *closure, const unsigned char *data, unsig
 static cairo_status_t svg_collect(void *closure, const unsigned char *data, unsigned int length)
 {
     struct cairo_ctx *x = closure;
-    if (x->svg_len + length > x->svg_cap) {
-        size_t cap = x->svg_cap ? x->svg_cap : 1 << 16;
-        while (cap < x->svg_len + length)
-            cap *= 2;
-        char *p = realloc(x->svg, cap);
-        if (!p) {
-            x->svg_nomem = true;
-            return CAIRO_STATUS_NO_MEMORY;
-        }
-        x->svg = p;
-        x->svg_cap = cap;
-    }
-    memcpy(x->svg + x->svg_len, data, length);
-    x->svg_len += length;
-    return CAIRO_STATUS_SUCCESS;
+    return strbuf_append(&x->svg, data, length) == 0 ? CAIRO_STATUS_SUCCESS
+                                                     : CAIRO_STATUS_NO_MEMORY;
 }
 
 /* Cairo 1.16 names the SVG's root group after a process-wide surface counter (id="surface162"),
@@ -321,19 +308,21 @@ static int svg_write(struct cairo_ctx *x)
 {
     static const char key[] = "<g id=\"surface";
     size_t klen = sizeof key - 1, skip_from = 0, skip_to = 0;
-    for (size_t i = 0; i + klen <= x->svg_len; i++) {
-        if (memcmp(x->svg + i, key, klen) != 0)
+    const char *svg = x->svg.buf;
+    size_t svg_len = x->svg.len;
+    for (size_t i = 0; i + klen <= svg_len; i++) {
+        if (memcmp(svg + i, key, klen) != 0)
             continue;
         skip_from = skip_to = i + klen;
-        while (skip_to < x->svg_len && x->svg[skip_to] >= '0' && x->svg[skip_to] <= '9')
+        while (skip_to < svg_len && svg[skip_to] >= '0' && svg[skip_to] <= '9')
             skip_to++;
         break;
     }
     FILE *f = x->out;
-    bool ok = fwrite(x->svg, 1, skip_from, f) == skip_from;
+    bool ok = fwrite(svg, 1, skip_from, f) == skip_from;
     if (skip_to > skip_from)
         ok = ok && fputc('1', f) != EOF;
-    ok = ok && fwrite(x->svg + skip_to, 1, x->svg_len - skip_to, f) == x->svg_len - skip_to;
+    ok = ok && fwrite(svg + skip_to, 1, svg_len - skip_to, f) == svg_len - skip_to;
     return ok ? 0 : -1;
 }
 
@@ -395,7 +384,7 @@ fail:
         cairo_destroy(x->cr);
     if (x->surface)
         cairo_surface_destroy(x->surface);
-    free(x->svg);
+    strbuf_release(&x->svg);
     free(x);
     return NULL;
 }
@@ -419,7 +408,7 @@ int canvas_cairo_finish(struct canvas *c)
     cairo_status_t st = cairo_surface_status(x->surface);
     if (!c->error && st != CAIRO_STATUS_SUCCESS)
         c->error = (int)st;
-    if (!c->error && x->svg_nomem)
+    if (!c->error && x->svg.err)
         c->error = CAIRO_STATUS_NO_MEMORY;
     if (!c->error && x->format == CANVAS_CAIRO_SVG && svg_write(x) != 0)
         c->error = CAIRO_STATUS_WRITE_ERROR;
@@ -434,6 +423,6 @@ void canvas_cairo_free(struct canvas *c)
     if (!x->finished)
         canvas_cairo_finish(c);
     cairo_surface_destroy(x->surface);
-    free(x->svg);
+    strbuf_release(&x->svg);
     free(x);
 }

@@ -473,26 +473,56 @@ static void bar_value(struct frame *f, double cx, double v, const double *lines,
     text(f->c, cx, base, LABEL_PT, CANVAS_ALIGN_CENTER, buf);
 }
 
-void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
-                     const struct chart_bars *d, struct chart_geom *geom)
+/* The legend's texts that carry numbers. */
+struct bars_labels {
+    char gpu[64], reserve[64];
+};
+
+/* The legend: every term, then the GPU's memory and the budget under the reserve. */
+static void bars_legend(const struct chart_bars *d, struct bars_labels *lb,
+                        struct legend_item leg[CHART_TERMS + 2])
 {
     double unit = chart_unit_bytes(d->units);
     const char *un = chart_unit_name(d->units);
     double budget = (double)d->gpu_bytes * (1 - d->reserve);
-    double hi = (double)d->gpu_bytes;
-    for (size_t i = 0; i < d->n; i++)
-        hi = fmax(hi, (double)bar_total(&d->bars[i]));
-    char gpu_label[64], res_label[64], y_title[64];
-    snprintf(gpu_label, sizeof gpu_label, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
-    snprintf(res_label, sizeof res_label, "%.0f%% kept free: %.0f %s", d->reserve * 100,
+    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
+    snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free: %.0f %s", d->reserve * 100,
              budget / unit, un);
-    snprintf(y_title, sizeof y_title, "memory of one GPU (%s)", un);
-    struct legend_item leg[CHART_TERMS + 2];
     for (int i = 0; i < CHART_TERMS; i++)
         leg[i] = (struct legend_item){LEG_BOX, chart_term_colour((enum chart_term)i),
                                       chart_term_name((enum chart_term)i)};
-    leg[CHART_TERMS] = (struct legend_item){LEG_LINE, LINE_GPU, gpu_label};
-    leg[CHART_TERMS + 1] = (struct legend_item){LEG_DASH, LINE_GPU, res_label};
+    leg[CHART_TERMS] = (struct legend_item){LEG_LINE, LINE_GPU, lb->gpu};
+    leg[CHART_TERMS + 1] = (struct legend_item){LEG_DASH, LINE_GPU, lb->reserve};
+}
+
+/* The first n bars, each a stack of its terms, bw wide in slots of the given width. */
+static void bars_stacks(struct frame *f, const struct chart_bars *d, size_t n, double slot,
+                        double bw, double unit)
+{
+    for (size_t i = 0; i < n; i++) {
+        double cx = f->px + slot * ((double)i + 0.5), cum = 0;
+        for (int t = 0; t < CHART_TERMS; t++) {
+            double v = (double)d->bars[i].term_bytes[t] / unit;
+            double y0 = map_y(f, cum), y1 = map_y(f, cum + v);
+            draw_rect(f->c, chart_term_colour((enum chart_term)t), cx - bw / 2, y1, bw, y0 - y1);
+            cum += v;
+        }
+    }
+}
+
+void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_bars *d, struct chart_geom *geom)
+{
+    double unit = chart_unit_bytes(d->units);
+    double budget = (double)d->gpu_bytes * (1 - d->reserve);
+    double hi = (double)d->gpu_bytes;
+    for (size_t i = 0; i < d->n; i++)
+        hi = fmax(hi, (double)bar_total(&d->bars[i]));
+    struct bars_labels lb;
+    struct legend_item leg[CHART_TERMS + 2];
+    bars_legend(d, &lb, leg);
+    char y_title[64];
+    snprintf(y_title, sizeof y_title, "memory of one GPU (%s)", chart_unit_name(d->units));
     const char *labels[32] = {0};
     size_t n = d->n < 32 ? d->n : 32;
     bool two_lines = false;
@@ -508,18 +538,9 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     double slot = n ? f.pw / (double)n : f.pw;
-    double bw = fmin(slot * 0.6, 56);
     double lines[2] = {(double)d->gpu_bytes / unit, budget / unit};
     frame_clip(&f);
-    for (size_t i = 0; i < n; i++) {
-        double cx = f.px + slot * ((double)i + 0.5), cum = 0;
-        for (int t = 0; t < CHART_TERMS; t++) {
-            double v = (double)d->bars[i].term_bytes[t] / unit;
-            double y0 = map_y(&f, cum), y1 = map_y(&f, cum + v);
-            draw_rect(c, chart_term_colour((enum chart_term)t), cx - bw / 2, y1, bw, y0 - y1);
-            cum += v;
-        }
-    }
+    bars_stacks(&f, d, n, slot, fmin(slot * 0.6, 56), unit);
     hline(&f, lines[0], LINE_GPU, 1.2, 0);
     hline(&f, lines[1], LINE_GPU, 1.2, 4);
     for (size_t i = 0; i < n; i++)
@@ -628,25 +649,32 @@ static void step_marks(struct frame *f, const struct chart_step *d, double unit)
     }
 }
 
-void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
-                     const struct chart_step *d, struct chart_geom *geom)
+/* The top of the y axis in bytes: the highest point of the step, the GPU, or the caller's. */
+static double step_y_hi(const struct chart_step *d, bool *recompute)
 {
-    double unit = chart_unit_bytes(d->units);
-    const char *un = chart_unit_name(d->units);
     double hi = (double)d->y_max_bytes, states = (double)d->states_bytes;
-    bool recompute = false;
+    *recompute = false;
     for (size_t i = 0; i < d->n; i++) {
         const struct timeline_event *e = &d->events[i];
         hi = fmax(hi, states + (double)e->act_bytes + (double)e->logits_bytes);
-        recompute = recompute || e->kind == TIMELINE_RECOMPUTE;
+        *recompute = *recompute || e->kind == TIMELINE_RECOMPUTE;
     }
-    hi = fmax(hi, (double)d->gpu_bytes);
-    bool band = d->segment > 0 && d->ckpt_bytes > 0;
-    char gpu_label[64], res_label[64], y_title[64];
-    snprintf(gpu_label, sizeof gpu_label, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
-    snprintf(res_label, sizeof res_label, "%.0f%% kept free", d->reserve * 100);
-    snprintf(y_title, sizeof y_title, "memory (%s)", un);
-    struct legend_item leg[7];
+    return fmax(hi, (double)d->gpu_bytes);
+}
+
+/* The legend's texts that carry numbers. */
+struct step_labels {
+    char gpu[64], reserve[64];
+};
+
+/* The legend: states, checkpoints (band), activations, logits, recomputation, the GPU lines. */
+static size_t step_legend(const struct chart_step *d, bool band, bool recompute,
+                          struct step_labels *lb, struct legend_item leg[7])
+{
+    double unit = chart_unit_bytes(d->units);
+    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit,
+             chart_unit_name(d->units));
+    snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free", d->reserve * 100);
     size_t nl = 0;
     leg[nl++] = (struct legend_item){LEG_BOX, chart_states_colour(), "model states"};
     if (band)
@@ -656,9 +684,53 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     if (recompute)
         leg[nl++] = (struct legend_item){LEG_STRIP, MAGENTA, "recomputed forward"};
     if (d->gpu_bytes) {
-        leg[nl++] = (struct legend_item){LEG_LINE, LINE_GPU, gpu_label};
-        leg[nl++] = (struct legend_item){LEG_DASH, LINE_GPU, res_label};
+        leg[nl++] = (struct legend_item){LEG_LINE, LINE_GPU, lb->gpu};
+        leg[nl++] = (struct legend_item){LEG_DASH, LINE_GPU, lb->reserve};
     }
+    return nl;
+}
+
+/* The stacked areas: logits over activations over checkpoints (band) over the model states. */
+static void step_areas(struct frame *f, const struct chart_step *d, double unit, bool band)
+{
+    struct canvas *c = f->c;
+    double states = (double)d->states_bytes;
+    fill_rgb(c, chart_term_colour(CHART_LOGITS));
+    step_area(f, d, unit, STEP_LOGITS);
+    fill_rgb(c, chart_term_colour(CHART_ACT));
+    step_area(f, d, unit, STEP_ACT);
+    if (band) {
+        fill_rgb(c, chart_term_colour(CHART_GRADS));
+        step_area(f, d, unit, STEP_CKPT);
+    }
+    draw_rect(c, chart_states_colour(), f->px, map_y(f, states / unit), f->pw,
+              map_y(f, 0) - map_y(f, states / unit));
+}
+
+/* The turn from forward to backward, and the two phases named at the top. */
+static void step_turn_mark(struct frame *f, const struct chart_step *d)
+{
+    struct canvas *c = f->c;
+    double turn = map_x(f, step_turn(d));
+    draw_stroke_style(c, AXIS, 0.6, 2);
+    draw_line(c, turn, f->py, turn, f->py + f->ph);
+    double ty = f->py + TICK_PT + 2;
+    text(c, turn - 4, ty, TICK_PT, CANVAS_ALIGN_RIGHT, "forward \xe2\x86\x92");
+    text(c, turn + 4, ty, TICK_PT, CANVAS_ALIGN_LEFT, "\xe2\x86\x90 backward");
+}
+
+void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_step *d, struct chart_geom *geom)
+{
+    double unit = chart_unit_bytes(d->units);
+    bool recompute;
+    double hi = step_y_hi(d, &recompute);
+    bool band = d->segment > 0 && d->ckpt_bytes > 0;
+    struct step_labels lb;
+    struct legend_item leg[7];
+    size_t nl = step_legend(d, band, recompute, &lb, leg);
+    char y_title[64];
+    snprintf(y_title, sizeof y_title, "memory (%s)", chart_unit_name(d->units));
     struct frame_spec s = {
         .title = d->title, .legend = leg, .n_legend = nl, .y_title = y_title,
         .x_title = "time (forward passes of one layer)", .y_lo = 0, .y_hi = hi * 1.12 / unit,
@@ -667,28 +739,13 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     frame_clip(&f);
-    fill_rgb(c, chart_term_colour(CHART_LOGITS));
-    step_area(&f, d, unit, STEP_LOGITS);
-    fill_rgb(c, chart_term_colour(CHART_ACT));
-    step_area(&f, d, unit, STEP_ACT);
-    if (band) {
-        fill_rgb(c, chart_term_colour(CHART_GRADS));
-        step_area(&f, d, unit, STEP_CKPT);
-    }
-    draw_rect(c, chart_states_colour(), f.px, map_y(&f, states / unit), f.pw,
-        map_y(&f, 0) - map_y(&f, states / unit));
+    step_areas(&f, d, unit, band);
     step_marks(&f, d, unit);
     if (d->gpu_bytes) {
         hline(&f, (double)d->gpu_bytes / unit, LINE_GPU, 1.0, 0);
         hline(&f, (double)d->gpu_bytes * (1 - d->reserve) / unit, LINE_GPU, 1.0, 4);
     }
-    /* The turn from forward to backward, and the two phases named at the top. */
-    double turn = map_x(&f, step_turn(d));
-    draw_stroke_style(c, AXIS, 0.6, 2);
-    draw_line(c, turn, f.py, turn, f.py + f.ph);
-    double ty = f.py + TICK_PT + 2;
-    text(c, turn - 4, ty, TICK_PT, CANVAS_ALIGN_RIGHT, "forward \xe2\x86\x92");
-    text(c, turn + 4, ty, TICK_PT, CANVAS_ALIGN_LEFT, "\xe2\x86\x90 backward");
+    step_turn_mark(&f, d);
     frame_end(&f, false, geom);
 }
 
@@ -735,30 +792,76 @@ int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, str
     return 0;
 }
 
+/* The legend's texts that carry numbers. */
+struct kcurve_labels {
+    char none[64], best[80], kstar[48], time[64];
+};
+
+static void kcurve_label(const struct chart_kcurve *d, double best, struct kcurve_labels *lb)
+{
+    double unit = chart_unit_bytes(d->units);
+    const char *un = chart_unit_name(d->units);
+    snprintf(lb->none, sizeof lb->none, "no checkpointing: %.1f %s", (double)d->none_bytes / unit,
+             un);
+    snprintf(lb->best, sizeof lb->best, "best k = %llu: %.1f %s", (unsigned long long)d->k_best,
+             best / unit, un);
+    snprintf(lb->kstar, sizeof lb->kstar, "k* = %.2f", d->k_star);
+    snprintf(lb->time, sizeof lb->time, "step time (right axis): +%.0f%% for every k",
+             d->extra_compute * 100);
+}
+
+/* The reference lines: no checkpointing, k*, and the step time on the right axis (1 + extra
+ * for every k >= 1). */
+static void kcurve_guides(struct frame *f, const struct chart_kcurve *d, double unit)
+{
+    struct canvas *c = f->c;
+    hline(f, (double)d->none_bytes / unit, chart_states_colour(), 1.2, 3);
+    if (d->k_star >= f->x0 && d->k_star <= f->x1) {
+        draw_stroke_style(c, KSTAR, 1.0, 3);
+        draw_line(c, map_x(f, d->k_star), f->py, map_x(f, d->k_star), f->py + f->ph);
+    }
+    double ty = f->py + f->ph - (1 + d->extra_compute - f->y20) / (f->y21 - f->y20) * f->ph;
+    draw_stroke_style(c, STEP_TIME, 1.2, 0);
+    draw_line(c, map_x(f, 1), ty, map_x(f, (double)d->n), ty);
+}
+
+/* The peak for every k: a line through square markers. */
+static void kcurve_curve(struct frame *f, const struct chart_kcurve *d, double unit)
+{
+    struct canvas *c = f->c;
+    draw_stroke_style(c, ORANGE, 1.5, 0);
+    for (size_t i = 0; i < d->n; i++) {
+        double px = map_x(f, (double)(i + 1)), py = map_y(f, (double)d->peak_bytes[i] / unit);
+        if (i == 0)
+            c->ops->move_to(c, px, py);
+        else
+            c->ops->line_to(c, px, py);
+    }
+    if (d->n)
+        c->ops->stroke(c);
+    for (size_t i = 0; i < d->n; i++)
+        draw_rect(c, ORANGE, map_x(f, (double)(i + 1)) - 1.5,
+                  map_y(f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
+}
+
 void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
                        const struct chart_kcurve *d, struct chart_geom *geom)
 {
     double unit = chart_unit_bytes(d->units);
-    const char *un = chart_unit_name(d->units);
     double hi = (double)d->none_bytes;
     for (size_t i = 0; i < d->n; i++)
         hi = fmax(hi, (double)d->peak_bytes[i]);
-    char none_label[64], best_label[80], kstar_label[48], time_label[64], y_title[64];
-    snprintf(none_label, sizeof none_label, "no checkpointing: %.1f %s",
-             (double)d->none_bytes / unit, un);
     double best = d->k_best >= 1 && d->k_best <= d->n ? (double)d->peak_bytes[d->k_best - 1] : 0;
-    snprintf(best_label, sizeof best_label, "best k = %llu: %.1f %s",
-             (unsigned long long)d->k_best, best / unit, un);
-    snprintf(kstar_label, sizeof kstar_label, "k* = %.2f", d->k_star);
-    snprintf(time_label, sizeof time_label, "step time (right axis): +%.0f%% for every k",
-             d->extra_compute * 100);
-    snprintf(y_title, sizeof y_title, "peak memory (%s)", un);
+    struct kcurve_labels lb;
+    kcurve_label(d, best, &lb);
+    char y_title[64];
+    snprintf(y_title, sizeof y_title, "peak memory (%s)", chart_unit_name(d->units));
     struct legend_item leg[] = {
         {LEG_LINE, ORANGE, "peak with checkpointing every k"},
-        {LEG_DOT, MAGENTA, best_label},
-        {LEG_DASH, chart_states_colour(), none_label},
-        {LEG_DASH, KSTAR, kstar_label},
-        {LEG_LINE, STEP_TIME, time_label},
+        {LEG_DOT, MAGENTA, lb.best},
+        {LEG_DASH, chart_states_colour(), lb.none},
+        {LEG_DASH, KSTAR, lb.kstar},
+        {LEG_LINE, STEP_TIME, lb.time},
     };
     struct frame_spec s = {
         .title = d->title, .legend = leg, .n_legend = sizeof leg / sizeof leg[0],
@@ -770,28 +873,8 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     frame_clip(&f);
-    hline(&f, (double)d->none_bytes / unit, chart_states_colour(), 1.2, 3);
-    if (d->k_star >= f.x0 && d->k_star <= f.x1) {
-        draw_stroke_style(c, KSTAR, 1.0, 3);
-        draw_line(c, map_x(&f, d->k_star), f.py, map_x(&f, d->k_star), f.py + f.ph);
-    }
-    /* Step time on the right axis: 1 + extra for every k >= 1. */
-    double ty = f.py + f.ph - (1 + d->extra_compute - f.y20) / (f.y21 - f.y20) * f.ph;
-    draw_stroke_style(c, STEP_TIME, 1.2, 0);
-    draw_line(c, map_x(&f, 1), ty, map_x(&f, (double)d->n), ty);
-    draw_stroke_style(c, ORANGE, 1.5, 0);
-    for (size_t i = 0; i < d->n; i++) {
-        double px = map_x(&f, (double)(i + 1)), py = map_y(&f, (double)d->peak_bytes[i] / unit);
-        if (i == 0)
-            c->ops->move_to(c, px, py);
-        else
-            c->ops->line_to(c, px, py);
-    }
-    if (d->n)
-        c->ops->stroke(c);
-    for (size_t i = 0; i < d->n; i++)
-        draw_rect(c, ORANGE, map_x(&f, (double)(i + 1)) - 1.5,
-            map_y(&f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
+    kcurve_guides(&f, d, unit);
+    kcurve_curve(&f, d, unit);
     if (best > 0)
         diamond(c, MAGENTA, map_x(&f, (double)d->k_best), map_y(&f, best / unit), 4);
     frame_end(&f, true, geom);
@@ -913,22 +996,97 @@ static void walk_total_label(double sbh, double core, char *buf, size_t size)
         snprintf(buf, size, "%s sbh", a);
 }
 
-void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
-                     const struct chart_walk *d, struct chart_geom *geom)
+/* The name column's width and the axis's top, which leaves room right of the longest bar for
+ * the widest value label. */
+static double walk_x_hi(struct canvas *c, const struct chart_walk *d, double w, double *left_w)
 {
     double sbh = chart_walk_total(d->ops, d->n, CHART_WALK_SBH);
     double core = chart_walk_total(d->ops, d->n, CHART_WALK_AS2B);
     double hi = fmax(sbh, core);
-    double left_w = c->ops->text_width(c, TICK_PT, "total");
+    *left_w = c->ops->text_width(c, TICK_PT, "total");
     for (size_t i = 0; i < d->n; i++)
-        left_w = fmax(left_w, c->ops->text_width(c, TICK_PT, d->ops[i].name));
-    /* The axis leaves room right of the longest bar for the widest value label. */
+        *left_w = fmax(*left_w, c->ops->text_width(c, TICK_PT, d->ops[i].name));
     char buf[64];
     walk_total_label(sbh, core, buf, sizeof buf);
     double label_w = c->ops->text_width(c, TICK_PT, buf) + 8;
-    double pw = w - left_w - GAP - 6;
-    double x_hi = d->x_max > 0 ? d->x_max
-                               : pw > 2 * label_w ? hi * pw / (pw - label_w) : hi * 2;
+    double pw = w - *left_w - GAP - 6;
+    return d->x_max > 0 ? d->x_max : pw > 2 * label_w ? hi * pw / (pw - label_w) : hi * 2;
+}
+
+/* The rows' layout: one per tensor and one for the total. */
+struct walk_rows {
+    double row_h, bar_h, size;
+};
+
+/* Where tensor op's bar runs: from the running total of its unit to the new total; asb is a/h
+ * sbh, a sliver from 0. */
+static void walk_span(const struct chart_walk_op *op, double heads_per_hidden, double *run_sbh,
+                      double *run_core, double *from, double *to)
+{
+    if (op->unit == CHART_WALK_SBH) {
+        *from = *run_sbh;
+        *run_sbh += op->units;
+        *to = *run_sbh;
+    } else if (op->unit == CHART_WALK_AS2B) {
+        *from = *run_core;
+        *run_core += op->units;
+        *to = *run_core;
+    } else {
+        *from = 0;
+        *to = op->units * heads_per_hidden;
+    }
+}
+
+/* One tensor's bar (drawn at least 1.5 pt wide so it shows) and its "+2" or "+5 as²b" label. */
+static void walk_op_row(struct frame *f, const struct walk_rows *rw, const struct chart_walk_op *op,
+                        double cy, double from, double to)
+{
+    struct canvas *c = f->c;
+    struct canvas_rgb rgb = op->unit == CHART_WALK_SBH ? ORANGE : MAGENTA;
+    double x0 = map_x(f, from), x1 = fmax(map_x(f, to), x0 + 1.5);
+    draw_rect(c, rgb, x0, cy - rw->bar_h / 2, x1 - x0, rw->bar_h);
+    char buf[64];
+    walk_number(op->units, "+", buf, sizeof buf);
+    if (op->unit != CHART_WALK_SBH) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, sizeof buf - len, " %s", walk_unit_name(op->unit));
+    }
+    text(c, x1 + 3, cy + rw->size * 0.36, rw->size, CANVAS_ALIGN_LEFT, buf);
+}
+
+/* The total row: both running totals, sbh above as²b. */
+static void walk_total_row(struct frame *f, const struct walk_rows *rw, double cy, double sbh,
+                           double core)
+{
+    struct canvas *c = f->c;
+    double bar_h = rw->bar_h;
+    draw_rect(c, ORANGE, f->px, cy - bar_h / 2, map_x(f, sbh) - f->px,
+              core > 0 ? bar_h / 2 : bar_h);
+    if (core > 0)
+        draw_rect(c, MAGENTA, f->px, cy, map_x(f, core) - f->px, bar_h / 2);
+    char buf[64];
+    walk_total_label(sbh, core, buf, sizeof buf);
+    text(c, map_x(f, fmax(sbh, core)) + 3, cy + rw->size * 0.36, rw->size, CANVAS_ALIGN_LEFT, buf);
+}
+
+/* The bars of every tensor, then the total. */
+static void walk_bars(struct frame *f, const struct walk_rows *rw, const struct chart_walk *d)
+{
+    double run_sbh = 0, run_core = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        double cy = f->py + rw->row_h * ((double)i + 0.5), from, to;
+        walk_span(&d->ops[i], d->heads_per_hidden, &run_sbh, &run_core, &from, &to);
+        walk_op_row(f, rw, &d->ops[i], cy, from, to);
+    }
+    double cy = f->py + rw->row_h * ((double)d->n + 0.5);
+    walk_total_row(f, rw, cy, chart_walk_total(d->ops, d->n, CHART_WALK_SBH),
+                   chart_walk_total(d->ops, d->n, CHART_WALK_AS2B));
+}
+
+void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_walk *d, struct chart_geom *geom)
+{
+    double left_w, x_hi = walk_x_hi(c, d, w, &left_w);
     struct legend_item leg[] = {
         {LEG_BOX, ORANGE, "kept tensor, running total in sbh"},
         {LEG_BOX, MAGENTA, "attention core, running total in as\xc2\xb2" "b"},
@@ -940,48 +1098,16 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
     };
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
-    size_t rows = d->n + 1;
-    double row_h = f.ph / (double)rows, bar_h = fmin(row_h * 0.62, 12);
-    double size = fmin(TICK_PT, row_h * 0.8);
+    struct walk_rows rw;
+    rw.row_h = f.ph / (double)(d->n + 1);
+    rw.bar_h = fmin(rw.row_h * 0.62, 12);
+    rw.size = fmin(TICK_PT, rw.row_h * 0.8);
     frame_clip(&f);
-    double run_sbh = 0, run_core = 0;
-    for (size_t i = 0; i < d->n; i++) {
-        const struct chart_walk_op *op = &d->ops[i];
-        double cy = f.py + row_h * ((double)i + 0.5), from, to;
-        struct canvas_rgb rgb = op->unit == CHART_WALK_SBH ? ORANGE : MAGENTA;
-        if (op->unit == CHART_WALK_SBH) {
-            from = run_sbh;
-            run_sbh += op->units;
-            to = run_sbh;
-        } else if (op->unit == CHART_WALK_AS2B) {
-            from = run_core;
-            run_core += op->units;
-            to = run_core;
-        } else {
-            /* asb is a/h sbh: a sliver, drawn at least 1.5 pt wide so it shows. */
-            from = 0;
-            to = op->units * d->heads_per_hidden;
-        }
-        double x0 = map_x(&f, from), x1 = fmax(map_x(&f, to), x0 + 1.5);
-        draw_rect(c, rgb, x0, cy - bar_h / 2, x1 - x0, bar_h);
-        walk_number(op->units, "+", buf, sizeof buf);
-        if (op->unit != CHART_WALK_SBH) {
-            size_t len = strlen(buf);
-            snprintf(buf + len, sizeof buf - len, " %s", walk_unit_name(op->unit));
-        }
-        text(c, x1 + 3, cy + size * 0.36, size, CANVAS_ALIGN_LEFT, buf);
-    }
-    /* The total row: both running totals. */
-    double cy = f.py + row_h * ((double)d->n + 0.5);
-    draw_rect(c, ORANGE, f.px, cy - bar_h / 2, map_x(&f, sbh) - f.px, core > 0 ? bar_h / 2 : bar_h);
-    if (core > 0)
-        draw_rect(c, MAGENTA, f.px, cy, map_x(&f, core) - f.px, bar_h / 2);
-    walk_total_label(sbh, core, buf, sizeof buf);
-    text(c, map_x(&f, fmax(sbh, core)) + 3, cy + size * 0.36, size, CANVAS_ALIGN_LEFT, buf);
+    walk_bars(&f, &rw, d);
     frame_end(&f, false, geom);
     for (size_t i = 0; i <= d->n; i++) {
         const char *name = i < d->n ? d->ops[i].name : "total";
-        text(c, f.px - GAP, f.py + row_h * ((double)i + 0.5) + size * 0.36, size,
+        text(c, f.px - GAP, f.py + rw.row_h * ((double)i + 0.5) + rw.size * 0.36, rw.size,
              CANVAS_ALIGN_RIGHT, name);
     }
 }

@@ -1,6 +1,8 @@
 /* pdffix: see pdffix.h. */
 #include "pdffix.h"
 
+#include "strbuf.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,38 +11,6 @@
 
 #define XREF_ENTRY 20 /* "oooooooooo ggggg n\r\n" */
 #define PDFFIX_MAX_FONTS 16
-
-/* A growable byte buffer. */
-struct pbuf {
-    unsigned char *p;
-    size_t len, cap;
-    bool oom;
-};
-
-static void pbuf_add(struct pbuf *b, const void *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n)
-            cap *= 2;
-        unsigned char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-}
-
-static void pbuf_str(struct pbuf *b, const char *s)
-{
-    pbuf_add(b, s, strlen(s));
-}
 
 /* The last occurrence of needle in hay[0..len). */
 static const unsigned char *last_of(const unsigned char *hay, size_t len, const char *needle)
@@ -110,14 +80,14 @@ static bool xref_offset(const unsigned char *in, const struct xref *x, size_t ob
 }
 
 /* The identity ToUnicode CMap of the BMP (surrogates left out), as one stream object. */
-static void identity_object(struct pbuf *b, size_t obj)
+static void identity_object(struct strbuf *b, size_t obj)
 {
-    struct pbuf cm = {0};
-    char line[64];
-    pbuf_str(&cm, "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
-                  "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
-                  "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
-                  "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n");
+    struct strbuf cm;
+    strbuf_init(&cm);
+    strbuf_puts(&cm, "/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
+                     "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+                     "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
+                     "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n");
     unsigned hi[256];
     size_t n = 0;
     for (unsigned h = 0; h < 256; h++)
@@ -125,33 +95,25 @@ static void identity_object(struct pbuf *b, size_t obj)
             hi[n++] = h;
     for (size_t i = 0; i < n; i += 100) {
         size_t k = n - i < 100 ? n - i : 100;
-        snprintf(line, sizeof line, "%zu beginbfrange\n", k);
-        pbuf_str(&cm, line);
-        for (size_t j = i; j < i + k; j++) {
-            snprintf(line, sizeof line, "<%02X00> <%02XFF> <%02X00>\n", hi[j], hi[j], hi[j]);
-            pbuf_str(&cm, line);
-        }
-        pbuf_str(&cm, "endbfrange\n");
+        strbuf_printf(&cm, "%zu beginbfrange\n", k);
+        for (size_t j = i; j < i + k; j++)
+            strbuf_printf(&cm, "<%02X00> <%02XFF> <%02X00>\n", hi[j], hi[j], hi[j]);
+        strbuf_puts(&cm, "endbfrange\n");
     }
-    pbuf_str(&cm, "endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend");
-    if (cm.oom) {
-        b->oom = true;
-        free(cm.p);
-        return;
-    }
-    char head[96];
-    snprintf(head, sizeof head, "%zu 0 obj\n<<\n/Length %zu\n>>\nstream\n", obj, cm.len);
-    pbuf_str(b, head);
-    pbuf_add(b, cm.p, cm.len);
-    pbuf_str(b, "\nendstream\nendobj\n");
-    free(cm.p);
+    strbuf_puts(&cm, "endcmap\nCMapName currentdict /CMap defineresource pop\nend\nend");
+    if (cm.err && !b->err)
+        b->err = cm.err;
+    strbuf_printf(b, "%zu 0 obj\n<<\n/Length %zu\n>>\nstream\n", obj, cm.len);
+    strbuf_append(b, cm.buf, cm.len);
+    strbuf_puts(b, "\nendstream\nendobj\n");
+    strbuf_release(&cm);
 }
 
 /*
  * Replaces object `obj` of in by the identity CMap; writes the new document into b. Returns 0,
  * 1 when the object is already an unfiltered stream (done before), -1 on an unexpected layout.
  */
-static int replace_object(const unsigned char *in, size_t len, size_t obj, struct pbuf *b)
+static int replace_object(const unsigned char *in, size_t len, size_t obj, struct strbuf *b)
 {
     struct xref x;
     size_t off;
@@ -170,18 +132,18 @@ static int replace_object(const unsigned char *in, size_t len, size_t obj, struc
     size_t end = (size_t)(eo - in) + 7;
     if (end > x.at)
         return -1;
-    pbuf_add(b, in, off);
+    strbuf_append(b, in, off);
     identity_object(b, obj);
     size_t new_obj_len = b->len - off;
-    pbuf_add(b, in + end, x.at - end);
+    strbuf_append(b, in + end, x.at - end);
     long long delta = (long long)new_obj_len - (long long)(end - off);
     size_t xref_at = b->len;
     size_t entries = xref_at + (x.entries - x.at);
-    pbuf_add(b, in + x.at, x.entries + x.count * XREF_ENTRY - x.at);
-    if (b->oom)
+    strbuf_append(b, in + x.at, x.entries + x.count * XREF_ENTRY - x.at);
+    if (b->err)
         return -1;
     for (size_t i = 1; i < x.count; i++) {
-        unsigned char *e = b->p + entries + i * XREF_ENTRY;
+        unsigned char *e = (unsigned char *)b->buf + entries + i * XREF_ENTRY;
         size_t o;
         if (e[17] != 'n' || !read_num(e, e + 10, 10, &o, NULL) || o <= off)
             continue;
@@ -192,11 +154,9 @@ static int replace_object(const unsigned char *in, size_t len, size_t obj, struc
     /* The trailer, then the new position of the table. */
     const unsigned char *sx = last_of(in, len, "startxref\n");
     size_t tail = x.entries + x.count * XREF_ENTRY;
-    pbuf_add(b, in + tail, (size_t)(sx - in) - tail);
-    char trailer[64];
-    snprintf(trailer, sizeof trailer, "startxref\n%zu\n%%%%EOF\n", xref_at);
-    pbuf_str(b, trailer);
-    return b->oom ? -1 : 0;
+    strbuf_append(b, in + tail, (size_t)(sx - in) - tail);
+    strbuf_printf(b, "startxref\n%zu\n%%%%EOF\n", xref_at);
+    return b->err ? -1 : 0;
 }
 
 /* The object numbers N of every "/ToUnicode N 0 R" (at most cap, without repeats). */
@@ -230,20 +190,21 @@ int pdffix_tounicode(const unsigned char *in, size_t len, unsigned char **out, s
     *out = NULL;
     *out_len = 0;
     for (size_t i = 0; i < n; i++) {
-        struct pbuf b = {0};
+        struct strbuf b;
+        strbuf_init(&b);
         int rc = replace_object(cur ? cur : in, cur_len, objs[i], &b);
         if (rc < 0) {
-            free(b.p);
+            strbuf_release(&b);
             free(cur);
             return -1;
         }
         if (rc > 0) {
-            free(b.p);
+            strbuf_release(&b);
             continue;
         }
         free(cur);
-        cur = b.p;
         cur_len = b.len;
+        cur = (unsigned char *)strbuf_detach(&b, NULL);
         changed = 1;
     }
     if (!changed)

@@ -275,22 +275,10 @@ const char *const *report_placeholder_names(size_t *n)
     return report_values_names(n);
 }
 
-int report_write(const struct scenario *scs, size_t n, const struct report_options *opt,
-                 struct diag *d)
+/* Both templates, parsed and checked before anything is drawn. */
+static int report_load_templates(struct report_run *run, struct diag *d)
 {
-    struct report_run run;
-    memset(&run, 0, sizeof run);
-    run.opt = opt;
-    run.units = opt->gib ? CHART_GIB : CHART_GB;
-    template_init(&run.scenario_tmpl);
-    template_init(&run.summary_tmpl);
-    int rc = -1;
-    if (n == 0) {
-        diag_report(d, NULL, 0, "no scenario to report");
-        return -1;
-    }
-
-    /* 1. Both templates, parsed and checked before anything is drawn. */
+    const struct report_options *opt = run->opt;
     struct template_names sc_names, sum_names;
     memset(&sum_names, 0, sizeof sum_names);
     sc_names.placeholders = report_values_names(&sc_names.n_placeholders);
@@ -299,40 +287,67 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     sum_names.placeholders = sc_names.placeholders;
     sum_names.n_placeholders = REPORT_PH_DOC_END; /* the document's own, listed first */
     sum_names.tables = report_tables_summary_names(&sum_names.n_tables);
-    int bad = report_load_template(&run.scenario_tmpl, opt->scenario_template,
+    int bad = report_load_template(&run->scenario_tmpl, opt->scenario_template,
                                    "templates/report.tmpl", &sc_names, d);
-    bad |= report_load_template(&run.summary_tmpl, opt->summary_template,
+    bad |= report_load_template(&run->summary_tmpl, opt->summary_template,
                                 "templates/summary.tmpl", &sum_names, d);
-    if (bad)
-        goto out;
+    return bad ? -1 : 0;
+}
 
-    /* 2. Every scenario's numbers. */
-    run.scs = calloc(n, sizeof *run.scs);
-    if (!run.scs) {
+/* Every scenario's numbers, then the document's, shared with every scenario. */
+static int report_compute(struct report_run *run, const struct scenario *scs, size_t n,
+                          struct diag *d)
+{
+    run->scs = calloc(n, sizeof *run->scs);
+    if (!run->scs) {
         diag_report(d, NULL, 0, "out of memory");
-        goto out;
+        return -1;
     }
-    run.n = n;
+    run->n = n;
     for (size_t i = 0; i < n; i++)
-        if (report_sc_init(&run.scs[i], &scs[i], run.units, d) != 0)
-            goto out;
-    report_values_doc(&run.doc_vals, run.scs, n, run.units, opt->inputs, opt->validation_note);
+        if (report_sc_init(&run->scs[i], &scs[i], run->units, d) != 0)
+            return -1;
+    report_values_doc(&run->doc_vals, run->scs, n, run->units, run->opt->inputs,
+                      run->opt->validation_note);
     for (size_t i = 0; i < n; i++)
-        report_sc_share_doc(&run.scs[i], &run.doc_vals);
+        report_sc_share_doc(&run->scs[i], &run->doc_vals);
+    return 0;
+}
 
-    /* 3. The files, in out_dir (made here with its parents when it is missing). */
+/* The files, in out_dir (made here with its parents when it is missing). */
+static int report_write_files(struct report_run *run, struct diag *d)
+{
+    const struct report_options *opt = run->opt;
     if (out_make_dirs(opt->out_dir, d) != 0)
-        goto out;
+        return -1;
     char path[4096];
     if (out_join(path, sizeof path, opt->out_dir, opt->file_name ? opt->file_name : "report.pdf",
                  "") != 0) {
         diag_report(d, NULL, 0, "cannot write into '%s': path too long", opt->out_dir);
-        goto out;
+        return -1;
     }
-    rc = report_combined(&run, path, d);
-    if (opt->split && report_split(&run, d) != 0)
+    int rc = report_combined(run, path, d);
+    if (opt->split && report_split(run, d) != 0)
         rc = -1;
-out:
+    return rc;
+}
+
+int report_write(const struct scenario *scs, size_t n, const struct report_options *opt,
+                 struct diag *d)
+{
+    if (n == 0) {
+        diag_report(d, NULL, 0, "no scenario to report");
+        return -1;
+    }
+    struct report_run run;
+    memset(&run, 0, sizeof run);
+    run.opt = opt;
+    run.units = opt->gib ? CHART_GIB : CHART_GB;
+    template_init(&run.scenario_tmpl);
+    template_init(&run.summary_tmpl);
+    int rc = -1;
+    if (report_load_templates(&run, d) == 0 && report_compute(&run, scs, n, d) == 0)
+        rc = report_write_files(&run, d);
     free(run.scs);
     template_release(&run.scenario_tmpl);
     template_release(&run.summary_tmpl);

@@ -108,49 +108,68 @@ static void table_verdict(struct doc *doc, const struct report_sc *r)
     doc->y = y0 + h + 12;
 }
 
-static void table_terms(struct doc *doc, const struct report_sc *r)
+#define TERMS_FORMULA_MAX 128
+
+/* The formulas of the three model states: weights, gradients, optimizer (ZeRO divides by dp). */
+static void terms_states_formulas(const struct scenario *sc, const struct model_gpu *g,
+                                  char f[][TERMS_FORMULA_MAX])
 {
-    static const struct doc_col cols[] = {
-        {"term", 0.22, CANVAS_ALIGN_LEFT}, {"formula (this GPU)", 0.40, CANVAS_ALIGN_LEFT},
-        {"bytes", 0.18, CANVAS_ALIGN_RIGHT}, {"size", 0.11, CANVAS_ALIGN_RIGHT},
-        {"share", 0.09, CANVAS_ALIGN_RIGHT}};
-    const struct scenario *sc = r->sc;
-    const struct terms *t = &r->t;
-    const struct model_gpu *g = &t->stage[t->peak_stage];
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
-    char pcount[48], f[6][128], by[8][32], sz[8][32], pc[8][16];
+    char pcount[48];
     report_fmt_count(pcount, sizeof pcount, g->params);
     const char *dp_note = sc->dp > 1 ? " / dp" : "";
-    report_fmt(f[0], sizeof f[0], "%u B × %s params%s", bpp.weights, pcount,
+    report_fmt(f[0], TERMS_FORMULA_MAX, "%u B × %s params%s", bpp.weights, pcount,
                sc->zero >= 3 ? dp_note : "");
-    report_fmt(f[1], sizeof f[1], "%u B × params%s", bpp.grads, sc->zero >= 2 ? dp_note : "");
+    report_fmt(f[1], TERMS_FORMULA_MAX, "%u B × params%s", bpp.grads,
+               sc->zero >= 2 ? dp_note : "");
     if (sc->offload == OFFLOAD_OPTIMIZER)
-        report_fmt(f[2], sizeof f[2], "%u B × params, in CPU memory", bpp.optimizer);
+        report_fmt(f[2], TERMS_FORMULA_MAX, "%u B × params, in CPU memory", bpp.optimizer);
     else
-        report_fmt(f[2], sizeof f[2], "%u B × params%s", bpp.optimizer,
+        report_fmt(f[2], TERMS_FORMULA_MAX, "%u B × params%s", bpp.optimizer,
                    sc->zero >= 1 ? dp_note : "");
-    char af[96];
-    report_values_act_formula(sc, af, sizeof af);
-    report_fmt(f[3], sizeof f[3], "A = %s", af);
+}
+
+/* The stored activations: checkpoints plus one segment, or every layer of the stage. */
+static void terms_stored_formula(const struct scenario *sc, const struct terms *t, char *buf,
+                                 size_t size)
+{
     const char *c_text = sc->sp && sc->tp > 1 ? "c = 2sbh/t" : "c = 2sbh";
+    const char *m = t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1";
     uint64_t stage_layers = sc->layers / sc->pp;
     uint64_t k = sc->ckpt_every < stage_layers ? sc->ckpt_every : stage_layers;
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->pp == 1)
-        report_fmt(f[4], sizeof f[4], "⌈L/k⌉·c + k·A, k = %llu, %s", (unsigned long long)k, c_text);
+        report_fmt(buf, size, "⌈L/k⌉·c + k·A, k = %llu, %s", (unsigned long long)k, c_text);
     else if (sc->recompute == RECOMPUTE_EVERY_K) /* a segment stays inside a stage */
-        report_fmt(f[4], sizeof f[4], "m·⌈(L/pp)/k⌉·c + k·A, m = %s, k = %llu, %s",
-                   t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1", (unsigned long long)k,
-                   c_text);
+        report_fmt(buf, size, "m·⌈(L/pp)/k⌉·c + k·A, m = %s, k = %llu, %s", m,
+                   (unsigned long long)k, c_text);
     else if (sc->pp > 1)
-        report_fmt(f[4], sizeof f[4], "%s micro-batches × L/pp layers × A",
-                   t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1");
+        report_fmt(buf, size, "%s micro-batches × L/pp layers × A", m);
     else
-        report_fmt(f[4], sizeof f[4], "L × A = %llu × A", (unsigned long long)sc->layers);
+        report_fmt(buf, size, "L × A = %llu × A", (unsigned long long)sc->layers);
+}
+
+/* The formula column, one row per term from weights to logits. */
+static void terms_formulas(const struct report_sc *r, const struct model_gpu *g,
+                           char f[6][TERMS_FORMULA_MAX])
+{
+    const struct scenario *sc = r->sc;
+    terms_states_formulas(sc, g, f);
+    char af[96];
+    report_values_act_formula(sc, af, sizeof af);
+    report_fmt(f[3], TERMS_FORMULA_MAX, "A = %s", af);
+    terms_stored_formula(sc, &r->t, f[4], TERMS_FORMULA_MAX);
     if (g->logits_bytes == 0)
-        report_fmt(f[5], sizeof f[5], "none here: the last stage holds them");
+        report_fmt(f[5], TERMS_FORMULA_MAX, "none here: the last stage holds them");
     else
-        report_fmt(f[5], sizeof f[5], "4sbV%s (fp32 logits of the loss)",
+        report_fmt(f[5], TERMS_FORMULA_MAX, "4sbV%s (fp32 logits of the loss)",
                    sc->tp > 1 ? " / t" : "");
+}
+
+/* The bytes, size and share of the peak of each row; one layer and the budget get no share. */
+static void terms_numbers(const struct report_sc *r, char by[8][32], char sz[8][32],
+                          char pc[8][16])
+{
+    const struct terms *t = &r->t;
     const uint64_t vals[] = {t->weights_bytes, t->grads_bytes, t->optimizer_bytes,
                              t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes,
                              t->budget_bytes};
@@ -162,8 +181,19 @@ static void table_terms(struct doc *doc, const struct report_sc *r)
     }
     pc[3][0] = '\0';
     pc[7][0] = '\0';
-    char budget_f[64];
-    report_fmt(budget_f, sizeof budget_f, "GPU memory × (1 − %.2f)", sc->reserve);
+}
+
+static void table_terms(struct doc *doc, const struct report_sc *r)
+{
+    static const struct doc_col cols[] = {
+        {"term", 0.22, CANVAS_ALIGN_LEFT}, {"formula (this GPU)", 0.40, CANVAS_ALIGN_LEFT},
+        {"bytes", 0.18, CANVAS_ALIGN_RIGHT}, {"size", 0.11, CANVAS_ALIGN_RIGHT},
+        {"share", 0.09, CANVAS_ALIGN_RIGHT}};
+    const struct terms *t = &r->t;
+    char f[6][TERMS_FORMULA_MAX], by[8][32], sz[8][32], pc[8][16], budget_f[64];
+    terms_formulas(r, &t->stage[t->peak_stage], f);
+    terms_numbers(r, by, sz, pc);
+    report_fmt(budget_f, sizeof budget_f, "GPU memory × (1 − %.2f)", r->sc->reserve);
     const char *rows[][5] = {
         {"weights", f[0], by[0], sz[0], pc[0]},
         {"gradients", f[1], by[1], sz[1], pc[1]},

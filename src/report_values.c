@@ -18,6 +18,7 @@ const char *report_validation_note(void)
 #include "checked.h"
 #include "cost.h"
 #include "report_fmt.h"
+#include "strbuf.h"
 
 /* Every placeholder name, the document's first, in the order of enum report_ph less
  * REPORT_PH_DOC_END. */
@@ -105,18 +106,12 @@ void report_values_act_formula(const struct scenario *sc, char *buf, size_t size
         report_fmt(buf, size, "%s%s", lin, core);
 }
 
-/* The configuration: names, shape, batch, precision, parallelism, hardware. */
-static void report_values_config(struct report_sc *r, enum chart_units u)
+/* The GPU: its memory, how many, and the hardware line ("8 × H100 (80 GB each)"). */
+static void report_values_hardware(struct report_sc *r, enum chart_units u)
 {
     const struct scenario *sc = r->sc;
-    const struct terms *t = &r->t;
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-    char a[64];
     const size_t n = REPORT_VALUE_MAX;
-    report_fmt(v[REPORT_PH_NAME], n, "%s", sc->name);
-    report_fmt(v[REPORT_PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
-    report_fmt(v[REPORT_PH_MODEL], n, "%s",
-               sc->model_preset[0] ? sc->model_preset : "custom model");
     report_fmt(v[REPORT_PH_GPU], n, "%s", sc->gpu_preset[0] ? sc->gpu_preset : "GPU");
     double mem = (double)sc->gpu_mem_bytes / chart_unit_bytes(u);
     if (fabs(mem - round(mem)) < 0.005)
@@ -131,6 +126,16 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     else
         report_fmt(v[REPORT_PH_HARDWARE], n, "%llu GPU%s of %s", (unsigned long long)gpus,
                    gpus == 1 ? "" : "s", v[REPORT_PH_GPU_MEM]);
+}
+
+/* The budget against the peak: the verdict and the headroom either way. */
+static void report_values_verdict(struct report_sc *r, enum chart_units u)
+{
+    const struct scenario *sc = r->sc;
+    const struct terms *t = &r->t;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    char a[64];
     report_fmt(v[REPORT_PH_RESERVE], n, "%.0f%%", sc->reserve * 100);
     report_fmt_size(v[REPORT_PH_BUDGET], n, t->budget_bytes, u);
     report_fmt_size(v[REPORT_PH_PEAK], n, t->peak_bytes, u);
@@ -142,8 +147,16 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
         report_fmt_size(a, sizeof a, t->peak_bytes - t->budget_bytes, u);
         report_fmt(v[REPORT_PH_HEADROOM], n, "%s over the budget", a);
     }
-    report_fmt_count(v[REPORT_PH_PARAMS], n, t->params);
-    report_fmt_short(v[REPORT_PH_PARAMS_SHORT], n, t->params);
+}
+
+/* The model's shape and the batch. */
+static void report_values_shape(struct report_sc *r)
+{
+    const struct scenario *sc = r->sc;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    report_fmt_count(v[REPORT_PH_PARAMS], n, r->t.params);
+    report_fmt_short(v[REPORT_PH_PARAMS_SHORT], n, r->t.params);
     report_fmt_u64(v[REPORT_PH_LAYERS], n, sc->layers);
     report_fmt_u64(v[REPORT_PH_HIDDEN], n, sc->hidden);
     report_fmt_u64(v[REPORT_PH_HEADS], n, sc->heads);
@@ -154,6 +167,15 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     report_fmt_u64(v[REPORT_PH_MICRO_BATCH], n, sc->micro_batch);
     report_fmt_u64(v[REPORT_PH_GLOBAL_BATCH], n,
                    sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp);
+}
+
+/* Precision, attention, recomputation and the parallel layout. */
+static void report_values_setup(struct report_sc *r)
+{
+    const struct scenario *sc = r->sc;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    char a[64];
     report_fmt(v[REPORT_PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
     report_fmt(v[REPORT_PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
     report_fmt(v[REPORT_PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
@@ -164,6 +186,22 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
     report_fmt(v[REPORT_PH_PARALLEL], n, "dp=%llu, tp=%llu%s, pp=%llu, %s%s",
                (unsigned long long)sc->dp, (unsigned long long)sc->tp, sc->sp ? " + sp" : "",
                (unsigned long long)sc->pp, a, sc->offload ? ", optimizer offloaded" : "");
+}
+
+/* The configuration: names, shape, batch, precision, parallelism, hardware. */
+static void report_values_config(struct report_sc *r, enum chart_units u)
+{
+    const struct scenario *sc = r->sc;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    report_fmt(v[REPORT_PH_NAME], n, "%s", sc->name);
+    report_fmt(v[REPORT_PH_ARCH], n, "%s", sc->arch == ARCH_LLAMA ? "Llama" : "GPT");
+    report_fmt(v[REPORT_PH_MODEL], n, "%s",
+               sc->model_preset[0] ? sc->model_preset : "custom model");
+    report_values_hardware(r, u);
+    report_values_verdict(r, u);
+    report_values_shape(r);
+    report_values_setup(r);
 }
 
 /* The memory terms, checkpointing, and the notes that depend on the model. */
@@ -215,81 +253,93 @@ static void report_values_terms(struct report_sc *r, enum chart_units u)
                    "(two fp32 numbers per row) are left out.");
 }
 
-/* The fix ladder's answer and its cost (plan.h, cost.h). */
-static void report_values_fix(struct report_sc *r, enum chart_units u)
+/* The extra time of the fix rung fr over the base step, or that there is none. */
+static void fix_cost_time(struct strbuf *sb, const struct plan_rung *fr, const struct cost *bc)
 {
-    const struct scenario *sc = r->sc;
+    char a[64], b[64];
+    if (fr->extra_time_s <= 1e-9) {
+        strbuf_puts(sb, "no extra compute or traffic in the cost model");
+        return;
+    }
+    report_fmt_seconds(a, sizeof a, fr->extra_time_s);
+    report_fmt_seconds(b, sizeof b, bc->total_s);
+    double pct = bc->total_s > 0 ? 100.0 * fr->extra_time_s / bc->total_s : 0;
+    strbuf_printf(sb, "+%s per step (+%.1f%% of the %s step)", a, pct, b);
+}
+
+/* ": recomputation 12 ms, ..." - the parts of the cost model that grew. */
+static void fix_cost_parts(struct strbuf *sb, const struct cost *fc, const struct cost *bc)
+{
+    const struct {
+        double s;
+        const char *what;
+    } parts[] = {
+        {fc->recompute_s - bc->recompute_s, "recomputation"},
+        {fc->dp_extra_s - bc->dp_extra_s, "ZeRO-3 parameter traffic"},
+        {fc->tp_s - bc->tp_s, "tensor-parallel all-reduces"},
+        {fc->offload_s - bc->offload_s, "PCIe offload traffic"},
+    };
+    const char *sep = ": ";
+    char c[64];
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        if (parts[i].s <= 1e-9)
+            continue;
+        report_fmt_seconds(c, sizeof c, parts[i].s);
+        strbuf_printf(sb, "%s%s %s", sep, parts[i].what, c);
+        sep = ", ";
+    }
+}
+
+/* A smaller micro-batch b' keeps the global batch by gradient accumulation, exactly when b'
+ * divides the batch of a rank. */
+static void fix_cost_accumulation(struct strbuf *sb, const struct scenario *sc,
+                                  const struct plan_rung *fr)
+{
+    uint64_t per_rank = (sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp) /
+                        (sc->dp ? sc->dp : 1);
+    uint64_t b2 = fr->sc.micro_batch, steps = div_up(per_rank, b2);
+    if (b2 >= sc->micro_batch)
+        return;
+    if (per_rank % b2 == 0) {
+        strbuf_printf(sb,
+                      "; gradient accumulation over %llu micro-batches per step keeps the global "
+                      "batch",
+                      (unsigned long long)steps);
+        return;
+    }
+    strbuf_printf(sb,
+                  "; gradient accumulation over %llu micro-batches per step makes the global "
+                  "batch %llu instead of %llu (or use a b' that divides %llu)",
+                  (unsigned long long)steps, (unsigned long long)(steps * b2 * sc->dp),
+                  (unsigned long long)(per_rank * sc->dp), (unsigned long long)per_rank);
+}
+
+/* The extra compute or traffic of the fix, from the planner's cost model. */
+static void report_values_fix_cost(struct report_sc *r)
+{
+    const struct plan *p = &r->plan;
+    struct strbuf sb;
+    strbuf_init_fixed(&sb, r->vals.v[REPORT_PH_FIX_COST], REPORT_VALUE_MAX);
+    if (p->fix_rung < 0) {
+        strbuf_puts(&sb, p->fix == PLAN_FIX_NONE ? "nothing: the scenario fits as it is"
+                                                 : "not applicable: no rung fits");
+        return;
+    }
+    const struct plan_rung *fr = &p->rungs[p->fix_rung];
+    fix_cost_time(&sb, fr, &p->base_cost);
+    fix_cost_parts(&sb, &fr->cost, &p->base_cost);
+    fix_cost_accumulation(&sb, r->sc, fr);
+    if (fr->thin_matmuls)
+        strbuf_printf(&sb, "; warning: %llu tokens per micro-batch make thin matmuls (under %d)",
+                      (unsigned long long)(fr->sc.micro_batch * r->sc->seq), PLAN_THIN_TOKENS);
+}
+
+/* The one sentence of the answer: no fix needed, the cheapest fix, or nothing fits. */
+static void report_values_fix_sentence(struct report_sc *r)
+{
     const struct plan *p = &r->plan;
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-    char a[64], b[64], c[64];
     const size_t n = REPORT_VALUE_MAX;
-    report_fmt(v[REPORT_PH_FIX], n, "%s", report_fix_human(p->fix));
-    plan_fix_settings(p, v[REPORT_PH_FIX_PLAN], n);
-    if (!v[REPORT_PH_FIX_PLAN][0])
-        report_fmt(v[REPORT_PH_FIX_PLAN], n, "%s", p->fix == PLAN_FIX_NONE ? "no change" : "none");
-    report_fmt_size(v[REPORT_PH_FIX_PEAK], n, p->fix_peak_bytes, u);
-    report_fmt_u64(v[REPORT_PH_FIX_MICRO_BATCH], n, p->fix_micro_batch);
-
-    /* The extra compute or traffic of the fix, from the planner's cost model. */
-    if (p->fix_rung >= 0) {
-        const struct plan_rung *fr = &p->rungs[p->fix_rung];
-        const struct cost *fc = &fr->cost, *bc = &p->base_cost;
-        size_t o = 0;
-        if (fr->extra_time_s > 1e-9) {
-            report_fmt_seconds(a, sizeof a, fr->extra_time_s);
-            report_fmt_seconds(b, sizeof b, bc->total_s);
-            double pct = bc->total_s > 0 ? 100.0 * fr->extra_time_s / bc->total_s : 0;
-            o += (size_t)snprintf(v[REPORT_PH_FIX_COST], n, "+%s per step (+%.1f%% of the %s step)",
-                                  a, pct, b);
-        } else {
-            o += (size_t)snprintf(v[REPORT_PH_FIX_COST], n,
-                                  "no extra compute or traffic in the cost model");
-        }
-        const struct {
-            double s;
-            const char *what;
-        } parts[] = {
-            {fc->recompute_s - bc->recompute_s, "recomputation"},
-            {fc->dp_extra_s - bc->dp_extra_s, "ZeRO-3 parameter traffic"},
-            {fc->tp_s - bc->tp_s, "tensor-parallel all-reduces"},
-            {fc->offload_s - bc->offload_s, "PCIe offload traffic"},
-        };
-        const char *sep = ": ";
-        for (size_t i = 0; i < 4 && o < n; i++) {
-            if (parts[i].s <= 1e-9)
-                continue;
-            report_fmt_seconds(c, sizeof c, parts[i].s);
-            o += (size_t)snprintf(v[REPORT_PH_FIX_COST] + o, n - o, "%s%s %s", sep, parts[i].what,
-                                  c);
-            sep = ", ";
-        }
-        uint64_t per_rank = (sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp) /
-                            (sc->dp ? sc->dp : 1);
-        uint64_t b2 = fr->sc.micro_batch, steps = div_up(per_rank, b2);
-        if (b2 < sc->micro_batch && per_rank % b2 == 0 && o < n)
-            o += (size_t)snprintf(v[REPORT_PH_FIX_COST] + o, n - o,
-                                  "; gradient accumulation over %llu micro-batches per step keeps "
-                                  "the global batch",
-                                  (unsigned long long)steps);
-        else if (b2 < sc->micro_batch && o < n) /* b' does not divide the batch of a rank */
-            o += (size_t)snprintf(v[REPORT_PH_FIX_COST] + o, n - o,
-                                  "; gradient accumulation over %llu micro-batches per step makes "
-                                  "the global batch %llu instead of %llu (or use a b' that divides "
-                                  "%llu)",
-                                  (unsigned long long)steps,
-                                  (unsigned long long)(steps * b2 * sc->dp),
-                                  (unsigned long long)(per_rank * sc->dp),
-                                  (unsigned long long)per_rank);
-        if (fr->thin_matmuls && o < n)
-            snprintf(v[REPORT_PH_FIX_COST] + o, n - o,
-                     "; warning: %llu tokens per micro-batch make thin matmuls (under %d)",
-                     (unsigned long long)(fr->sc.micro_batch * sc->seq), PLAN_THIN_TOKENS);
-    } else if (p->fix == PLAN_FIX_NONE) {
-        report_fmt(v[REPORT_PH_FIX_COST], n, "nothing: the scenario fits as it is");
-    } else {
-        report_fmt(v[REPORT_PH_FIX_COST], n, "not applicable: no rung fits");
-    }
-    report_fmt_u64(v[REPORT_PH_GPUS_FOR_STATES], n, p->gpus_for_states);
     if (p->fix == PLAN_FIX_NONE)
         report_fmt(v[REPORT_PH_FIX_SENTENCE], n,
                    "No fix is needed. The largest micro-batch that fits with these settings is %s.",
@@ -305,6 +355,23 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
                    "The cheapest fix is %s (%s): peak %s at micro-batch %llu; %s.",
                    report_fix_human(p->fix), v[REPORT_PH_FIX_PLAN], v[REPORT_PH_FIX_PEAK],
                    (unsigned long long)p->fix_micro_batch, v[REPORT_PH_FIX_COST]);
+}
+
+/* The fix ladder's answer and its cost (plan.h, cost.h). */
+static void report_values_fix(struct report_sc *r, enum chart_units u)
+{
+    const struct plan *p = &r->plan;
+    char (*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    report_fmt(v[REPORT_PH_FIX], n, "%s", report_fix_human(p->fix));
+    plan_fix_settings(p, v[REPORT_PH_FIX_PLAN], n);
+    if (!v[REPORT_PH_FIX_PLAN][0])
+        report_fmt(v[REPORT_PH_FIX_PLAN], n, "%s", p->fix == PLAN_FIX_NONE ? "no change" : "none");
+    report_fmt_size(v[REPORT_PH_FIX_PEAK], n, p->fix_peak_bytes, u);
+    report_fmt_u64(v[REPORT_PH_FIX_MICRO_BATCH], n, p->fix_micro_batch);
+    report_values_fix_cost(r);
+    report_fmt_u64(v[REPORT_PH_GPUS_FOR_STATES], n, p->gpus_for_states);
+    report_values_fix_sentence(r);
 }
 
 static void report_sc_values(struct report_sc *r, enum chart_units u)

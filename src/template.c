@@ -1,6 +1,7 @@
 /* template: see template.h. */
 #include "template.h"
 
+#include "strbuf.h"
 #include "suggest.h"
 
 #include <errno.h>
@@ -24,30 +25,6 @@ void template_release(struct template *t)
         free(t->blocks[i].text);
     free(t->blocks);
     template_init(t);
-}
-
-/* A growable string. */
-struct tbuf {
-    char *s;
-    size_t len, cap;
-};
-
-static int tbuf_add(struct tbuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p)
-            return -1;
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-    return 0;
 }
 
 /*
@@ -196,7 +173,7 @@ struct template_parser {
     const char *file;
     const struct template_names *names;
     struct diag *d;
-    struct tbuf text;
+    struct strbuf text;
     enum template_kind kind; /* TEMPLATE_PARAGRAPH or TEMPLATE_ITEM while text.len > 0 */
     unsigned long line;
     int errors;
@@ -232,9 +209,9 @@ static void template_flush(struct template_parser *ps)
 {
     if (ps->text.len == 0)
         return;
-    if (template_push(ps, ps->kind, 0, ps->text.s, ps->text.len, ps->line) != 0)
+    if (template_push(ps, ps->kind, 0, ps->text.buf, ps->text.len, ps->line) != 0)
         ps->oom = true;
-    ps->text.len = 0;
+    strbuf_reset(&ps->text);
 }
 
 /* Adds a line of text to the paragraph or item being gathered (a new one when kind differs). */
@@ -246,10 +223,10 @@ static void template_gather(struct template_parser *ps, enum template_kind kind,
     if (ps->text.len == 0) {
         ps->kind = kind;
         ps->line = line;
-    } else if (tbuf_add(&ps->text, " ", 1) != 0) {
+    } else if (strbuf_append(&ps->text, " ", 1) != 0) {
         ps->oom = true;
     }
-    if (tbuf_add(&ps->text, s, n) != 0)
+    if (strbuf_append(&ps->text, s, n) != 0)
         ps->oom = true;
 }
 
@@ -302,6 +279,47 @@ static void template_directive(struct template_parser *ps, const char *s, size_t
     }
 }
 
+/* Checks the placeholders of one line on their own, so a message points at the right line. */
+static void template_check_placeholders(struct template_parser *ps, const char *s, size_t n,
+                                        unsigned long line)
+{
+    char *copy = malloc(n + 1);
+    if (!copy) {
+        ps->oom = true;
+        return;
+    }
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    ps->errors += template_check_line(copy, ps->file, line, ps->names, ps->d);
+    free(copy);
+}
+
+/* "# Title" to "### Title": a heading block. False when the line is not a heading. */
+static bool template_heading(struct template_parser *ps, const char *s, size_t n,
+                             unsigned long line)
+{
+    int level = 0;
+    while ((size_t)level < n && s[level] == '#')
+        level++;
+    if (level == 0 || (size_t)level >= n || s[level] != ' ')
+        return false;
+    if (level > 3) {
+        diag_report(ps->d, ps->file, line, "heading level %d: at most '###'", level);
+        ps->errors++;
+        return true;
+    }
+    template_flush(ps);
+    const char *h = s + level + 1;
+    size_t hn = n - (size_t)level - 1;
+    while (hn && *h == ' ') {
+        h++;
+        hn--;
+    }
+    if (template_push(ps, TEMPLATE_HEADING, level, h, hn, line) != 0)
+        ps->oom = true;
+    return true;
+}
+
 static void template_line(struct template_parser *ps, const char *s, size_t n, unsigned long line)
 {
     if (n && s[n - 1] == '\r')
@@ -320,41 +338,15 @@ static void template_line(struct template_parser *ps, const char *s, size_t n, u
         template_flush(ps);
         return;
     }
-    /* Placeholders are checked on their own line, so a message points at the right one. */
-    char *copy = malloc(n + 1);
-    if (!copy) {
-        ps->oom = true;
+    template_check_placeholders(ps, s, n, line);
+    if (ps->oom)
         return;
-    }
-    memcpy(copy, s, n);
-    copy[n] = '\0';
-    ps->errors += template_check_line(copy, ps->file, line, ps->names, ps->d);
-    free(copy);
-
     if (s[0] == '@') {
         template_directive(ps, s, n, line);
         return;
     }
-    int level = 0;
-    while ((size_t)level < n && s[level] == '#')
-        level++;
-    if (level > 0 && (size_t)level < n && s[level] == ' ') {
-        if (level > 3) {
-            diag_report(ps->d, ps->file, line, "heading level %d: at most '###'", level);
-            ps->errors++;
-            return;
-        }
-        template_flush(ps);
-        const char *h = s + level + 1;
-        size_t hn = n - (size_t)level - 1;
-        while (hn && *h == ' ') {
-            h++;
-            hn--;
-        }
-        if (template_push(ps, TEMPLATE_HEADING, level, h, hn, line) != 0)
-            ps->oom = true;
+    if (template_heading(ps, s, n, line))
         return;
-    }
     if (n >= 2 && s[0] == '-' && s[1] == ' ') {
         template_gather(ps, TEMPLATE_ITEM, true, s + 2, n - 2, line);
         return;
@@ -383,7 +375,7 @@ int template_parse(struct template *t, const char *file, const char *text, size_
         i = end + 1;
     }
     template_flush(&ps);
-    free(ps.text.s);
+    strbuf_release(&ps.text);
     if (ps.oom) {
         diag_report(d, file, 0, "out of memory");
         ps.errors++;
@@ -426,7 +418,8 @@ int template_load(struct template *t, const char *path, const struct template_na
 
 char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
 {
-    struct tbuf out = {0};
+    struct strbuf out;
+    strbuf_init(&out);
     const char *p = text, *open, *name, *after;
     size_t n;
     int r;
@@ -438,14 +431,10 @@ char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
         const char *value = lookup(ctx, key);
         if (!value)
             value = "?";
-        if (tbuf_add(&out, p, (size_t)(open - p)) != 0 || tbuf_add(&out, value, strlen(value)) != 0)
-            goto oom;
+        strbuf_append(&out, p, (size_t)(open - p));
+        strbuf_puts(&out, value);
         p = after;
     }
-    if (tbuf_add(&out, p, strlen(p)) != 0)
-        goto oom;
-    return out.s;
-oom:
-    free(out.s);
-    return NULL;
+    strbuf_puts(&out, p);
+    return strbuf_detach(&out, NULL);
 }
