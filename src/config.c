@@ -284,82 +284,6 @@ static const struct preset *preset_find(const struct preset_table *t, const char
     return NULL;
 }
 
-/* ---- unique names ---- */
-
-struct config_name_slot {
-    uint64_t hash; /* 0: empty */
-    unsigned long line;
-};
-
-void config_names_init(struct config_names *n)
-{
-    memset(n, 0, sizeof *n);
-}
-
-void config_names_release(struct config_names *n)
-{
-    free(n->slots);
-    memset(n, 0, sizeof *n);
-}
-
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a, then a final mix */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h ? h : 1;
-}
-
-static bool names_grow(struct config_names *n)
-{
-    size_t cap = n->cap ? 2 * n->cap : 1024;
-    struct config_name_slot *slots = calloc(cap, sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t i = 0; i < n->cap; i++) {
-        if (!n->slots[i].hash)
-            continue;
-        size_t j = n->slots[i].hash & (cap - 1);
-        while (slots[j].hash)
-            j = (j + 1) & (cap - 1);
-        slots[j] = n->slots[i];
-    }
-    free(n->slots);
-    n->slots = slots;
-    n->cap = cap;
-    return true;
-}
-
-/* Starts fetching the slot of hash h from memory. With a million names the table is tens of MB,
- * and waiting for that slot at names_add was a seventh of eval's time: the row is parsed
- * between the two. */
-static void names_prefetch(const struct config_names *n, uint64_t h)
-{
-    if (n->cap)
-        __builtin_prefetch(&n->slots[h & (n->cap - 1)]);
-}
-
-/* Adds the name of hash h (name_hash); returns 0 when new, the line it was first seen on when a
- * duplicate. */
-static unsigned long names_add(struct config_names *n, uint64_t h, unsigned long line)
-{
-    if (2 * (n->count + 1) > n->cap && !names_grow(n))
-        return 0;
-    size_t j = h & (n->cap - 1);
-    while (n->slots[j].hash) {
-        if (n->slots[j].hash == h)
-            return n->slots[j].line;
-        j = (j + 1) & (n->cap - 1);
-    }
-    n->slots[j].hash = h;
-    n->slots[j].line = line;
-    n->count++;
-    return 0;
-}
-
 /* ---- one row ---- */
 
 struct row {
@@ -572,7 +496,7 @@ struct config_reader {
     struct diag *diag;
     const struct config_presets *presets;
     struct config_options opt;
-    struct config_names *names;
+    struct nameset *names;
     struct csvin *in;
     int *map; /* header field index -> column, -1 unknown */
     enum col absent[COL_COUNT]; /* the columns the header does not have */
@@ -585,7 +509,7 @@ struct config_reader {
 struct config_reader *config_reader_new(FILE *in, const char *file_name,
                                         const struct config_presets *presets,
                                         const struct config_options *opt,
-                                        struct config_names *names, struct diag *d)
+                                        struct nameset *names, struct diag *d)
 {
     struct config_reader *r = calloc(1, sizeof *r);
     if (!r)
@@ -1037,13 +961,13 @@ int config_reader_next(struct config_reader *r, struct scenario *out, unsigned l
             return -1;
         }
         /* The name becomes out->name unchanged when the row is valid. */
-        uint64_t name_h = row.cell[COL_NAME] ? name_hash(row.cell[COL_NAME]) : 0;
-        names_prefetch(r->names, name_h);
+        uint64_t name_h = row.cell[COL_NAME] ? nameset_hash(row.cell[COL_NAME]) : 0;
+        nameset_prefetch(r->names, name_h);
         if (!row_to_scenario(r, &row, out)) {
             r->rejected++;
             return -1;
         }
-        unsigned long first = names_add(r->names, name_h, rec.line);
+        unsigned long first = nameset_add(r->names, name_h, rec.line);
         if (first) {
             row_error(&row, COL_NAME, "'%s' is a duplicate (first seen on line %lu)", out->name,
                       first);

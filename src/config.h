@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "diag.h"
+#include "nameset.h"
 #include "scenario.h"
 
 /* The preset tables. */
@@ -27,14 +28,6 @@ struct config_presets *config_presets_load(const char *models_path, const char *
                                            struct diag *d);
 void config_presets_free(struct config_presets *p);
 
-/* Names seen in the run, for the uniqueness rule: 16 bytes per scenario (a 64-bit hash of the
- * name and the line it was first seen on). */
-struct config_names {
-    struct config_name_slot *slots;
-    size_t cap, count;
-};
-void config_names_init(struct config_names *n);
-void config_names_release(struct config_names *n);
 
 struct config_options {
     double reserve; /* --reserve: the default of the reserve column */
@@ -47,7 +40,7 @@ struct config_reader;
 struct config_reader *config_reader_new(FILE *in, const char *file_name,
                                         const struct config_presets *presets,
                                         const struct config_options *opt,
-                                        struct config_names *names, struct diag *d);
+                                        struct nameset *names, struct diag *d);
 
 /* 1: *out is a valid scenario; 0: end of file; -1: a row was rejected (reported; call again);
  * -2: the file cannot be read further (reported). */

@@ -286,7 +286,7 @@ typedef bool scenario_fn(void *ctx, const struct scenario *sc, const char *file,
 
 /* Reads every scenario of one file. Returns false if the file cannot be read to its end. */
 static bool read_file(const struct options *o, const char *path, const struct config_presets *pr,
-                      struct config_names *names, scenario_fn *fn, void *ctx, struct diag *d)
+                      struct nameset *names, scenario_fn *fn, void *ctx, struct diag *d)
 {
     bool is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "r");
@@ -323,12 +323,12 @@ static bool read_files(const struct options *o, scenario_fn *fn, void *ctx, stru
     struct config_presets *pr = load_presets(o, d);
     if (!pr)
         return false;
-    struct config_names names;
-    config_names_init(&names);
+    struct nameset names;
+    nameset_init(&names);
     bool ok = true;
     for (int i = 0; i < o->n_files; i++)
         ok = read_file(o, o->files[i], pr, &names, fn, ctx, d) && ok;
-    config_names_release(&names);
+    nameset_release(&names);
     config_presets_free(pr);
     return ok;
 }

@@ -37,8 +37,8 @@ static int fuzz_csv_one(const uint8_t *data, size_t size)
     }
     struct diag d;
     diag_init(&d, NULL, NULL);
-    struct config_names names;
-    config_names_init(&names);
+    struct nameset names;
+    nameset_init(&names);
     struct config_options opt = {0.15};
     struct config_reader *r = config_reader_new(f, "fuzz.csv", fuzz_presets, &opt, &names, &d);
     struct scenario sc;
@@ -52,7 +52,7 @@ static int fuzz_csv_one(const uint8_t *data, size_t size)
             valid++;
     }
     config_reader_free(r);
-    config_names_release(&names);
+    nameset_release(&names);
     fclose(f);
     return valid;
 }

@@ -59,8 +59,8 @@ static void run_csv(struct run *r, const char *csv)
     memset(r, 0, sizeof *r);
     struct diag d;
     diag_init(&d, collect, r);
-    struct config_names names;
-    config_names_init(&names);
+    struct nameset names;
+    nameset_init(&names);
     FILE *f = fmemopen((void *)csv, strlen(csv), "r");
     assert_non_null(f);
     struct config_options opt = {0.15};
@@ -80,7 +80,7 @@ static void run_csv(struct run *r, const char *csv)
     r->rejected = config_reader_rejected(rd);
     config_reader_free(rd);
     fclose(f);
-    config_names_release(&names);
+    nameset_release(&names);
 }
 
 static void assert_message(const struct run *r, const char *want)
