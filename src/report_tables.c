@@ -258,11 +258,19 @@ static void table_ladder(struct doc *doc, const struct report_sc *r)
     report_fmt_size(peak, sizeof peak, r->t.peak_bytes, r->units);
     const char *base[] = {"as configured", "", b, peak, r->t.fits ? "yes" : "no", "–"};
     doc_table_row(doc, &tb, base, r->t.fits ? DOC_ROW_OK : DOC_ROW_PLAIN);
+    uint64_t prev_b = r->sc->micro_batch;
     for (size_t i = 0; i < p->n_rungs; i++) {
         const struct plan_rung *g = &p->rungs[i];
         plan_rung_settings(p, i, settings, sizeof settings);
         report_delta(prev, settings, delta, sizeof delta);
         memcpy(prev, settings, sizeof prev);
+        if (g->sc.micro_batch != prev_b && !strstr(delta, "micro_batch=")) {
+            /* b went back up to the scenario's own, which the settings do not list */
+            size_t len = strlen(delta);
+            report_fmt(delta + len, sizeof delta - len, "%smicro_batch=%llu", len ? " " : "",
+                       (unsigned long long)g->sc.micro_batch);
+        }
+        prev_b = g->sc.micro_batch;
         report_values_rung_label(g, label, sizeof label);
         report_fmt_u64(b, sizeof b, g->sc.micro_batch);
         report_fmt_size(peak, sizeof peak, g->terms.peak_bytes, r->units);
