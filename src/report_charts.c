@@ -75,13 +75,9 @@ static void report_step_other(const struct report_sc *r, struct scenario *out, c
     out->recompute = RECOMPUTE_EVERY_K;
     out->ckpt_every = r->t.k_best ? r->t.k_best : 1;
     if (out->ckpt_every == 1)
-        report_fmt(title, size,
-                   "The same step, checkpointing every layer (the best k; recomputation "
-                   "shaded)");
+        report_fmt(title, size, "The same step, checkpointing every layer (the best k)");
     else
-        report_fmt(title, size,
-                   "The same step, checkpointing every %llu layers (the best k; "
-                   "recomputation shaded)",
+        report_fmt(title, size, "The same step, checkpointing every %llu layers (the best k)",
                    (unsigned long long)out->ckpt_every);
 }
 
@@ -109,10 +105,20 @@ static void report_charts_step(struct doc *doc, const struct report_sc *r, bool 
         return;
     }
     /* Both step charts share the scale of the larger peak. */
-    struct terms ot;
+    struct terms ot, own;
     uint64_t ymax = sum.peak_bytes;
     if (model_peak(&cmp, &ot) == MODEL_OK && ot.peak_bytes > ymax)
         ymax = ot.peak_bytes;
+    /* The title gives the walk's own peak; under checkpointing it can stay below the formula's
+     * M(k) + logits, because the loss backward frees the logits before the first rebuild. */
+    char peak[32];
+    size_t len = strlen(title);
+    bool own_ok = model_peak(&sc, &own) == MODEL_OK;
+    report_fmt_size(peak, sizeof peak, sum.peak_bytes, r->units);
+    report_fmt(title + len, sizeof title - len, ": peak %s%s", peak,
+               own_ok && sum.peak_bytes < own.peak_bytes
+                   ? " (the logits are freed before the first rebuild)"
+                   : "");
     struct chart_step d = {.title = title,
                            .events = ev,
                            .n = sum.n_events,
@@ -121,6 +127,8 @@ static void report_charts_step(struct doc *doc, const struct report_sc *r, bool 
                            .gpu_bytes = r->sc->gpu_mem_bytes,
                            .reserve = r->sc->reserve,
                            .y_max_bytes = ymax,
+                           .ckpt_bytes = sum.segment && own_ok ? own.ckpt_bytes : 0,
+                           .segment = sum.segment,
                            .units = r->units};
     chart_step_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
     free(ev);
