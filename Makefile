@@ -95,6 +95,7 @@ bench: $(MEMFIT) $(BENCH_BIN)
 validate:
 	@sh tools/deps.sh validate
 	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv
+	@git diff --quiet -- tests/validation/activations.csv 2>/dev/null || echo "memfit: the fixture changed: update COMMITTED_FIXTURE_HASH in tests/unit/test_validation.c and the worst gaps in src/report_values.c (make test prints both)"
 
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
