@@ -179,7 +179,9 @@ static void report_values_setup(struct report_sc *r)
     report_fmt(v[REPORT_PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
     report_fmt(v[REPORT_PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
     report_fmt(v[REPORT_PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
-    if (sc->zero)
+    if (sc->zero && sc->dp == 1)
+        report_fmt(a, sizeof a, "ZeRO-%u (no effect with dp=1)", sc->zero);
+    else if (sc->zero)
         report_fmt(a, sizeof a, "ZeRO-%u", sc->zero);
     else
         report_fmt(a, sizeof a, "no ZeRO");
