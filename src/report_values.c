@@ -74,6 +74,9 @@ void report_values_rung_label(const struct plan_rung *r, char *buf, size_t size)
     case PLAN_FIX_FLASH:
         report_fmt(buf, size, "flash");
         return;
+    case PLAN_FIX_OFFLOAD:
+        report_fmt(buf, size, "offload");
+        return;
     default:
         report_fmt(buf, size, "%s", report_fix_human(r->fix));
         return;
