@@ -275,12 +275,6 @@ void canvas_hpdf_set_bold(struct canvas *c, bool on)
     ctx_of(c)->bold = on;
 }
 
-double canvas_hpdf_ascent(const struct canvas *c, double size_pt)
-{
-    const struct canvas_hpdf *h = c->ctx;
-    return HPDF_Font_GetAscent(h->fonts.regular) * size_pt / 1000.0;
-}
-
 unsigned long canvas_hpdf_load_fonts(HPDF_Doc pdf, const char *dir, struct canvas_hpdf_fonts *f)
 {
     char path[1024];

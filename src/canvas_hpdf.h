@@ -49,7 +49,5 @@ void canvas_hpdf_init(struct canvas *c, struct canvas_hpdf *ctx, HPDF_Page page,
 /* Text drawn after this call is in the bold face (on) or the regular one (off). */
 void canvas_hpdf_set_bold(struct canvas *c, bool on);
 
-/* Ascent of the regular face at size_pt: baseline = top + ascent. */
-double canvas_hpdf_ascent(const struct canvas *c, double size_pt);
 
 #endif

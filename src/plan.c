@@ -304,19 +304,3 @@ void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES])
     }
 }
 
-int plan_k_curve(const struct scenario *sc, uint64_t *act_bytes, size_t n)
-{
-    if (sc->pp == 0 || n == 0 || n > sc->layers / sc->pp)
-        return -1;
-    /* The scenario's own A (its attention mode, selective included) and c, as model_k_best and
-     * the eval columns k_best and act_layer_bytes use them. */
-    struct model_layer_act act;
-    uint64_t c;
-    if (model_layer_act(sc, &act) != MODEL_OK || model_ckpt_bytes(sc, &c) != MODEL_OK)
-        return -1;
-    for (size_t k = 1; k <= n; k++) {
-        if (model_stage_act(sc, act.total, c, sc->pp, k, &act_bytes[k - 1]) != MODEL_OK)
-            return -1;
-    }
-    return 0;
-}

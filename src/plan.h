@@ -125,11 +125,4 @@ void plan_mode_scenario(const struct scenario *sc, enum plan_mode mode, struct s
 /* Largest micro-batch that fits in each mode (model_max_micro_batch; 0: not even 1). */
 void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES]);
 
-/*
- * M(k) for k = 1..n on the most loaded first stage, checkpointing every k with the scenario's
- * attention: act_bytes[k-1] = m ceil((L/pp)/k') c + k' A (model_stage_act), n <= L/pp.
- * Returns 0, or -1 on overflow or n out of range. k* and the best k: model_eval (k_star, k_best).
- */
-int plan_k_curve(const struct scenario *sc, uint64_t *act_bytes, size_t n);
-
 #endif

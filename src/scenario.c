@@ -42,11 +42,6 @@ const char *scenario_attention_name(enum attention a)
     return a == ATTENTION_FLASH ? "flash" : "plain";
 }
 
-const char *scenario_arch_name(enum arch a)
-{
-    return a == ARCH_LLAMA ? "llama" : "gpt";
-}
-
 const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size)
 {
     if (sc->recompute == RECOMPUTE_NONE)

@@ -61,7 +61,6 @@ void scenario_lesson_example(struct scenario *sc);
 
 const char *scenario_precision_name(enum precision p);
 const char *scenario_attention_name(enum attention a);
-const char *scenario_arch_name(enum arch a);
 /* "none", "selective", "full" (k = 1) or the integer k, into buf. */
 const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size);
 

@@ -338,7 +338,18 @@ static void test_max_micro_batch_modes(void **state)
     assert_string_equal(plan_mode_name(PLAN_MODE_FULL), "full");
 }
 
-/* M(k) = ceil(L/k) c + k A; lesson check-yourself 6 (L = 24, flash, b = 8). */
+/* M(k) = ceil(L/k) c + k A (model_stage_act, the curve k_best minimises); lesson
+ * check-yourself 6 (L = 24, flash, b = 8). */
+static void k_curve(const struct scenario *sc, uint64_t *m, size_t n)
+{
+    struct model_layer_act act;
+    uint64_t c;
+    assert_int_equal(model_layer_act(sc, &act), MODEL_OK);
+    assert_int_equal(model_ckpt_bytes(sc, &c), MODEL_OK);
+    for (size_t k = 1; k <= n; k++)
+        assert_int_equal(model_stage_act(sc, act.total, c, sc->pp, k, &m[k - 1]), MODEL_OK);
+}
+
 static void test_k_curve(void **state)
 {
     (void)state;
@@ -346,7 +357,7 @@ static void test_k_curve(void **state)
     scenario_lesson_example(&sc);
     sc.attention = ATTENTION_FLASH;
     uint64_t m[24];
-    assert_int_equal(plan_k_curve(&sc, m, 24), 0);
+    k_curve(&sc, m, 24);
     uint64_t c = 2ull * 33554432ull, A = 1141899264ull;
     assert_int_equal(m[0], 24 * c + A);      /* 82 sbh + 4asb */
     assert_int_equal(m[5], 4 * c + 6 * A);   /* 212 sbh + 24asb */
@@ -359,15 +370,21 @@ static void test_k_curve(void **state)
     /* L = 80: k = 2 is the best (lesson section 3: M(2) = 148 sbh against M(1) = 194 sbh). */
     sc.layers = 80;
     uint64_t m80[80];
-    assert_int_equal(plan_k_curve(&sc, m80, 80), 0);
+    k_curve(&sc, m80, 80);
     size_t best = 0;
     for (size_t k = 1; k < 80; k++)
         if (m80[k] < m80[best])
             best = k;
     assert_int_equal(best + 1, 2);
     assert_int_equal(m80[1], 40 * c + 2 * A);
-    assert_int_equal(plan_k_curve(&sc, m80, 81), -1);
-    assert_int_equal(plan_k_curve(&sc, m80, 0), -1);
+    assert_int_equal(model_k_best(&sc, &kb, &mk), MODEL_OK);
+    assert_int_equal(kb, 2);
+    /* k beyond a stage's layers counts as the whole stage (a segment never crosses it). */
+    uint64_t beyond;
+    struct model_layer_act act;
+    assert_int_equal(model_layer_act(&sc, &act), MODEL_OK);
+    assert_int_equal(model_stage_act(&sc, act.total, c, 1, 81, &beyond), MODEL_OK);
+    assert_int_equal(beyond, m80[79]);
 }
 
 /* The cost model written out in cost.h, on the lesson example with unknown speeds (A100
