@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "canvas_hpdf.h"
+#include "testutil.h"
 
 struct fixture {
     HPDF_Doc pdf;
@@ -44,16 +45,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Runs cmd and returns its first line of output in buf. */
-static void run(const char *cmd, char *buf, size_t size)
-{
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(buf, 1, size - 1, p);
-    buf[n] = '\0';
-    pclose(p);
-}
-
 static void test_text_lands_where_asked(void **state)
 {
     struct fixture *f = *state;
@@ -72,7 +63,7 @@ static void test_text_lands_where_asked(void **state)
 
     char cmd[256], out[4096];
     snprintf(cmd, sizeof cmd, "pdftotext -bbox %s - 2>/dev/null | grep 'Ψ=1.3B'", f->path);
-    run(cmd, out, sizeof out);
+    snprintf(out, sizeof out, "%s", test_sh("%s", cmd));
     double x0, y0, x1, y1;
     const char *p = strstr(out, "xMin=\"");
     assert_non_null(p);
@@ -88,16 +79,16 @@ static void test_text_lands_where_asked(void **state)
     assert_true(x1 - x0 > w - 1 && x1 - x0 < w + 1);
 
     snprintf(cmd, sizeof cmd, "pdftotext %s - 2>/dev/null | tr -d '\\n\\f '", f->path);
-    run(cmd, out, sizeof out);
+    snprintf(out, sizeof out, "%s", test_sh("%s", cmd));
     assert_non_null(strstr(out, "≤×√"));
 
     snprintf(cmd, sizeof cmd, "pdffonts %s 2>/dev/null | grep -c 'DejaVuSans.*CID TrueType.*yes yes'",
              f->path);
-    run(cmd, out, sizeof out);
+    snprintf(out, sizeof out, "%s", test_sh("%s", cmd));
     assert_string_equal(out, "2\n");
 
     snprintf(cmd, sizeof cmd, "qpdf --check %s >/dev/null 2>&1; echo $?", f->path);
-    run(cmd, out, sizeof out);
+    snprintf(out, sizeof out, "%s", test_sh("%s", cmd));
     assert_string_equal(out, "0\n");
 }
 

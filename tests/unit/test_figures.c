@@ -19,6 +19,7 @@
 #include "canvas_rec.h"
 #include "figures.h"
 #include "out.h"
+#include "testutil.h"
 
 static const char *const EXTS[] = {"png", "svg", "pdf"};
 
@@ -30,22 +31,7 @@ struct blob {
 static struct blob slurp(const char *path)
 {
     struct blob b = {NULL, 0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return b;
-    size_t cap = 1 << 16;
-    b.data = malloc(cap);
-    size_t n;
-    while (b.data && (n = fread(b.data + b.size, 1, cap - b.size, f)) > 0) {
-        b.size += n;
-        if (b.size == cap) {
-            char *p = realloc(b.data, cap *= 2);
-            if (!p)
-                free(b.data);
-            b.data = p;
-        }
-    }
-    fclose(f);
+    b.data = test_read_file(path, &b.size);
     return b;
 }
 
@@ -81,18 +67,6 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
-static size_t count_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0; /* .tmp files count */
-    closedir(d);
-    return n;
-}
-
 static unsigned be32(const char *p)
 {
     const unsigned char *u = (const unsigned char *)p;
@@ -114,7 +88,7 @@ static void test_figures_reproducible(void **state)
     assert_int_equal(figures_write(a, &d), 0);
     assert_int_equal(figures_write(sub, &d), 0);
     assert_int_equal(d.count, 0);
-    assert_int_equal(count_files(a), 3 * FIGURES_COUNT); /* no temporary file left */
+    assert_int_equal(test_count_entries(a), 3 * FIGURES_COUNT); /* no temporary file left */
     for (unsigned i = 0; i < FIGURES_COUNT; i++) {
         for (int x = 0; x < 3; x++) {
             char pa[600], pb[600];

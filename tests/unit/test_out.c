@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "out.h"
+#include "testutil.h"
 
 static const char *safe(const char *name)
 {
@@ -137,25 +138,11 @@ static int write_a_lot(FILE *f, void *ctx)
 
 static void slurp(const char *path, char *buf, size_t size)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, size - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
-/* Number of entries in dir other than . and .. */
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(d);
-    return n;
+    size_t n;
+    char *text = test_read_file(path, &n);
+    assert_non_null(text);
+    snprintf(buf, size, "%s", text);
+    free(text);
 }
 
 static int make_dir(void **state)
@@ -201,7 +188,7 @@ static void test_atomic_writes_and_replaces(void **state)
     assert_int_equal(out_write_atomic(path, write_text, "second", &d), 0);
     slurp(path, got, sizeof got);
     assert_string_equal(got, "second");
-    assert_int_equal(count_entries(dir), 1);
+    assert_int_equal(test_count_entries(dir), 1);
     assert_int_equal(d.count, 0);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
@@ -219,7 +206,7 @@ static void test_atomic_failure_keeps_old_file(void **state)
     assert_int_equal(out_write_atomic(path, write_fail_halfway, NULL, &d), -1);
     slurp(path, got, sizeof got);
     assert_string_equal(got, "old");
-    assert_int_equal(count_entries(dir), 1); /* no temporary file left */
+    assert_int_equal(test_count_entries(dir), 1); /* no temporary file left */
     assert_int_equal(d.count, 1);
     assert_non_null(strstr(d.first, "cannot write '"));
 }
@@ -233,7 +220,7 @@ static void test_atomic_rename_onto_directory_fails_cleanly(void **state)
     out_join(path, sizeof path, dir, "sub", "");
     assert_int_equal(mkdir(path, 0755), 0);
     assert_int_equal(out_write_atomic(path, write_text, "x", &d), -1);
-    assert_int_equal(count_entries(dir), 1); /* just the folder */
+    assert_int_equal(test_count_entries(dir), 1); /* just the folder */
     assert_non_null(strstr(d.first, "sub"));
 }
 

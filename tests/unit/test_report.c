@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "testutil.h"
 
 struct fx {
     char dir[64];
@@ -66,39 +67,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Runs a shell command; returns its standard output (static buffer). */
-static const char *sh(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
-static const char *sh(const char *fmt_, ...)
-{
-    static char out[1 << 16];
-    char cmd[1024];
-    va_list ap;
-    va_start(ap, fmt_);
-    vsnprintf(cmd, sizeof cmd, fmt_, ap);
-    va_end(ap);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    pclose(p);
-    return out;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static void test_document_checks(void **state)
 {
     struct fx *f = *state;
@@ -106,13 +74,13 @@ static void test_document_checks(void **state)
     assert_int_equal(f->d.count, 0);
     char pdf[128];
     snprintf(pdf, sizeof pdf, "%s/report.pdf", f->dir);
-    assert_string_equal(sh("qpdf --check '%s' >/dev/null 2>&1 && echo ok", pdf), "ok\n");
+    assert_string_equal(test_sh("qpdf --check '%s' >/dev/null 2>&1 && echo ok", pdf), "ok\n");
     /* Both faces of DejaVu Sans embedded (emb = yes). */
-    assert_string_equal(sh("pdffonts '%s' 2>/dev/null | grep -c 'DejaVuSans.*CID TrueType.*yes'", pdf),
+    assert_string_equal(test_sh("pdffonts '%s' 2>/dev/null | grep -c 'DejaVuSans.*CID TrueType.*yes'", pdf),
                         "2\n");
     /* No complaint from poppler about the fonts' ToUnicode maps (pdffix). */
-    assert_string_equal(sh("pdftotext '%s' /dev/null 2>&1", pdf), "");
-    const char *text = sh("pdftotext -layout '%s' - 2>/dev/null", pdf);
+    assert_string_equal(test_sh("pdftotext '%s' /dev/null 2>&1", pdf), "");
+    const char *text = test_sh("pdftotext -layout '%s' - 2>/dev/null", pdf);
     assert_non_null(strstr(text, "116.1 GB"));   /* lesson section 4: the peak */
     assert_non_null(strstr(text, "51.7 GB"));    /* with FlashAttention */
     assert_non_null(strstr(text, "68.0 GB"));    /* the budget */
@@ -127,13 +95,13 @@ static void test_document_checks(void **state)
     /* The largest micro-batch of lesson section 4: 12 with flash, 62 with full checkpointing. */
     assert_non_null(strstr(text, "attention=flash recompute=full"));
     /* Title, A4, one bookmark per scenario plus the summary. */
-    const char *info = sh("pdfinfo '%s' 2>/dev/null", pdf);
+    const char *info = test_sh("pdfinfo '%s' 2>/dev/null", pdf);
     assert_non_null(strstr(info, "Title:           GPU memory capacity report"));
     assert_non_null(strstr(info, "595.276 x 841.89 pts (A4)"));
     assert_null(strstr(info, "CreationDate"));
     assert_string_equal(
-        sh("qpdf --json --json-key=outlines '%s' | grep -c '\"title\"'", pdf), "4\n");
-    assert_non_null(strstr(sh("qpdf --json --json-key=outlines '%s'", pdf),
+        test_sh("qpdf --json --json-key=outlines '%s' | grep -c '\"title\"'", pdf), "4\n");
+    assert_non_null(strstr(test_sh("qpdf --json --json-key=outlines '%s'", pdf),
                            "\"title\": \"../8x40GB dp=8 Ψ\""));
 }
 
@@ -144,9 +112,9 @@ static void test_byte_identical(void **state)
     snprintf(pdf, sizeof pdf, "%s/report.pdf", f->dir);
     assert_int_equal(report_write(f->sc, 2, &f->opt, &f->d), 0);
     size_t n1, n2;
-    char *a = slurp(pdf, &n1);
+    char *a = test_read_file(pdf, &n1);
     assert_int_equal(report_write(f->sc, 2, &f->opt, &f->d), 0);
-    char *b = slurp(pdf, &n2);
+    char *b = test_read_file(pdf, &n2);
     assert_non_null(a);
     assert_non_null(b);
     assert_int_equal(n1, n2);
@@ -163,10 +131,10 @@ static void test_source_date_epoch(void **state)
     f->opt.source_date_epoch = "1700000000"; /* 2023-11-14 22:13:20 UTC */
     assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), 0);
     size_t n1, n2;
-    char *a = slurp(pdf, &n1);
-    assert_non_null(strstr(sh("pdfinfo -isodates '%s' 2>/dev/null", pdf), "2023-11-14T22:13:20"));
+    char *a = test_read_file(pdf, &n1);
+    assert_non_null(strstr(test_sh("pdfinfo -isodates '%s' 2>/dev/null", pdf), "2023-11-14T22:13:20"));
     assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), 0);
-    char *b = slurp(pdf, &n2);
+    char *b = test_read_file(pdf, &n2);
     assert_int_equal(n1, n2);
     assert_memory_equal(a, b, n1);
     free(a);
@@ -182,7 +150,7 @@ static void test_letter(void **state)
     struct fx *f = *state;
     f->opt.paper = REPORT_PAPER_LETTER;
     assert_int_equal(report_write(f->sc, 1, &f->opt, &f->d), 0);
-    assert_non_null(strstr(sh("pdfinfo '%s/report.pdf' 2>/dev/null", f->dir),
+    assert_non_null(strstr(test_sh("pdfinfo '%s/report.pdf' 2>/dev/null", f->dir),
                            "612 x 792 pts (letter)"));
 }
 
@@ -194,15 +162,15 @@ static void test_split_names(void **state)
     snprintf(f->sc[1].name, sizeof f->sc[1].name, "lesson 1.3b");
     snprintf(f->sc[0].name, sizeof f->sc[0].name, "lesson/1.3b");
     assert_int_equal(report_write(f->sc, f->n, &f->opt, &f->d), 0);
-    const char *ls = sh("ls -A '%s'", f->dir);
+    const char *ls = test_sh("ls -A '%s'", f->dir);
     assert_string_equal(ls, "_._8x40GB_dp_8_.pdf\nlesson_1.3b-2.pdf\nlesson_1.3b.pdf\n"
                             "report-2.pdf\nreport.pdf\n");
     /* Nothing outside the folder. */
     assert_int_equal(access("/tmp/8x40GB dp=8 Ψ.pdf", F_OK), -1);
     /* Each split file is a valid one-scenario document. */
-    assert_string_equal(sh("qpdf --check '%s/lesson_1.3b-2.pdf' >/dev/null 2>&1 && echo ok", f->dir),
+    assert_string_equal(test_sh("qpdf --check '%s/lesson_1.3b-2.pdf' >/dev/null 2>&1 && echo ok", f->dir),
                         "ok\n");
-    assert_non_null(strstr(sh("pdftotext '%s/lesson_1.3b-2.pdf' - 2>/dev/null", f->dir),
+    assert_non_null(strstr(test_sh("pdftotext '%s/lesson_1.3b-2.pdf' - 2>/dev/null", f->dir),
                            "lesson 1.3b"));
 }
 
@@ -232,10 +200,10 @@ static void test_template_error_writes_nothing(void **state)
     snprintf(want, sizeof want, "%s:4: unknown chart 'fitt' (did you mean 'fit'?)", tmpl);
     assert_string_equal(f->d.last, want);
     size_t n;
-    char *old = slurp(pdf, &n);
+    char *old = test_read_file(pdf, &n);
     assert_string_equal(old, "previous report");
     free(old);
-    assert_string_equal(sh("ls -A '%s'", f->dir), "bad.tmpl\nreport.pdf\n");
+    assert_string_equal(test_sh("ls -A '%s'", f->dir), "bad.tmpl\nreport.pdf\n");
     /* The summary template is checked against its own, smaller, set of names. */
     write_file(tmpl, "# {{title}}\n@table summary\n{{peak}}\n@chart fit\n");
     f->opt.scenario_template = "templates/report.tmpl";
@@ -263,7 +231,7 @@ static void test_no_scenario(void **state)
     struct fx *f = *state;
     assert_int_equal(report_write(f->sc, 0, &f->opt, &f->d), -1);
     assert_string_equal(f->d.first, "no scenario to report");
-    assert_string_equal(sh("ls -A '%s'", f->dir), "");
+    assert_string_equal(test_sh("ls -A '%s'", f->dir), "");
 }
 
 static void test_placeholder_names(void **state)
