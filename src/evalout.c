@@ -345,6 +345,19 @@ static void table_print_fixes(struct evalout *w)
     }
 }
 
+/* One line of the table, padded to the column widths: names, the verdict and the fix read left
+ * to right, numbers align right; the last column is not padded. */
+static void table_line(struct evalout *w, const char *const *cells, const size_t *width)
+{
+    for (int c = 0; c < TCOL_COUNT; c++) {
+        int left = c == TCOL_NAME || c == TCOL_FIX || c == TCOL_VERDICT;
+        if (c + 1 == TCOL_COUNT)
+            fprintf(w->out, "%s\n", cells[c]);
+        else
+            fprintf(w->out, left ? "%-*s  " : "%*s  ", (int)width[c], cells[c]);
+    }
+}
+
 static void table_print(struct evalout *w)
 {
     static char cells[TCOL_COUNT][FIX_PLAN_MAX + 64];
@@ -365,14 +378,10 @@ static void table_print(struct evalout *w)
             if (strlen(cells[c]) > width[c])
                 width[c] = strlen(cells[c]);
     }
-    /* Names and the fix read left to right; numbers align right. */
-    for (int c = 0; c < TCOL_COUNT; c++) {
-        int left = c == TCOL_NAME || c == TCOL_FIX || c == TCOL_VERDICT;
-        if (c + 1 == TCOL_COUNT)
-            fprintf(w->out, "%s\n", heads[c]);
-        else
-            fprintf(w->out, left ? "%-*s  " : "%*s  ", (int)width[c], heads[c]);
-    }
+    const char *line[TCOL_COUNT];
+    for (int c = 0; c < TCOL_COUNT; c++)
+        line[c] = heads[c];
+    table_line(w, line, width);
     for (int c = 0; c < TCOL_COUNT; c++) {
         for (size_t k = 0; k < width[c]; k++)
             putc('-', w->out);
@@ -380,13 +389,9 @@ static void table_print(struct evalout *w)
     }
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
-        for (int c = 0; c < TCOL_COUNT; c++) {
-            int left = c == TCOL_NAME || c == TCOL_FIX || c == TCOL_VERDICT;
-            if (c + 1 == TCOL_COUNT)
-                fprintf(w->out, "%s\n", cells[c]);
-            else
-                fprintf(w->out, left ? "%-*s  " : "%*s  ", (int)width[c], cells[c]);
-        }
+        for (int c = 0; c < TCOL_COUNT; c++)
+            line[c] = cells[c];
+        table_line(w, line, width);
     }
     fprintf(w->out, "\n%lu scenario%s; %s = %s bytes; budget = GPU memory minus the reserve\n",
             w->rows, w->rows == 1 ? "" : "s", w->unit_name,
