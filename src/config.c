@@ -446,13 +446,9 @@ static int parse_word(struct row *r, enum col c, const char *const *words, size_
     for (size_t i = 0; i < n; i++)
         if (is_word(r->cell[c], words[i]))
             return (int)i;
-    char list[160] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < n && used < sizeof list; i++) {
-        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", words[i]);
-        used += w > 0 ? (size_t)w : 0;
-    }
-    row_error(r, c, "'%s' is not one of %s", r->cell[c], list);
+    char list[160];
+    row_error(r, c, "'%s' is not one of %s", r->cell[c],
+              suggest_join(words, n, ", ", list, sizeof list));
     return -1;
 }
 

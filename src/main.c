@@ -26,6 +26,7 @@
 #include "paths.h"
 #include "plan.h"
 #include "report.h"
+#include "suggest.h"
 
 #define MEMFIT_VERSION "0.1.0"
 
@@ -116,14 +117,9 @@ static int parse_choice(const char *option, const char *arg, const char *const *
     for (int i = 0; i < n; i++)
         if (strcasecmp(arg, choices[i]) == 0)
             return i;
-    char list[128] = "";
-    size_t used = 0;
-    for (int i = 0; i < n && used < sizeof list; i++) {
-        int w = snprintf(list + used, sizeof list - used, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ",
-                         choices[i]);
-        used += w > 0 ? (size_t)w : 0;
-    }
-    fprintf(stderr, "memfit: %s: '%s' is not %s\nTry 'memfit --help'.\n", option, arg, list);
+    char list[128];
+    fprintf(stderr, "memfit: %s: '%s' is not %s\nTry 'memfit --help'.\n", option, arg,
+            suggest_join(choices, (size_t)n, " or ", list, sizeof list));
     return -1;
 }
 

@@ -2,6 +2,7 @@
 #include "suggest.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -62,4 +63,17 @@ const char *suggest_closest(const char *word, const char *const *candidates, siz
         if (contains_nocase(candidates[i], word) || contains_nocase(word, candidates[i]))
             return candidates[i];
     return NULL;
+}
+
+char *suggest_join(const char *const *words, size_t n, const char *last_sep, char *buf,
+                   size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++) {
+        const char *sep = i == 0 ? "" : i + 1 < n ? ", " : last_sep;
+        int w = snprintf(buf + used, size - used, "%s%s", sep, words[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
 }

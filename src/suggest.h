@@ -14,4 +14,9 @@ size_t suggest_distance(const char *a, const char *b);
  * starts with the word or contains it also counts). */
 const char *suggest_closest(const char *word, const char *const *candidates, size_t n);
 
+/* The words joined for a message into buf: "a, b, c", or with last_sep " or " as the last
+ * separator "a, b or c". Returns buf. */
+char *suggest_join(const char *const *words, size_t n, const char *last_sep, char *buf,
+                   size_t size);
+
 #endif
