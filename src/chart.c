@@ -52,16 +52,6 @@ struct canvas_rgb chart_states_colour(void)
     return (struct canvas_rgb){0.70, 0.70, 0.70};
 }
 
-double chart_unit_bytes(enum chart_units u)
-{
-    return u == CHART_GIB ? 1073741824.0 : 1e9;
-}
-
-const char *chart_unit_name(enum chart_units u)
-{
-    return u == CHART_GIB ? "GiB" : "GB";
-}
-
 /* Intervals of a step over [lo, hi] once both ends are rounded outwards to ticks. */
 static double tick_index(double v, double step, bool up)
 {
@@ -482,8 +472,8 @@ struct bars_labels {
 static void bars_legend(const struct chart_bars *d, struct bars_labels *lb,
                         struct legend_item leg[CHART_TERMS + 2])
 {
-    double unit = chart_unit_bytes(d->units);
-    const char *un = chart_unit_name(d->units);
+    double unit = units_bytes(d->units);
+    const char *un = units_name(d->units);
     double budget = (double)d->gpu_bytes * (1 - d->reserve);
     snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
     snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free: %.0f %s", d->reserve * 100,
@@ -513,7 +503,7 @@ static void bars_stacks(struct frame *f, const struct chart_bars *d, size_t n, d
 void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_bars *d, struct chart_geom *geom)
 {
-    double unit = chart_unit_bytes(d->units);
+    double unit = units_bytes(d->units);
     double budget = (double)d->gpu_bytes * (1 - d->reserve);
     double hi = (double)d->gpu_bytes;
     for (size_t i = 0; i < d->n; i++)
@@ -522,7 +512,7 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
     struct legend_item leg[CHART_TERMS + 2];
     bars_legend(d, &lb, leg);
     char y_title[64];
-    snprintf(y_title, sizeof y_title, "memory of one GPU (%s)", chart_unit_name(d->units));
+    snprintf(y_title, sizeof y_title, "memory of one GPU (%s)", units_name(d->units));
     const char *labels[32] = {0};
     size_t n = d->n < 32 ? d->n : 32;
     bool two_lines = false;
@@ -671,9 +661,9 @@ struct step_labels {
 static size_t step_legend(const struct chart_step *d, bool band, bool recompute,
                           struct step_labels *lb, struct legend_item leg[7])
 {
-    double unit = chart_unit_bytes(d->units);
+    double unit = units_bytes(d->units);
     snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit,
-             chart_unit_name(d->units));
+             units_name(d->units));
     snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free", d->reserve * 100);
     size_t nl = 0;
     leg[nl++] = (struct legend_item){LEG_BOX, chart_states_colour(), "model states"};
@@ -722,7 +712,7 @@ static void step_turn_mark(struct frame *f, const struct chart_step *d)
 void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_step *d, struct chart_geom *geom)
 {
-    double unit = chart_unit_bytes(d->units);
+    double unit = units_bytes(d->units);
     bool recompute;
     double hi = step_y_hi(d, &recompute);
     bool band = d->segment > 0 && d->ckpt_bytes > 0;
@@ -730,7 +720,7 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     struct legend_item leg[7];
     size_t nl = step_legend(d, band, recompute, &lb, leg);
     char y_title[64];
-    snprintf(y_title, sizeof y_title, "memory (%s)", chart_unit_name(d->units));
+    snprintf(y_title, sizeof y_title, "memory (%s)", units_name(d->units));
     struct frame_spec s = {
         .title = d->title, .legend = leg, .n_legend = nl, .y_title = y_title,
         .x_title = "time (forward passes of one layer)", .y_lo = 0, .y_hi = hi * 1.12 / unit,
@@ -799,8 +789,8 @@ struct kcurve_labels {
 
 static void kcurve_label(const struct chart_kcurve *d, double best, struct kcurve_labels *lb)
 {
-    double unit = chart_unit_bytes(d->units);
-    const char *un = chart_unit_name(d->units);
+    double unit = units_bytes(d->units);
+    const char *un = units_name(d->units);
     snprintf(lb->none, sizeof lb->none, "no checkpointing: %.1f %s", (double)d->none_bytes / unit,
              un);
     snprintf(lb->best, sizeof lb->best, "best k = %llu: %.1f %s", (unsigned long long)d->k_best,
@@ -847,7 +837,7 @@ static void kcurve_curve(struct frame *f, const struct chart_kcurve *d, double u
 void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
                        const struct chart_kcurve *d, struct chart_geom *geom)
 {
-    double unit = chart_unit_bytes(d->units);
+    double unit = units_bytes(d->units);
     double hi = (double)d->none_bytes;
     for (size_t i = 0; i < d->n; i++)
         hi = fmax(hi, (double)d->peak_bytes[i]);
@@ -855,7 +845,7 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
     struct kcurve_labels lb;
     kcurve_label(d, best, &lb);
     char y_title[64];
-    snprintf(y_title, sizeof y_title, "peak memory (%s)", chart_unit_name(d->units));
+    snprintf(y_title, sizeof y_title, "peak memory (%s)", units_name(d->units));
     struct legend_item leg[] = {
         {LEG_LINE, ORANGE, "peak with checkpointing every k"},
         {LEG_DOT, MAGENTA, lb.best},

@@ -24,8 +24,7 @@
 #include "canvas.h"
 #include "scenario.h"
 #include "timeline.h"
-
-enum chart_units { CHART_GB, CHART_GIB }; /* 1e9 or 2^30 bytes */
+#include "units.h"
 
 /* The five memory terms of a bar, bottom to top. */
 enum chart_term {
@@ -52,9 +51,6 @@ struct canvas_rgb chart_term_colour(enum chart_term t);
 const char *chart_term_name(enum chart_term t);
 struct canvas_rgb chart_states_colour(void); /* the grey model-state band */
 
-double chart_unit_bytes(enum chart_units u);
-const char *chart_unit_name(enum chart_units u);
-
 /*
  * Ticks for [lo, hi]: a step of 1, 2, 2.5 or 5 x 10^n giving at most max_ticks intervals, the
  * first tick at or below lo and the last at or above hi (the axis then runs tick to tick).
@@ -77,7 +73,7 @@ struct chart_bars {
     size_t n;
     uint64_t gpu_bytes; /* the solid line */
     double reserve;     /* the dashed line at gpu_bytes * (1 - reserve) */
-    enum chart_units units;
+    enum units units;
 };
 
 void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
@@ -96,7 +92,7 @@ struct chart_step {
     uint64_t ckpt_bytes;   /* c, and the segment k' of checkpointing every k (timeline_summary):
                             * with both set, the stored checkpoints are a yellow band */
     uint64_t segment;
-    enum chart_units units;
+    enum units units;
 };
 
 void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
@@ -111,7 +107,7 @@ struct chart_kcurve {
     double k_star;              /* sqrt(L c / A) (drawn when inside 0..n) */
     uint64_t k_best;
     double extra_compute;       /* step time with checkpointing / without - 1 (1/3) */
-    enum chart_units units;
+    enum units units;
 };
 
 /* Fills peak[0..L) for the scenario with recompute every k = 1..L and d's numbers; returns 0, or

@@ -22,12 +22,12 @@ static const char *const csv_columns =
     "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"
     "fix_peak_bytes,fix_micro_batch,fix_plan";
 
-void evalout_init(struct evalout *w, enum evalout_format format, int gib, FILE *out)
+void evalout_init(struct evalout *w, enum evalout_format format, enum units units, FILE *out)
 {
     memset(w, 0, sizeof *w);
     w->format = format;
-    w->unit_bytes = gib ? 1073741824.0 : 1e9;
-    w->unit_name = gib ? "GiB" : "GB";
+    w->unit_bytes = units_bytes(units);
+    w->unit_name = units_name(units);
     w->out = out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "model.h"
 #include "scenario.h"
+#include "units.h"
 
 enum evalout_format { EVALOUT_CSV, EVALOUT_JSON, EVALOUT_TABLE };
 
@@ -38,7 +39,7 @@ struct evalout {
     int error; /* set when a row could not be kept (no memory) */
 };
 
-void evalout_init(struct evalout *w, enum evalout_format format, int gib, FILE *out);
+void evalout_init(struct evalout *w, enum evalout_format format, enum units units, FILE *out);
 void evalout_begin(struct evalout *w);
 void evalout_row(struct evalout *w, const struct scenario *sc, const struct terms *t,
                  const struct evalout_fix *fix);

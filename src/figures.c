@@ -71,7 +71,7 @@ static int step_panel(struct canvas *c, const struct scenario *sc, const char *h
         .title = title, .events = ev, .n = sum.n_events, .states_bytes = sum.states_bytes,
         .total_time = sum.total_time, .gpu_bytes = gpu_lines ? sc->gpu_mem_bytes : 0,
         .reserve = sc->reserve, .ckpt_bytes = t.ckpt_bytes, .segment = sum.segment,
-        .units = CHART_GB,
+        .units = UNITS_GB,
     };
     chart_step_draw(c, x, y, w, h, &d, NULL);
     free(ev);
@@ -200,7 +200,7 @@ static int draw_checkpoint_k(struct canvas *c)
     if (chart_kcurve_fill(&sc, peak, sizeof peak / sizeof peak[0], &d) != 0)
         return -1;
     d.title = "Peak and step time against k (1.3B, FlashAttention)";
-    d.units = CHART_GB;
+    d.units = UNITS_GB;
     double x, y, w, h;
     panel(c, 0, 2, 0, &x, &y, &w, &h);
     w *= 0.92;
@@ -257,7 +257,7 @@ static int draw_does_it_fit(struct canvas *c)
     struct chart_bars d = {
         .title = "Does it fit? The 1.3B model on one 80 GB GPU, s = 2048",
         .bars = bars, .n = 5, .gpu_bytes = sc[0].gpu_mem_bytes, .reserve = sc[0].reserve,
-        .units = CHART_GB,
+        .units = UNITS_GB,
     };
     double x, y, w, h;
     panel(c, 0, 1, 0, &x, &y, &w, &h);

@@ -40,7 +40,7 @@ struct options {
     enum evalout_format format;
     bool split;
     const char *template_path;
-    bool gib;
+    enum units units;
     bool letter;
     double reserve;
     const char *models_path, *gpus_path;
@@ -145,7 +145,7 @@ static int parse_choice_option(struct options *o, int c, const char *arg)
     case OPT_UNITS:
         if ((i = parse_choice("--units", arg, units, 2)) < 0)
             return EXIT_USAGE;
-        o->gib = i == 1;
+        o->units = i == 1 ? UNITS_GIB : UNITS_GB;
         return -1;
     default: /* OPT_PROGRESS */
         if ((i = parse_choice("--progress", arg, progress, 3)) < 0)
@@ -362,7 +362,7 @@ static int cmd_eval(const struct options *o)
         fprintf(stderr, "memfit: out of memory\n");
         return EXIT_USAGE;
     }
-    evalout_init(&e->out, o->format, o->gib, stdout);
+    evalout_init(&e->out, o->format, o->units, stdout);
     evalout_begin(&e->out);
     bool io_ok = read_files(o, eval_one, e, &d);
     evalout_end(&e->out);
@@ -426,7 +426,7 @@ static int cmd_report(const struct options *o)
         ro.split = o->split;
         ro.scenario_template = o->template_path;
         ro.paper = o->letter ? REPORT_PAPER_LETTER : REPORT_PAPER_A4;
-        ro.gib = o->gib;
+        ro.units = o->units;
         ro.source_date_epoch = getenv("SOURCE_DATE_EPOCH");
         ro.inputs = o->n_files == 1 ? o->files[0] : "several files";
         if (report_write(list.items, list.n, &ro, &d) != 0)

@@ -22,7 +22,7 @@
 
 struct report_run {
     const struct report_options *opt;
-    enum chart_units units;
+    enum units units;
     struct report_values doc_vals;
     struct template scenario_tmpl, summary_tmpl;
     struct report_sc *scs;
@@ -342,7 +342,7 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     struct report_run run;
     memset(&run, 0, sizeof run);
     run.opt = opt;
-    run.units = opt->gib ? CHART_GIB : CHART_GB;
+    run.units = opt->units;
     template_init(&run.scenario_tmpl);
     template_init(&run.summary_tmpl);
     int rc = -1;

@@ -27,6 +27,7 @@
 
 #include "diag.h"
 #include "scenario.h"
+#include "units.h"
 
 enum report_paper { REPORT_PAPER_A4, REPORT_PAPER_LETTER };
 
@@ -37,7 +38,7 @@ struct report_options {
     const char *scenario_template; /* NULL: templates/report.tmpl found by paths_find_data */
     const char *summary_template;  /* NULL: templates/summary.tmpl */
     enum report_paper paper;
-    bool gib;                      /* sizes in GiB (2^30 bytes) instead of GB (10^9) */
+    enum units units;              /* of every size shown */
     const char *source_date_epoch; /* SOURCE_DATE_EPOCH as given (NULL or "": no date) */
     const char *inputs;            /* shown on the summary page, e.g. "configs/examples.csv" */
     const char *validation_note;   /* the PyTorch validation sentence; NULL: a default */

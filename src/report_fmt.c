@@ -13,10 +13,10 @@ void report_fmt(char *buf, size_t size, const char *f, ...)
 }
 
 /* "116.1 GB"; small values keep more digits, 0 is "0 GB". */
-void report_fmt_size(char *buf, size_t size, uint64_t bytes, enum chart_units u)
+void report_fmt_size(char *buf, size_t size, uint64_t bytes, enum units u)
 {
-    double v = (double)bytes / chart_unit_bytes(u);
-    const char *name = chart_unit_name(u);
+    double v = (double)bytes / units_bytes(u);
+    const char *name = units_name(u);
     if (bytes == 0)
         report_fmt(buf, size, "0 %s", name);
     else if (v < 0.095)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "chart.h"
+#include "units.h"
 
 /* snprintf into buf, the result ignored: a value longer than the buffer is cut. */
 void report_fmt(char *buf, size_t size, const char *f, ...) __attribute__((format(printf, 3, 4)));
@@ -20,7 +20,7 @@ void report_fmt(char *buf, size_t size, const char *f, ...) __attribute__((forma
  * A byte count in units u (GB = 10^9 or GiB = 2^30 bytes, chart.h): "116.1 GB"; values under
  * 0.095 keep three decimals, 0 is "0 GB".
  */
-void report_fmt_size(char *buf, size_t size, uint64_t bytes, enum chart_units u);
+void report_fmt_size(char *buf, size_t size, uint64_t bytes, enum units u);
 
 /* A count with thousands separators: 1311528960 -> "1,311,528,960". */
 void report_fmt_count(char *buf, size_t size, uint64_t n);

@@ -110,15 +110,15 @@ void report_values_act_formula(const struct scenario *sc, char *buf, size_t size
 }
 
 /* The GPU: its memory, how many, and the hardware line ("8 × H100 (80 GB each)"). */
-static void report_values_hardware(struct report_sc *r, enum chart_units u)
+static void report_values_hardware(struct report_sc *r, enum units u)
 {
     const struct scenario *sc = r->sc;
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     const size_t n = REPORT_VALUE_MAX;
     report_fmt(v[REPORT_PH_GPU], n, "%s", sc->gpu_preset[0] ? sc->gpu_preset : "GPU");
-    double mem = (double)sc->gpu_mem_bytes / chart_unit_bytes(u);
+    double mem = (double)sc->gpu_mem_bytes / units_bytes(u);
     if (fabs(mem - round(mem)) < 0.005)
-        report_fmt(v[REPORT_PH_GPU_MEM], n, "%.0f %s", mem, chart_unit_name(u));
+        report_fmt(v[REPORT_PH_GPU_MEM], n, "%.0f %s", mem, units_name(u));
     else
         report_fmt_size(v[REPORT_PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
     uint64_t gpus = sc->dp * sc->tp * sc->pp;
@@ -132,7 +132,7 @@ static void report_values_hardware(struct report_sc *r, enum chart_units u)
 }
 
 /* The budget against the peak: the verdict and the headroom either way. */
-static void report_values_verdict(struct report_sc *r, enum chart_units u)
+static void report_values_verdict(struct report_sc *r, enum units u)
 {
     const struct scenario *sc = r->sc;
     const struct terms *t = &r->t;
@@ -194,7 +194,7 @@ static void report_values_setup(struct report_sc *r)
 }
 
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */
-static void report_values_config(struct report_sc *r, enum chart_units u)
+static void report_values_config(struct report_sc *r, enum units u)
 {
     const struct scenario *sc = r->sc;
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
@@ -210,7 +210,7 @@ static void report_values_config(struct report_sc *r, enum chart_units u)
 }
 
 /* The memory terms, checkpointing, and the notes that depend on the model. */
-static void report_values_terms(struct report_sc *r, enum chart_units u)
+static void report_values_terms(struct report_sc *r, enum units u)
 {
     const struct scenario *sc = r->sc;
     const struct terms *t = &r->t;
@@ -363,7 +363,7 @@ static void report_values_fix_sentence(struct report_sc *r)
 }
 
 /* The fix ladder's answer and its cost (plan.h, cost.h). */
-static void report_values_fix(struct report_sc *r, enum chart_units u)
+static void report_values_fix(struct report_sc *r, enum units u)
 {
     const struct plan *p = &r->plan;
     char (*v)[REPORT_VALUE_MAX] = r->vals.v;
@@ -379,14 +379,14 @@ static void report_values_fix(struct report_sc *r, enum chart_units u)
     report_values_fix_sentence(r);
 }
 
-static void report_sc_values(struct report_sc *r, enum chart_units u)
+static void report_sc_values(struct report_sc *r, enum units u)
 {
     report_values_config(r, u);
     report_values_terms(r, u);
     report_values_fix(r, u);
 }
 
-int report_sc_init(struct report_sc *r, const struct scenario *sc, enum chart_units u,
+int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
                    struct diag *d)
 {
     memset(r, 0, sizeof *r);
@@ -407,7 +407,7 @@ void report_sc_share_doc(struct report_sc *r, const struct report_values *doc)
 }
 
 void report_values_doc(struct report_values *vals, const struct report_sc *scs, size_t n,
-                       enum chart_units u, const char *inputs, const char *validation_note)
+                       enum units u, const char *inputs, const char *validation_note)
 {
     char (*v)[REPORT_VALUE_MAX] = vals->v;
     const size_t m = REPORT_VALUE_MAX;
@@ -419,9 +419,9 @@ void report_values_doc(struct report_values *vals, const struct report_sc *scs, 
     report_fmt(v[REPORT_PH_N_SCENARIOS], m, "%zu scenario%s", n, n == 1 ? "" : "s");
     report_fmt(v[REPORT_PH_N_FIT], m, "%zu", fit);
     report_fmt(v[REPORT_PH_N_OOM], m, "%zu", n - fit);
-    report_fmt(v[REPORT_PH_UNITS], m, "%s", chart_unit_name(u));
+    report_fmt(v[REPORT_PH_UNITS], m, "%s", units_name(u));
     report_fmt(v[REPORT_PH_UNIT_NOTE], m, "%s",
-               u == CHART_GIB ? "1 GiB = 2³⁰ = 1,073,741,824 bytes"
+               u == UNITS_GIB ? "1 GiB = 2³⁰ = 1,073,741,824 bytes"
                               : "1 GB = 10⁹ bytes (not GiB = 2³⁰ bytes)");
     report_fmt(v[REPORT_PH_VALIDATION], m, "%s",
                validation_note ? validation_note : report_validation_note());

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "chart.h"
+#include "units.h"
 #include "diag.h"
 #include "model.h"
 #include "plan.h"
@@ -109,7 +109,7 @@ struct report_sc {
     struct terms t;
     struct plan plan;
     uint64_t max_b[PLAN_MODES]; /* the largest micro-batch per activation mode */
-    enum chart_units units;     /* of every size in vals, the tables and the charts */
+    enum units units;     /* of every size in vals, the tables and the charts */
     struct report_values vals;  /* the document's values copied in, then the scenario's */
 };
 
@@ -128,14 +128,14 @@ const char *report_values_lookup(void *ctx, const char *name);
  * and the options the caller was given (inputs, validation_note: NULL for the defaults).
  */
 void report_values_doc(struct report_values *vals, const struct report_sc *scs, size_t n,
-                       enum chart_units u, const char *inputs, const char *validation_note);
+                       enum units u, const char *inputs, const char *validation_note);
 
 /*
  * Computes scenario sc (memory terms, fix ladder, largest micro-batches) and its values, sizes in
  * units u, into *r; the document's values are left empty (report_sc_share_doc). Returns 0, or -1
  * after reporting into d when a byte count overflows. r keeps a pointer to sc.
  */
-int report_sc_init(struct report_sc *r, const struct scenario *sc, enum chart_units u,
+int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
                    struct diag *d);
 
 /* Copies the document-wide values of doc into r's values. */

@@ -209,7 +209,7 @@ static void test_bars_geometry(void **state)
     (void)state;
     struct chart_bar bars[3];
     lesson_bars(bars);
-    struct chart_bars d = {"Does it fit?", bars, 3, 80000000000ull, 0.15, CHART_GB};
+    struct chart_bars d = {"Does it fit?", bars, 3, 80000000000ull, 0.15, UNITS_GB};
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
     struct chart_geom g;
@@ -272,7 +272,7 @@ static void test_bars_gib(void **state)
     (void)state;
     struct chart_bar bars[3];
     lesson_bars(bars);
-    struct chart_bars d = {NULL, bars, 3, 80000000000ull, 0.15, CHART_GIB};
+    struct chart_bars d = {NULL, bars, 3, 80000000000ull, 0.15, UNITS_GIB};
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
     struct chart_geom g;
@@ -302,7 +302,7 @@ static void test_bars_ladder_small(void **state)
         bars[i].label = labels[i];
     }
     struct chart_bars d = {"A long title: scenario llama3-70b-on-8xH100 and its fix ladder", bars, 8,
-                           80000000000ull, 0.15, CHART_GB};
+                           80000000000ull, 0.15, UNITS_GB};
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
     struct chart_geom g;
@@ -336,7 +336,7 @@ static void test_step_hand_made(void **state)
     size_t n = hand_events(ev);
     struct chart_step d = {.title = "step", .events = ev, .n = n, .states_bytes = 20000000000ull,
                            .total_time = 9, .gpu_bytes = 80000000000ull, .reserve = 0.15,
-                           .units = CHART_GB};
+                           .units = UNITS_GB};
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
     struct chart_geom g;
@@ -386,7 +386,7 @@ static void test_step_sawtooth(void **state)
     struct chart_step d = {.title = "k = 4", .events = ev, .n = sum.n_events,
                            .states_bytes = sum.states_bytes, .total_time = sum.total_time,
                            .ckpt_bytes = t.ckpt_bytes, .segment = sum.segment,
-                           .units = CHART_GB};
+                           .units = UNITS_GB};
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
     struct chart_geom g;
@@ -436,7 +436,7 @@ static void test_kcurve(void **state)
     assert_true(near((double)peak[0] / 1e9, 27.0, 0.05));
     assert_true(near((double)d.none_bytes / 1e9, 51.7, 0.05));
     d.title = "k";
-    d.units = CHART_GB;
+    d.units = UNITS_GB;
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
     struct chart_geom g;

@@ -20,7 +20,7 @@ static void csv_row(const struct scenario *sc, const struct terms *t, const stru
     FILE *tmp = tmpfile();
     assert_non_null(tmp);
     struct evalout w;
-    evalout_init(&w, EVALOUT_CSV, 0, tmp);
+    evalout_init(&w, EVALOUT_CSV, UNITS_GB, tmp);
     evalout_row(&w, sc, t, f);
     evalout_end(&w);
     evalout_release(&w);
