@@ -24,7 +24,9 @@
 #include "canvas.h"
 #include "canvas_hpdf.h"
 #include "diag.h"
-#include "scenario.h"
+
+/* Bytes of the running head: a line of text, cut to the page width when drawn. */
+#define DOC_RUNNING_BYTES 320
 
 /* Margins and type, pt. */
 #define DOC_M_LEFT 56.0
@@ -51,7 +53,7 @@ struct doc {
     struct canvas c; /* draws on the current page */
     struct canvas_hpdf ch;
     double y; /* the cursor: top of the next block, top-left coordinates */
-    char running[SCENARIO_NAME_BYTES + 64]; /* the running head of the next new page */
+    char running[DOC_RUNNING_BYTES]; /* the running head of the next new page */
     int error; /* 0, or the first failure (a libharu status, or -1 for memory) */
 };
 

@@ -151,6 +151,8 @@ static int report_doc_init(struct doc *doc, const struct report_run *run, const 
     return doc_init(doc, title, letter, run->opt->source_date_epoch, d);
 }
 
+_Static_assert(DOC_RUNNING_BYTES >= SCENARIO_NAME_BYTES, "a scenario name fits the running head");
+
 static void report_scenario(struct doc *doc, const struct report_run *run, struct report_sc *r)
 {
     report_fmt(doc->running, sizeof doc->running, "%s", r->sc->name);
