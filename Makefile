@@ -21,12 +21,13 @@ BUILD   ?= build
 
 CC      ?= cc
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-WARN     = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Wvla \
-           -Wno-sign-conversion
+WARN     = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Wvla
 OPT     ?= -O2 -g
-PKGS     = cairo freetype2 cmocka
+PKGS     = cairo freetype2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+TEST_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 SAN     ?=
 ifeq ($(WERROR),1)
 WARN    += -Werror
@@ -39,9 +40,9 @@ LIB_SRC  := $(filter-out src/main.c,$(SRC))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/%.o)
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-BENCH_SRC := $(sort $(wildcard bench/*.c))
-BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 HDR      := $(wildcard src/*.h) $(wildcard tests/unit/*.h) $(wildcard tests/fuzz/*.h)
+
+FORMAT_SRC = $(sort $(wildcard src/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] tests/tools/*.[ch]))
 
 MEMFIT   = $(BUILD)/memfit
 
@@ -59,11 +60,7 @@ $(MEMFIT): $(LIB_OBJ) $(BUILD)/main.o
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LIBS)
-
-$(BUILD)/bench/%: bench/%.c $(LIB_OBJ) $(HDR)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LIBS) $(TEST_LIBS)
 
 # The suite first installs what is missing (a no-op when everything is there), like `make report`.
 test: deps
@@ -89,7 +86,7 @@ report: deps
 deps:
 	@sh tools/deps.sh
 
-bench: $(MEMFIT) $(BENCH_BIN)
+bench: $(MEMFIT)
 	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh bench/run.sh
 
 validate:
@@ -122,10 +119,14 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)
 
 format:
-	clang-format -i src/*.c src/*.h tests/unit/*.c bench/*.c 2>/dev/null || clang-format -i src/*.c src/*.h tests/unit/*.c
+	clang-format -i $(FORMAT_SRC)
+
+# CI: fails when `make format` would change a file.
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_SRC)
 
 clean:
 	rm -rf build memfit
 
 .PHONY: all test run-tests asan valgrind report deps bench validate golden-update install uninstall fuzz \
-        format clean memfit
+        format format-check clean memfit

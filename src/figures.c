@@ -318,11 +318,11 @@ static int write_figure(FILE *f, void *ctx)
     return rc != 0 || fin != 0 ? -1 : 0;
 }
 
-int figures_write(const char *dir, struct diag *d)
+int figures_write(const char *dir, const char *source_date_epoch, struct diag *d)
 {
     static const char *const ext[] = {".png", ".svg", ".pdf"};
     long long epoch;
-    if (out_source_date_epoch(getenv("SOURCE_DATE_EPOCH"), &epoch, d) < 0 ||
+    if (out_source_date_epoch(source_date_epoch, &epoch, d) < 0 ||
         out_make_dirs(dir, d) != 0)
         return -1;
     for (unsigned i = 0; i < FIGURES_COUNT; i++) {

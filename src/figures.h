@@ -26,8 +26,9 @@ void figures_size(unsigned i, double *width_pt, double *height_pt);
  * i is out of range or the figure's numbers cannot be computed. */
 int figures_draw(unsigned i, struct canvas *c);
 
-/* Writes every figure into dir (created, with its parents, when missing). Returns 0, or -1 with
- * the reason reported to d. */
-int figures_write(const char *dir, struct diag *d);
+/* Writes every figure into dir (created, with its parents, when missing), dated
+ * source_date_epoch (SOURCE_DATE_EPOCH as given; NULL or "": the fixed date). Returns 0, or -1
+ * with the reason reported to d. */
+int figures_write(const char *dir, const char *source_date_epoch, struct diag *d);
 
 #endif

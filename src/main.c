@@ -447,7 +447,7 @@ static int cmd_figures(const struct options *o)
     diag_init(&d, print_message, (void *)o);
     if (o->n_files > 0)
         return usage_error("figures: takes no FILE (got '%s')", o->files[0]);
-    int rc = figures_write(o->out_dir ? o->out_dir : "out/figures", &d);
+    int rc = figures_write(o->out_dir ? o->out_dir : "out/figures", getenv("SOURCE_DATE_EPOCH"), &d);
     canvas_cairo_shutdown();
     if (rc != 0)
         return EXIT_USAGE;
