@@ -2,8 +2,7 @@
  * time cost of each fix and take the cheapest one", as SPEC section 4 makes it exact. */
 #include "plan.h"
 
-#include <stdarg.h>
-#include <stdio.h>
+#include "strbuf.h"
 
 /* The ladder's running state: the cumulative settings and where the next rung goes. */
 struct ladder {
@@ -208,28 +207,10 @@ int plan_build_from(const struct scenario *sc, const struct terms *base, struct 
     return 0;
 }
 
-/* An snprintf that appends to buf and counts the whole length even when it truncates. */
-struct writer {
-    char *buf;
-    size_t size, len;
-};
-
-__attribute__((format(printf, 2, 3))) static void put(struct writer *w, const char *fmt, ...)
+int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size)
 {
-    va_list ap;
-    size_t room = w->len < w->size ? w->size - w->len : 0;
-    va_start(ap, fmt);
-    int n = vsnprintf(room ? w->buf + w->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        w->len += (size_t)n;
-}
-
-size_t plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size)
-{
-    struct writer w = {buf, size, 0};
-    if (size > 0)
-        buf[0] = '\0';
+    struct strbuf w;
+    strbuf_init_fixed(&w, buf, size);
     if (rung >= p->n_rungs)
         return 0;
     const struct scenario *fin = &p->rungs[rung].sc;
@@ -238,37 +219,38 @@ size_t plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t s
         const char *sep = w.len ? " " : "";
         switch (p->rungs[i].fix) {
         case PLAN_FIX_FLASH:
-            put(&w, "%sattention=flash", sep);
+            strbuf_printf(&w, "%sattention=flash", sep);
             break;
         case PLAN_FIX_ZERO1:
         case PLAN_FIX_ZERO2:
         case PLAN_FIX_ZERO3:
             if (!zero)
-                put(&w, "%szero=%u", sep, fin->zero);
+                strbuf_printf(&w, "%szero=%u", sep, fin->zero);
             zero = true;
             break;
         case PLAN_FIX_FULL_CKPT:
-            put(&w, "%srecompute=full", sep);
+            strbuf_printf(&w, "%srecompute=full", sep);
             break;
         case PLAN_FIX_TP:
             if (!tp)
-                put(&w, "%stp=%llu%s", sep, (unsigned long long)fin->tp,
+                strbuf_printf(&w, "%stp=%llu%s", sep, (unsigned long long)fin->tp,
                     p->base_sp ? "" : " sp=yes");
             tp = true;
             break;
         case PLAN_FIX_OFFLOAD:
-            put(&w, "%soffload=optimizer", sep);
+            strbuf_printf(&w, "%soffload=optimizer", sep);
             break;
         default: /* micro_batch: printed last, with its final value */
             break;
         }
     }
     if (fin->micro_batch != p->base_micro_batch)
-        put(&w, "%smicro_batch=%llu", w.len ? " " : "", (unsigned long long)fin->micro_batch);
-    return w.len;
+        strbuf_printf(&w, "%smicro_batch=%llu", w.len ? " " : "",
+                      (unsigned long long)fin->micro_batch);
+    return w.err == STRBUF_OK ? 0 : -1;
 }
 
-size_t plan_fix_settings(const struct plan *p, char *buf, size_t size)
+int plan_fix_settings(const struct plan *p, char *buf, size_t size)
 {
     if (p->fix_rung < 0) {
         if (size > 0)

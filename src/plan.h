@@ -1,6 +1,6 @@
 /*
  * plan: the cheapest fix (SPEC section 4, the lesson's ladder in section 3, "Does it fit, and
- * what is the cheapest fix?"), the largest micro-batch per activation mode, and the M(k) curve.
+ * what is the cheapest fix?"), the largest micro-batch per activation mode.
  *
  * Pure: plan_build reads a const scenario and fills a caller's struct plan; no I/O, no allocation,
  * no globals. A scenario that fits as it is costs one model_peak, none with plan_build_from
@@ -99,14 +99,14 @@ const char *plan_fix_name(enum plan_fix fix);
  * The `fix_plan` column: the settings the fix changed, `column=value` joined by spaces in the
  * order first applied, each with its final value, the re-picked micro_batch last, e.g.
  * "attention=flash zero=3 recompute=full tp=4 sp=yes micro_batch=1"; "" for none and nothing.
- * Writes at most size bytes with the final NUL (truncating); returns the length of the whole
- * string, like snprintf.
+ * Writes at most size bytes with the final NUL. Returns 0, or -1 when the text was cut (at a
+ * character boundary) to fit; PLAN_SETTINGS_MAX bytes always hold it.
  */
-size_t plan_fix_settings(const struct plan *p, char *buf, size_t size);
+int plan_fix_settings(const struct plan *p, char *buf, size_t size);
 
 /* The same for the cumulative settings of rungs[rung] (a label for its bar in the report);
  * "" when rung >= n_rungs. */
-size_t plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size);
+int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size);
 
 /* Activation modes for the largest micro-batch (SPEC section 4; lesson section 4, step 8). */
 enum plan_mode {
