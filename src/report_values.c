@@ -1,13 +1,19 @@
 /* report_values: see report_values.h. */
 #include "report_values.h"
 
+#include "validation_summary.h"
+
+#define STRINGIFY(x) #x
+#define STR(x) STRINGIFY(x)
+
 const char *report_validation_note(void)
 {
-    /* tests/unit/test_validation.c checks that the worst gaps quoted here are the fixture's. */
+    /* The counts and gaps are the committed fixture's (validation_summary.h, written from it). */
     return "Validated against PyTorch (tests/validation): the per-layer activations match the "
-           "bytes autograd saves for backward (saved-tensor hooks, PyTorch 1.13, bf16) in 100 "
-           "measurements of 10 GPT and 10 Llama layer shapes, checkpointed layers to the byte; "
-           "worst gap 0.195% (GPT) and 0.135% (Llama), the norm statistics left out.";
+           "bytes autograd saves for backward (saved-tensor hooks, PyTorch 1.13, bf16) in " STR(
+               VALIDATION_MEASUREMENTS) " measurements of " STR(VALIDATION_GPT_SHAPES) " GPT and " STR(VALIDATION_LLAMA_SHAPES) " Llama layer shapes, checkpointed layers to the byte; "
+           "worst gap " VALIDATION_WORST_GAP_GPT " (GPT) and " VALIDATION_WORST_GAP_LLAMA
+           " (Llama), the norm statistics left out.";
 }
 
 #include <math.h>

@@ -5,7 +5,7 @@
 set -eu
 PKGS="build-essential pkg-config libhpdf-dev libcairo2-dev libfreetype-dev libcsv-dev libcmocka-dev
 fonts-dejavu-core poppler-utils qpdf valgrind python3 file"
-[ "${1:-}" = validate ] && PKGS="$PKGS python3-torch python3-matplotlib"
+[ "${1:-}" = validate ] && PKGS="$PKGS python3-torch python3-matplotlib libopenblas0-pthread"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
