@@ -12,10 +12,10 @@
 #include "paths.h"
 #include "report_charts.h"
 #include "report_fmt.h"
+#include "report_phrases.h"
 #include "report_tables.h"
 #include "report_values.h"
 #include "template.h"
-
 
 /* ------------------------------------------------------------------------------------------ */
 /* One run of report_write: the options, the templates, every scenario computed once.         */
@@ -24,6 +24,7 @@ struct report_run {
     const struct report_options *opt;
     enum units units;
     struct report_values doc_vals;
+    struct report_phrases phrases; /* the shipped catalogue, with the templates' own phrases */
     struct template scenario_tmpl, summary_tmpl;
     struct report_sc *scs;
     size_t n;
@@ -75,6 +76,8 @@ static double report_keep_height(struct doc *doc, const struct template *tmpl, s
     bool figure = false;
     for (size_t j = i + 1; j < tmpl->n; j++) {
         const struct template_block *b = &tmpl->blocks[j];
+        if (b->kind == TEMPLATE_PHRASE)
+            continue;
         if (b->kind == TEMPLATE_PARAGRAPH || b->kind == TEMPLATE_ITEM) {
             double th = report_text_height(doc, b, vals);
             h += th;
@@ -119,6 +122,8 @@ static void report_render(struct doc *doc, const struct template *tmpl, struct r
             if (doc->y > DOC_M_TOP + 1)
                 doc_new_page(doc);
             break;
+        case TEMPLATE_PHRASE: /* words the tables and charts use, not a block of the page */
+            break;
         case TEMPLATE_CHART:
             /* Charts that follow each other directly share a page (they are compared). */
             if (i + 1 < tmpl->n && tmpl->blocks[i + 1].kind == TEMPLATE_CHART &&
@@ -162,8 +167,13 @@ static void report_scenario(struct doc *doc, const struct report_run *run, struc
 }
 
 /* Finishes doc (footers) and writes it to path. */
-static int report_finish(struct doc *doc, const char *path, struct diag *d)
+static int report_finish(struct report_run *run, struct doc *doc, const char *path, struct diag *d)
 {
+    if (run->phrases.misses) {
+        diag_report(d, NULL, 0, "cannot write '%s': %s (a bug in memfit)", path,
+                    run->phrases.first_miss);
+        return -1;
+    }
     if (doc_finish(doc) != 0) {
         if (doc->error == -1)
             diag_report(d, NULL, 0, "cannot write '%s': out of memory", path);
@@ -181,13 +191,17 @@ static int report_combined(struct report_run *run, const char *path, struct diag
     int rc = -1;
     if (report_doc_init(&doc, run, run->doc_vals.v[REPORT_PH_TITLE], d) != 0)
         goto out;
-    report_fmt(doc.running, sizeof doc.running, "summary");
+    char bookmark[REPORT_VALUE_MAX];
+    report_say(doc.running, sizeof doc.running, &run->phrases, NULL,
+               REPORT_PHRASE_SUMMARY_RUNNING_HEAD, NULL);
+    report_say(bookmark, sizeof bookmark, &run->phrases, NULL, REPORT_PHRASE_SUMMARY_BOOKMARK,
+               NULL);
     doc_new_page(&doc);
-    doc_bookmark(&doc, "Summary");
+    doc_bookmark(&doc, bookmark);
     report_render(&doc, &run->summary_tmpl, NULL, run, 0, run->n);
     for (size_t i = 0; i < run->n; i++)
         report_scenario(&doc, run, &run->scs[i]);
-    rc = report_finish(&doc, path, d);
+    rc = report_finish(run, &doc, path, d);
 out:
     doc_release(&doc);
     return rc;
@@ -197,12 +211,13 @@ static int report_single(struct report_run *run, struct report_sc *r, const char
                          struct diag *d)
 {
     struct doc doc;
-    char title[SCENARIO_NAME_BYTES + 64];
-    report_fmt(title, sizeof title, "%s: %s", run->doc_vals.v[REPORT_PH_TITLE], r->sc->name);
+    char title[REPORT_VALUE_MAX];
+    report_say(title, sizeof title, &run->phrases, NULL, REPORT_PHRASE_TITLE_SCENARIO, "title",
+               run->doc_vals.v[REPORT_PH_TITLE], "name", r->sc->name, NULL);
     int rc = -1;
     if (report_doc_init(&doc, run, title, d) == 0) {
         report_scenario(&doc, run, r);
-        rc = report_finish(&doc, path, d);
+        rc = report_finish(run, &doc, path, d);
     }
     doc_release(&doc);
     return rc;
@@ -212,7 +227,7 @@ static int report_single(struct report_run *run, struct report_sc *r, const char
 static int report_split(struct report_run *run, struct diag *d)
 {
     const char *combined = run->opt->file_name ? run->opt->file_name : "report.pdf";
-    char (*names)[OUT_NAME_MAX + 1] = calloc(run->n + 1, sizeof *names);
+    char(*names)[OUT_NAME_MAX + 1] = calloc(run->n + 1, sizeof *names);
     const char **taken = calloc(run->n + 1, sizeof *taken);
     int rc = 0;
     if (!names || !taken) {
@@ -236,7 +251,8 @@ static int report_split(struct report_run *run, struct diag *d)
         taken[i + 1] = nm;
         char path[4096];
         if (out_join(path, sizeof path, run->opt->out_dir, nm, ".pdf") != 0) {
-            diag_report(d, NULL, 0, "cannot write '%s/%s.pdf': path too long", run->opt->out_dir, nm);
+            diag_report(d, NULL, 0, "cannot write '%s/%s.pdf': path too long", run->opt->out_dir,
+                        nm);
             rc = -1;
             continue;
         }
@@ -251,7 +267,8 @@ out:
 
 /* Loads a template from path, or from the data dir when path is NULL. */
 static int report_load_template(struct template *t, const char *path, const char *rel,
-                                const struct template_names *names, struct diag *d)
+                                const struct template_names *names,
+                                const struct template_phrases *phrases, struct diag *d)
 {
     char found[4096];
     if (!path) {
@@ -261,7 +278,7 @@ static int report_load_template(struct template *t, const char *path, const char
         }
         path = found;
     }
-    return template_load(t, path, names, d);
+    return template_load_with_phrases(t, path, names, phrases, d);
 }
 
 void report_options_init(struct report_options *opt)
@@ -277,11 +294,29 @@ const char *const *report_placeholder_names(size_t *n)
     return report_values_names(n);
 }
 
-/* Both templates, parsed and checked before anything is drawn. */
+/* The phrase catalogue from path, or from the data dir when path is NULL. */
+static int report_load_phrases(struct report_phrases *ph, const char *path, struct diag *d)
+{
+    char found[4096];
+    if (!path) {
+        if (paths_find_data("templates/phrases.tmpl", found, sizeof found) != 0) {
+            diag_report(d, NULL, 0, "cannot find 'templates/phrases.tmpl'");
+            return -1;
+        }
+        path = found;
+    }
+    return report_phrases_load(ph, path, d);
+}
+
+/*
+ * The phrase catalogue and both templates, parsed and checked before anything is drawn; the
+ * templates' own phrases replace the catalogue's, the scenario template's last.
+ */
 static int report_load_templates(struct report_run *run, struct diag *d)
 {
     const struct report_options *opt = run->opt;
     struct template_names sc_names, sum_names;
+    struct template_phrases known;
     memset(&sum_names, 0, sizeof sum_names);
     sc_names.placeholders = report_values_names(&sc_names.n_placeholders);
     sc_names.charts = report_charts_names(&sc_names.n_charts);
@@ -289,11 +324,17 @@ static int report_load_templates(struct report_run *run, struct diag *d)
     sum_names.placeholders = sc_names.placeholders;
     sum_names.n_placeholders = REPORT_PH_DOC_END; /* the document's own, listed first */
     sum_names.tables = report_tables_summary_names(&sum_names.n_tables);
-    int bad = report_load_template(&run->scenario_tmpl, opt->scenario_template,
-                                   "templates/report.tmpl", &sc_names, d);
-    bad |= report_load_template(&run->summary_tmpl, opt->summary_template,
-                                "templates/summary.tmpl", &sum_names, d);
-    return bad ? -1 : 0;
+    report_phrases_known(&known);
+    int bad = report_load_phrases(&run->phrases, opt->phrases, d);
+    bad |= report_load_template(&run->scenario_tmpl, opt->scenario_template,
+                                "templates/report.tmpl", &sc_names, &known, d);
+    bad |= report_load_template(&run->summary_tmpl, opt->summary_template, "templates/summary.tmpl",
+                                &sum_names, &known, d);
+    if (bad)
+        return -1;
+    report_phrases_override(&run->phrases, &run->summary_tmpl);
+    report_phrases_override(&run->phrases, &run->scenario_tmpl);
+    return 0;
 }
 
 /* Every scenario's numbers, then the document's, shared with every scenario. */
@@ -307,10 +348,10 @@ static int report_compute(struct report_run *run, const struct scenario *scs, si
     }
     run->n = n;
     for (size_t i = 0; i < n; i++)
-        if (report_sc_init(&run->scs[i], &scs[i], run->units, d) != 0)
+        if (report_sc_init(&run->scs[i], &scs[i], run->units, &run->phrases, d) != 0)
             return -1;
     report_values_doc(&run->doc_vals, run->scs, n, run->units, run->opt->inputs,
-                      run->opt->validation_note);
+                      run->opt->validation_note, &run->phrases);
     for (size_t i = 0; i < n; i++)
         report_sc_share_doc(&run->scs[i], &run->doc_vals);
     return 0;
@@ -345,6 +386,7 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     memset(&run, 0, sizeof run);
     run.opt = opt;
     run.units = opt->units;
+    report_phrases_init(&run.phrases);
     template_init(&run.scenario_tmpl);
     template_init(&run.summary_tmpl);
     int rc = -1;
@@ -353,5 +395,6 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     free(run.scs);
     template_release(&run.scenario_tmpl);
     template_release(&run.summary_tmpl);
+    report_phrases_release(&run.phrases);
     return rc;
 }

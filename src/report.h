@@ -1,5 +1,5 @@
 /*
- * report: the PDF capacity-planning report (SPEC section 5, `memfit report`).
+ * report: the PDF capacity-planning report (doc/memfit.1, OUTPUT, `memfit report`).
  *
  * One document: a summary page (one row per scenario: verdict, peak, budget, cheapest fix), then
  * one section per scenario laid out by the template (templates/report.tmpl): configuration, a
@@ -8,16 +8,17 @@
  * per scenario, A4 or US letter. Charts are vectors drawn through canvas_hpdf; text is DejaVu
  * Sans, embedded.
  *
- * Both templates are parsed and checked before any page is drawn: a template error writes
+ * Both templates and the phrase catalogue (templates/phrases.tmpl, whose phrases a template may
+ * redefine) are parsed and checked before any page is drawn: an error in any of them writes
  * nothing. Every file goes through out_write_atomic (temporary name, rename when complete), and
  * the same input gives the same bytes: no date is written unless SOURCE_DATE_EPOCH is given.
  *
  * The caller owns the scenarios; report_write allocates and frees everything else it uses.
  *
  * This module owns the document: the templates (loaded and checked), rendering their blocks, the
- * summary and one section per scenario, the combined and split files. What the pages say is
- * report_values.h, the page layout doc.h, the named tables and charts report_tables.h and
- * report_charts.h, number formatting report_fmt.h.
+ * summary and one section per scenario, the combined and split files. The words of the pages
+ * are report_phrases.h, the values they show report_values.h, the page layout doc.h, the named
+ * tables and charts report_tables.h and report_charts.h, number formatting report_fmt.h.
  */
 #ifndef MEMFIT_REPORT_H
 #define MEMFIT_REPORT_H
@@ -37,11 +38,12 @@ struct report_options {
     bool split;                    /* also one PDF per scenario, named after it (out_safe_name) */
     const char *scenario_template; /* NULL: templates/report.tmpl found by paths_find_data */
     const char *summary_template;  /* NULL: templates/summary.tmpl */
+    const char *phrases;           /* the phrase catalogue; NULL: templates/phrases.tmpl */
     enum report_paper paper;
     enum units units;              /* of every size shown */
     const char *source_date_epoch; /* SOURCE_DATE_EPOCH as given (NULL or "": no date) */
     const char *inputs;            /* shown on the summary page, e.g. "configs/examples.csv" */
-    const char *validation_note;   /* the PyTorch validation sentence; NULL: a default */
+    const char *validation_note;   /* the PyTorch validation sentence; NULL: phrase 'validation' */
 };
 
 /* Fills *opt with the defaults (out/, report.pdf, A4, GB, no split). */

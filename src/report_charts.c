@@ -10,6 +10,7 @@
 #include "model.h"
 #include "plan.h"
 #include "report_fmt.h"
+#include "report_phrases.h"
 #include "timeline.h"
 
 static const char *const report_charts_all[] = {"fit",    "step", "step_ckpt",
@@ -23,21 +24,33 @@ const char *const *report_charts_names(size_t *n)
 
 #define REPORT_CHARTS_H_DEFAULT 218.0
 
+/* The label under a bar: what it is (line 1) and its micro-batch (line 2). */
+static void report_bar_label(const struct report_sc *r, const struct plan_rung *g, char *buf,
+                             size_t size)
+{
+    char what[64], batch[48], b[32], rung[40];
+    report_fmt_u64(b, sizeof b, g ? g->sc.micro_batch : r->sc->micro_batch);
+    if (g) {
+        report_values_rung_label(r->ph, g, rung, sizeof rung);
+        report_say(what, sizeof what, r->ph, &r->vals, REPORT_PHRASE_BAR_RUNG, "rung", rung, NULL);
+    } else {
+        report_say(what, sizeof what, r->ph, &r->vals, REPORT_PHRASE_BAR_BASE, NULL);
+    }
+    report_say(batch, sizeof batch, r->ph, &r->vals, REPORT_PHRASE_BAR_BATCH, "b", b, NULL);
+    report_fmt(buf, size, "%s\n%s", what, batch);
+}
+
 static void report_charts_fit(struct doc *doc, const struct report_sc *r, double y, double h)
 {
     struct chart_bar bars[PLAN_MAX_RUNGS + 1];
-    char labels[PLAN_MAX_RUNGS + 1][48];
+    char labels[PLAN_MAX_RUNGS + 1][112];
     size_t n = 0;
     const struct terms *ts[PLAN_MAX_RUNGS + 1];
     ts[n] = &r->t;
-    report_fmt(labels[n], sizeof labels[n], "as given\nb = %llu",
-               (unsigned long long)r->sc->micro_batch);
+    report_bar_label(r, NULL, labels[n], sizeof labels[n]);
     n++;
     for (size_t i = 0; i < r->plan.n_rungs; i++, n++) {
-        char l[40];
-        report_values_rung_label(&r->plan.rungs[i], l, sizeof l);
-        report_fmt(labels[n], sizeof labels[n], "+ %s\nb = %llu", l,
-                   (unsigned long long)r->plan.rungs[i].sc.micro_batch);
+        report_bar_label(r, &r->plan.rungs[i], labels[n], sizeof labels[n]);
         ts[n] = &r->plan.rungs[i].terms;
     }
     for (size_t i = 0; i < n; i++) {
@@ -48,7 +61,8 @@ static void report_charts_fit(struct doc *doc, const struct report_sc *r, double
         bars[i].term_bytes[CHART_ACT] = ts[i]->act_bytes;
         bars[i].term_bytes[CHART_LOGITS] = ts[i]->logits_bytes;
     }
-    const char *title = "Peak memory of the most loaded GPU: as given, then rung by rung";
+    char title[REPORT_VALUE_MAX];
+    report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_FIT, NULL);
     struct chart_bars d = {.title = title,
                            .bars = bars,
                            .n = n,
@@ -69,16 +83,17 @@ static void report_step_other(const struct report_sc *r, struct scenario *out, c
     if (r->sc->recompute == RECOMPUTE_EVERY_K) {
         out->recompute = RECOMPUTE_NONE;
         out->ckpt_every = 0;
-        report_fmt(title, size, "The same step without checkpointing");
+        report_say(title, size, r->ph, &r->vals, REPORT_PHRASE_CHART_STEP_NO_CKPT, NULL);
         return;
     }
     out->recompute = RECOMPUTE_EVERY_K;
     out->ckpt_every = r->t.k_best ? r->t.k_best : 1;
-    if (out->ckpt_every == 1)
-        report_fmt(title, size, "The same step, checkpointing every layer (the best k)");
-    else
-        report_fmt(title, size, "The same step, checkpointing every %llu layers (the best k)",
-                   (unsigned long long)out->ckpt_every);
+    char k[32];
+    report_fmt_u64(k, sizeof k, out->ckpt_every);
+    report_say(title, size, r->ph, &r->vals,
+               out->ckpt_every == 1 ? REPORT_PHRASE_CHART_STEP_CKPT_EVERY_LAYER
+                                    : REPORT_PHRASE_CHART_STEP_CKPT,
+               "k", k, NULL);
 }
 
 /* Memory over one step: as configured, or (other) the comparison of report_step_other. */
@@ -86,15 +101,15 @@ static void report_charts_step(struct doc *doc, const struct report_sc *r, bool 
                                double h)
 {
     struct scenario sc, cmp;
-    char title[160], cmp_title[160];
-    report_step_other(r, &cmp, cmp_title, sizeof cmp_title);
+    char heading[REPORT_VALUE_MAX], cmp_heading[REPORT_VALUE_MAX];
+    report_step_other(r, &cmp, cmp_heading, sizeof cmp_heading);
     if (other) {
         sc = cmp;
-        memcpy(title, cmp_title, sizeof title);
+        memcpy(heading, cmp_heading, sizeof heading);
         cmp = *r->sc;
     } else {
         sc = *r->sc;
-        report_fmt(title, sizeof title, "Memory over one training step, as configured");
+        report_say(heading, sizeof heading, r->ph, &r->vals, REPORT_PHRASE_CHART_STEP, NULL);
     }
     size_t cap = timeline_capacity(&sc);
     struct timeline_event *ev = calloc(cap ? cap : 1, sizeof *ev);
@@ -111,14 +126,13 @@ static void report_charts_step(struct doc *doc, const struct report_sc *r, bool 
         ymax = ot.peak_bytes;
     /* The title gives the walk's own peak; under checkpointing it can stay below the formula's
      * M(k) + logits, because the loss backward frees the logits before the first rebuild. */
-    char peak[32];
-    size_t len = strlen(title);
+    char peak[32], title[REPORT_VALUE_MAX];
     bool own_ok = model_peak(&sc, &own) == MODEL_OK;
     report_fmt_size(peak, sizeof peak, sum.peak_bytes, r->units);
-    report_fmt(title + len, sizeof title - len, ": peak %s%s", peak,
-               own_ok && sum.peak_bytes < own.peak_bytes
-                   ? " (the logits are freed before the first rebuild)"
-                   : "");
+    report_say(title, sizeof title, r->ph, &r->vals,
+               own_ok && sum.peak_bytes < own.peak_bytes ? REPORT_PHRASE_CHART_STEP_PEAK_EARLY
+                                                         : REPORT_PHRASE_CHART_STEP_PEAK,
+               "heading", heading, "walk_peak", peak, NULL);
     struct chart_step d = {.title = title,
                            .events = ev,
                            .n = sum.n_events,
@@ -145,7 +159,9 @@ static void report_charts_kcurve(struct doc *doc, const struct report_sc *r, dou
         doc_fail(doc, -1);
         return;
     }
-    d.title = "Checkpointing every k layers: peak memory against k";
+    char title[REPORT_VALUE_MAX];
+    report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_KCURVE, NULL);
+    d.title = title;
     d.units = r->units;
     chart_kcurve_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
     free(peak);
@@ -155,7 +171,9 @@ static void report_charts_walk(struct doc *doc, const struct report_sc *r, doubl
 {
     struct chart_walk_op ops[CHART_WALK_MAX];
     size_t n = chart_layer_walk_ops(r->sc, ops, CHART_WALK_MAX);
-    struct chart_walk d = {.title = "Activations one layer keeps, operation by operation",
+    char title[REPORT_VALUE_MAX];
+    report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_WALK, NULL);
+    struct chart_walk d = {.title = title,
                            .ops = ops,
                            .n = n,
                            .heads_per_hidden = (double)r->sc->heads / (double)r->sc->hidden};
@@ -166,9 +184,9 @@ static void report_charts_params(struct doc *doc, const struct report_sc *r, dou
 {
     struct chart_param_item items[CHART_PARAM_MAX];
     size_t n = chart_layer_param_items(r->sc, items, CHART_PARAM_MAX);
-    struct chart_params d = {.title = "Parameters of one layer, matrix by matrix",
-                             .items = items,
-                             .n = n};
+    char title[REPORT_VALUE_MAX];
+    report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_PARAMS, NULL);
+    struct chart_params d = {.title = title, .items = items, .n = n};
     chart_params_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
 }
 
@@ -177,7 +195,7 @@ double report_charts_height(const char *name)
     static const struct {
         const char *name;
         double h;
-    } heights[] = {{"fit", 235}, {"step", 178}, {"step_ckpt", 178},
+    } heights[] = {{"fit", 235},    {"step", 178}, {"step_ckpt", 178},
                    {"kcurve", 200}, {"walk", 205}, {"params", 138}};
     for (size_t i = 0; i < sizeof heights / sizeof *heights; i++)
         if (strcmp(heights[i].name, name) == 0)

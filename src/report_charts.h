@@ -1,6 +1,7 @@
 /*
- * report_charts: the charts a template names ({{chart fit}} and so on), for one scenario, placed
- * on the page of the layout engine (doc.h) and drawn by chart.h on its canvas.
+ * report_charts: the charts a template names ('@chart fit' and so on), for one scenario, placed
+ * on the page of the layout engine (doc.h) and drawn by chart.h on its canvas; their titles and
+ * bar labels are phrases (report_phrases.h).
  *
  * fit (peak memory as given, then rung by rung of the fix ladder), step (memory over one training
  * step as configured), step_ckpt (the same step with checkpointing every k_best layers, or

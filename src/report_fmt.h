@@ -17,7 +17,7 @@
 void report_fmt(char *buf, size_t size, const char *f, ...) __attribute__((format(printf, 3, 4)));
 
 /*
- * A byte count in units u (GB = 10^9 or GiB = 2^30 bytes, chart.h): "116.1 GB"; values under
+ * A byte count in units u (GB = 10^9 or GiB = 2^30 bytes, units.h): "116.1 GB"; values under
  * 0.095 keep three decimals, 0 is "0 GB".
  */
 void report_fmt_size(char *buf, size_t size, uint64_t bytes, enum units u);

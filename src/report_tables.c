@@ -8,6 +8,7 @@
 #include "model.h"
 #include "plan.h"
 #include "report_fmt.h"
+#include "report_phrases.h"
 
 static const char *const report_tables_sc[] = {"config", "verdict", "terms", "ladder",
                                                "microbatch"};
@@ -25,47 +26,75 @@ const char *const *report_tables_summary_names(size_t *n)
     return report_tables_sum;
 }
 
+/* Columns laid out as in layout[0..n), their headers from table-row phrase id. */
+static void table_columns(struct report_phrases *ph, const struct report_values *vals,
+                          enum report_phrase id, const struct doc_col *layout, size_t n,
+                          struct doc_col *cols, char (*heads)[REPORT_CELL_MAX])
+{
+    report_cells(ph, vals, id, heads, n);
+    for (size_t i = 0; i < n; i++) {
+        cols[i] = layout[i];
+        cols[i].head = heads[i];
+    }
+}
+
+#define CELL REPORT_CELL_MAX
+
 static void table_config(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col cols[] = {
-        {"model", 0.14, CANVAS_ALIGN_LEFT}, {"", 0.36, CANVAS_ALIGN_LEFT},
-        {"training", 0.14, CANVAS_ALIGN_LEFT}, {"", 0.36, CANVAS_ALIGN_LEFT}};
+    static const struct doc_col layout[] = {{NULL, 0.14, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.36, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.14, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.36, CANVAS_ALIGN_LEFT}};
     const struct scenario *sc = r->sc;
-    const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-    char model[96], shape[128], ffn[64], seq[96], prec[64], parallel[128], gpu[128], act[96],
-        vocab[64], res[96], psi[96];
-    report_fmt(model, sizeof model, "%s (%s-style)",
-               sc->model_preset[0] ? sc->model_preset : "custom", v[REPORT_PH_ARCH]);
-    if (sc->kv_heads != sc->heads)
-        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s, %s KV heads", v[REPORT_PH_LAYERS],
-                   v[REPORT_PH_HIDDEN], v[REPORT_PH_HEADS], v[REPORT_PH_KV_HEADS]);
+    const struct report_values *vals = &r->vals;
+    struct report_phrases *ph = r->ph;
+    struct doc_col cols[4];
+    char heads[4][CELL], left[5][CELL], right[6][CELL];
+    char model[CELL], shape[CELL], ffn[CELL], vocab[CELL], psi[CELL], seq[CELL], prec[CELL],
+        act[CELL], parallel[CELL], gpu[CELL], res[CELL];
+    table_columns(ph, vals, REPORT_PHRASE_CONFIG_COLUMNS, layout, 4, cols, heads);
+    report_cells(ph, vals, REPORT_PHRASE_CONFIG_MODEL_LABELS, left, 5);
+    report_cells(ph, vals, REPORT_PHRASE_CONFIG_TRAINING_LABELS, right, 6);
+
+    char name[CELL], dropout[CELL], positions[CELL] = "";
+    if (sc->model_preset[0])
+        report_fmt(name, sizeof name, "%s", sc->model_preset);
     else
-        report_fmt(shape, sizeof shape, "L = %s, h = %s, a = %s", v[REPORT_PH_LAYERS],
-                   v[REPORT_PH_HIDDEN], v[REPORT_PH_HEADS]);
-    report_fmt(ffn, sizeof ffn, "f = %s%s%s", v[REPORT_PH_FFN],
-               sc->dropout ? ", dropout" : ", no dropout",
-               sc->positions ? ", learned positions" : "");
-    report_fmt(vocab, sizeof vocab, "V = %s, %s embedding", v[REPORT_PH_VOCAB],
-               sc->tied ? "tied" : "untied");
-    report_fmt(seq, sizeof seq, "s = %s, b = %s, global batch %s", v[REPORT_PH_SEQ],
-               v[REPORT_PH_MICRO_BATCH], v[REPORT_PH_GLOBAL_BATCH]);
+        report_say(name, sizeof name, ph, vals, REPORT_PHRASE_CONFIG_MODEL_CUSTOM, NULL);
+    report_say(model, sizeof model, ph, vals, REPORT_PHRASE_CONFIG_MODEL, "model_name", name, NULL);
+    report_say(shape, sizeof shape, ph, vals,
+               sc->kv_heads != sc->heads ? REPORT_PHRASE_CONFIG_SHAPE_GQA
+                                         : REPORT_PHRASE_CONFIG_SHAPE,
+               NULL);
+    report_say(dropout, sizeof dropout, ph, vals,
+               sc->dropout ? REPORT_PHRASE_CONFIG_DROPOUT : REPORT_PHRASE_CONFIG_NO_DROPOUT, NULL);
+    if (sc->positions)
+        report_say(positions, sizeof positions, ph, vals, REPORT_PHRASE_CONFIG_POSITIONS, NULL);
+    report_say(ffn, sizeof ffn, ph, vals, REPORT_PHRASE_CONFIG_MLP, "dropout", dropout, "positions",
+               positions, NULL);
+    report_say(vocab, sizeof vocab, ph, vals,
+               sc->tied ? REPORT_PHRASE_CONFIG_VOCAB_TIED : REPORT_PHRASE_CONFIG_VOCAB_UNTIED,
+               NULL);
+    report_say(psi, sizeof psi, ph, vals, REPORT_PHRASE_CONFIG_PARAMS, NULL);
+
+    report_say(seq, sizeof seq, ph, vals, REPORT_PHRASE_CONFIG_TOKENS, NULL);
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
-    report_fmt(prec, sizeof prec, "%s: %u + %u + %u bytes/param", v[REPORT_PH_PRECISION],
-               bpp.weights, bpp.grads, bpp.optimizer);
-    report_fmt(act, sizeof act, "attention %s, recompute %s", v[REPORT_PH_ATTENTION],
-               v[REPORT_PH_RECOMPUTE]);
-    report_fmt(parallel, sizeof parallel, "%s", v[REPORT_PH_PARALLEL]);
-    report_fmt(gpu, sizeof gpu, "%s", v[REPORT_PH_HARDWARE]);
-    report_fmt(res, sizeof res, "%s kept free: budget %s", v[REPORT_PH_RESERVE],
-               v[REPORT_PH_BUDGET]);
-    report_fmt(psi, sizeof psi, "Ψ = %s (%s)", v[REPORT_PH_PARAMS], v[REPORT_PH_PARAMS_SHORT]);
+    char wb[16], gb[16], ob[16];
+    report_fmt(wb, sizeof wb, "%u", bpp.weights);
+    report_fmt(gb, sizeof gb, "%u", bpp.grads);
+    report_fmt(ob, sizeof ob, "%u", bpp.optimizer);
+    report_say(prec, sizeof prec, ph, vals, REPORT_PHRASE_CONFIG_PRECISION, "weight_bytes", wb,
+               "grad_bytes", gb, "optimizer_bytes", ob, NULL);
+    report_say(act, sizeof act, ph, vals, REPORT_PHRASE_CONFIG_ACTIVATIONS, NULL);
+    report_say(parallel, sizeof parallel, ph, vals, REPORT_PHRASE_CONFIG_PARALLEL, NULL);
+    report_say(gpu, sizeof gpu, ph, vals, REPORT_PHRASE_CONFIG_GPUS, NULL);
+    report_say(res, sizeof res, ph, vals, REPORT_PHRASE_CONFIG_RESERVE, NULL);
+
     const char *rows[][4] = {
-        {"model", model, "tokens", seq},
-        {"shape", shape, "precision", prec},
-        {"MLP", ffn, "activations", act},
-        {"vocabulary", vocab, "parallelism", parallel},
-        {"parameters", psi, "GPUs", gpu},
-        {"", "", "reserve", res},
+        {left[0], model, right[0], seq}, {left[1], shape, right[1], prec},
+        {left[2], ffn, right[2], act},   {left[3], vocab, right[3], parallel},
+        {left[4], psi, right[4], gpu},   {"", "", right[5], res},
     };
     struct doc_table t = {cols, 4, 0};
     doc_table_start(doc, &t, 6);
@@ -84,14 +113,12 @@ static void box_line(struct doc *doc, const char *line, void *ctx)
 /* The verdict: a tinted box with a coloured bar, the verdict in large type, the fix below. */
 static void table_verdict(struct doc *doc, const struct report_sc *r)
 {
-    const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
     bool fits = r->t.fits;
-    char head[256], body[2 * REPORT_VALUE_MAX];
-    report_fmt(head, sizeof head, "%s: peak %s %s budget %s", fits ? "Fits" : "Does not fit",
-               v[REPORT_PH_PEAK], fits ? "≤" : ">", v[REPORT_PH_BUDGET]);
-    report_fmt(body, sizeof body, "%s on %s. %s", v[REPORT_PH_HEADROOM], v[REPORT_PH_STAGE],
-               v[REPORT_PH_FIX_SENTENCE]);
-    body[0] = (char)(body[0] >= 'a' && body[0] <= 'z' ? body[0] - 32 : body[0]);
+    char head[REPORT_VALUE_MAX], body[3 * REPORT_VALUE_MAX];
+    report_say(head, sizeof head, r->ph, &r->vals,
+               fits ? REPORT_PHRASE_VERDICT_FITS : REPORT_PHRASE_VERDICT_OOM, NULL);
+    report_say(body, sizeof body, r->ph, &r->vals,
+               fits ? REPORT_PHRASE_VERDICT_BODY_FITS : REPORT_PHRASE_VERDICT_BODY_OOM, NULL);
     double w = doc_width(doc) - 28;
     int lines = doc_lines(doc, body, DOC_BODY_PT, false, w);
     double h = 14 + 20 + lines * DOC_BODY_LEAD + 8;
@@ -108,71 +135,78 @@ static void table_verdict(struct doc *doc, const struct report_sc *r)
     doc->y = y0 + h + 12;
 }
 
-#define TERMS_FORMULA_MAX 128
-
 /* The formulas of the three model states: weights, gradients, optimizer (ZeRO divides by dp). */
-static void terms_states_formulas(const struct scenario *sc, const struct model_gpu *g,
-                                  char f[][TERMS_FORMULA_MAX])
+static void terms_states_formulas(const struct report_sc *r, const struct model_gpu *g,
+                                  char f[][CELL])
 {
+    const struct scenario *sc = r->sc;
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
-    char pcount[48];
+    char pcount[48], wb[16], gb[16], ob[16];
     report_fmt_count(pcount, sizeof pcount, g->params);
-    const char *dp_note = sc->dp > 1 ? " / dp" : "";
-    report_fmt(f[0], TERMS_FORMULA_MAX, "%u B × %s params%s", bpp.weights, pcount,
-               sc->zero >= 3 ? dp_note : "");
-    report_fmt(f[1], TERMS_FORMULA_MAX, "%u B × params%s", bpp.grads,
-               sc->zero >= 2 ? dp_note : "");
-    if (sc->offload == OFFLOAD_OPTIMIZER)
-        report_fmt(f[2], TERMS_FORMULA_MAX, "%u B × params, in CPU memory", bpp.optimizer);
-    else
-        report_fmt(f[2], TERMS_FORMULA_MAX, "%u B × params%s", bpp.optimizer,
-                   sc->zero >= 1 ? dp_note : "");
+    report_fmt(wb, sizeof wb, "%u", bpp.weights);
+    report_fmt(gb, sizeof gb, "%u", bpp.grads);
+    report_fmt(ob, sizeof ob, "%u", bpp.optimizer);
+    bool dp = sc->dp > 1;
+    report_say(f[0], CELL, r->ph, &r->vals,
+               dp && sc->zero >= 3 ? REPORT_PHRASE_TERMS_WEIGHTS_SHARDED
+                                   : REPORT_PHRASE_TERMS_WEIGHTS,
+               "per_param", wb, "stage_params", pcount, NULL);
+    report_say(f[1], CELL, r->ph, &r->vals,
+               dp && sc->zero >= 2 ? REPORT_PHRASE_TERMS_GRADS_SHARDED : REPORT_PHRASE_TERMS_GRADS,
+               "per_param", gb, NULL);
+    report_say(f[2], CELL, r->ph, &r->vals,
+               sc->offload == OFFLOAD_OPTIMIZER ? REPORT_PHRASE_TERMS_OPTIMIZER_OFFLOADED
+               : dp && sc->zero >= 1            ? REPORT_PHRASE_TERMS_OPTIMIZER_SHARDED
+                                                : REPORT_PHRASE_TERMS_OPTIMIZER,
+               "per_param", ob, NULL);
 }
 
 /* The stored activations: checkpoints plus one segment, or every layer of the stage. */
-static void terms_stored_formula(const struct scenario *sc, const struct terms *t, char *buf,
-                                 size_t size)
-{
-    const char *c_text = sc->sp && sc->tp > 1 ? "c = 2sbh/t" : "c = 2sbh";
-    const char *m = t->peak_stage == MODEL_STAGE_FIRST ? "pp" : "1";
-    uint64_t stage_layers = sc->layers / sc->pp;
-    uint64_t k = sc->ckpt_every < stage_layers ? sc->ckpt_every : stage_layers;
-    if (sc->recompute == RECOMPUTE_EVERY_K && sc->pp == 1)
-        report_fmt(buf, size, "⌈L/k⌉·c + k·A, k = %llu, %s", (unsigned long long)k, c_text);
-    else if (sc->recompute == RECOMPUTE_EVERY_K) /* a segment stays inside a stage */
-        report_fmt(buf, size, "m·⌈(L/pp)/k⌉·c + k·A, m = %s, k = %llu, %s", m,
-                   (unsigned long long)k, c_text);
-    else if (sc->pp > 1)
-        report_fmt(buf, size, "%s micro-batches × L/pp layers × A", m);
-    else
-        report_fmt(buf, size, "L × A = %llu × A", (unsigned long long)sc->layers);
-}
-
-/* The formula column, one row per term from weights to logits. */
-static void terms_formulas(const struct report_sc *r, const struct model_gpu *g,
-                           char f[6][TERMS_FORMULA_MAX])
+static void terms_stored_formula(const struct report_sc *r, char *buf, size_t size)
 {
     const struct scenario *sc = r->sc;
-    terms_states_formulas(sc, g, f);
-    char af[96];
-    report_values_act_formula(sc, af, sizeof af);
-    report_fmt(f[3], TERMS_FORMULA_MAX, "A = %s", af);
-    terms_stored_formula(sc, &r->t, f[4], TERMS_FORMULA_MAX);
-    if (g->logits_bytes == 0)
-        report_fmt(f[5], TERMS_FORMULA_MAX, "none here: the last stage holds them");
+    const char *c = sc->sp && sc->tp > 1 ? "2sbh/t" : "2sbh";
+    const char *m = r->t.peak_stage == MODEL_STAGE_FIRST ? "pp" : "1";
+    uint64_t stage_layers = sc->layers / sc->pp;
+    char k[32];
+    report_fmt_u64(k, sizeof k, sc->ckpt_every < stage_layers ? sc->ckpt_every : stage_layers);
+    enum report_phrase id;
+    if (sc->recompute == RECOMPUTE_EVERY_K)
+        id = sc->pp == 1 ? REPORT_PHRASE_TERMS_STORED_CKPT
+                         : REPORT_PHRASE_TERMS_STORED_CKPT_PP; /* a segment stays in a stage */
     else
-        report_fmt(f[5], TERMS_FORMULA_MAX, "4sbV%s (fp32 logits of the loss)",
-                   sc->tp > 1 ? " / t" : "");
+        id = sc->pp > 1 ? REPORT_PHRASE_TERMS_STORED_PP : REPORT_PHRASE_TERMS_STORED;
+    report_say(buf, size, r->ph, &r->vals, id, "m", m, "k", k, "c", c, NULL);
+}
+
+/* The formula column, one row per term from weights to the budget. */
+static void terms_formulas(const struct report_sc *r, const struct model_gpu *g, char f[8][CELL])
+{
+    const struct scenario *sc = r->sc;
+    terms_states_formulas(r, g, f);
+    char af[CELL];
+    report_values_act_formula(r->ph, sc, af, sizeof af);
+    report_say(f[3], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_ACT_LAYER, "formula", af, NULL);
+    terms_stored_formula(r, f[4], CELL);
+    report_say(f[5], CELL, r->ph, &r->vals,
+               g->logits_bytes == 0 ? REPORT_PHRASE_TERMS_LOGITS_ELSEWHERE
+               : sc->tp > 1         ? REPORT_PHRASE_TERMS_LOGITS_TP
+                                    : REPORT_PHRASE_TERMS_LOGITS,
+               NULL);
+    report_say(f[6], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_PEAK, NULL);
+    char reserve[32];
+    report_fmt(reserve, sizeof reserve, "%.2f", sc->reserve);
+    report_say(f[7], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_BUDGET, "reserve_fraction", reserve,
+               NULL);
 }
 
 /* The bytes, size and share of the peak of each row; one layer and the budget get no share. */
-static void terms_numbers(const struct report_sc *r, char by[8][32], char sz[8][32],
-                          char pc[8][16])
+static void terms_numbers(const struct report_sc *r, char by[8][32], char sz[8][32], char pc[8][16])
 {
     const struct terms *t = &r->t;
-    const uint64_t vals[] = {t->weights_bytes, t->grads_bytes, t->optimizer_bytes,
-                             t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes,
-                             t->budget_bytes};
+    const uint64_t vals[] = {t->weights_bytes,   t->grads_bytes, t->optimizer_bytes,
+                             t->act_layer_bytes, t->act_bytes,   t->logits_bytes,
+                             t->peak_bytes,      t->budget_bytes};
     for (size_t i = 0; i < 8; i++) {
         report_fmt_count(by[i], sizeof by[i], vals[i]);
         report_fmt_size(sz[i], sizeof sz[i], vals[i], r->units);
@@ -185,30 +219,24 @@ static void terms_numbers(const struct report_sc *r, char by[8][32], char sz[8][
 
 static void table_terms(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col cols[] = {
-        {"term", 0.22, CANVAS_ALIGN_LEFT}, {"formula (this GPU)", 0.40, CANVAS_ALIGN_LEFT},
-        {"bytes", 0.18, CANVAS_ALIGN_RIGHT}, {"size", 0.11, CANVAS_ALIGN_RIGHT},
-        {"share", 0.09, CANVAS_ALIGN_RIGHT}};
+    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.40, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.18, CANVAS_ALIGN_RIGHT},
+                                            {NULL, 0.11, CANVAS_ALIGN_RIGHT},
+                                            {NULL, 0.09, CANVAS_ALIGN_RIGHT}};
     const struct terms *t = &r->t;
-    char f[6][TERMS_FORMULA_MAX], by[8][32], sz[8][32], pc[8][16], budget_f[64];
+    struct doc_col cols[5];
+    char heads[5][CELL], labels[8][CELL], f[8][CELL], by[8][32], sz[8][32], pc[8][16];
+    table_columns(r->ph, &r->vals, REPORT_PHRASE_TERMS_COLUMNS, layout, 5, cols, heads);
+    report_cells(r->ph, &r->vals, REPORT_PHRASE_TERMS_ROWS, labels, 8);
     terms_formulas(r, &t->stage[t->peak_stage], f);
     terms_numbers(r, by, sz, pc);
-    report_fmt(budget_f, sizeof budget_f, "GPU memory × (1 − %.2f)", r->sc->reserve);
-    const char *rows[][5] = {
-        {"weights", f[0], by[0], sz[0], pc[0]},
-        {"gradients", f[1], by[1], sz[1], pc[1]},
-        {"optimizer states", f[2], by[2], sz[2], pc[2]},
-        {"activations, one layer", f[3], by[3], sz[3], pc[3]},
-        {"activations, stored", f[4], by[4], sz[4], pc[4]},
-        {"logits", f[5], by[5], sz[5], pc[5]},
-        {"peak", "states + activations + logits", by[6], sz[6], pc[6]},
-        {"budget", budget_f, by[7], sz[7], pc[7]},
-    };
     struct doc_table tb = {cols, 5, 0};
     doc_table_start(doc, &tb, 8);
-    for (size_t i = 0; i < 8; i++)
-        doc_table_row(doc, &tb, rows[i],
-                      i != 6 ? DOC_ROW_PLAIN : t->fits ? DOC_ROW_OK : DOC_ROW_BAD);
+    for (size_t i = 0; i < 8; i++) {
+        const char *row[] = {labels[i], f[i], by[i], sz[i], pc[i]};
+        doc_table_row(doc, &tb, row, i != 6 ? DOC_ROW_PLAIN : t->fits ? DOC_ROW_OK : DOC_ROW_BAD);
+    }
     doc_table_end(doc);
 }
 
@@ -244,19 +272,48 @@ static void report_delta(const char *prev, const char *cur, char *out, size_t si
     }
 }
 
+/* The added time of rung g per step: "12 ms", "−3 ms" (tp shrinks each GPU's share of the
+ * work), or none; "(thin)" when its micro-batch makes thin matmuls. */
+static void ladder_time(const struct report_sc *r, const struct plan_rung *g, char *buf,
+                        size_t size)
+{
+    char t[48];
+    if (g->extra_time_s > 1e-9) {
+        report_fmt_seconds(t, sizeof t, g->extra_time_s);
+    } else if (g->extra_time_s < -1e-9) {
+        char abs_s[40];
+        report_fmt_seconds(abs_s, sizeof abs_s, -g->extra_time_s);
+        report_fmt(t, sizeof t, "−%s", abs_s);
+    } else {
+        report_say(t, sizeof t, r->ph, &r->vals, REPORT_PHRASE_LADDER_NO_TIME, NULL);
+    }
+    if (g->thin_matmuls)
+        report_say(buf, size, r->ph, &r->vals, REPORT_PHRASE_LADDER_THIN, "time", t, NULL);
+    else
+        report_fmt(buf, size, "%s", t);
+}
+
 static void table_ladder(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col cols[] = {
-        {"rung", 0.15, CANVAS_ALIGN_LEFT}, {"adds to the rungs above", 0.39, CANVAS_ALIGN_LEFT},
-        {"b", 0.06, CANVAS_ALIGN_RIGHT}, {"peak", 0.12, CANVAS_ALIGN_RIGHT},
-        {"fits", 0.08, CANVAS_ALIGN_CENTER}, {"added time / step", 0.20, CANVAS_ALIGN_RIGHT}};
+    static const struct doc_col layout[] = {
+        {NULL, 0.15, CANVAS_ALIGN_LEFT},   {NULL, 0.39, CANVAS_ALIGN_LEFT},
+        {NULL, 0.06, CANVAS_ALIGN_RIGHT},  {NULL, 0.12, CANVAS_ALIGN_RIGHT},
+        {NULL, 0.08, CANVAS_ALIGN_CENTER}, {NULL, 0.20, CANVAS_ALIGN_RIGHT}};
     const struct plan *p = &r->plan;
+    struct report_phrases *ph = r->ph;
+    struct doc_col cols[6];
+    char heads[6][CELL], yes[CELL], no[CELL], base_label[CELL], none[CELL];
+    table_columns(ph, &r->vals, REPORT_PHRASE_LADDER_COLUMNS, layout, 6, cols, heads);
+    report_say(yes, sizeof yes, ph, &r->vals, REPORT_PHRASE_LADDER_YES, NULL);
+    report_say(no, sizeof no, ph, &r->vals, REPORT_PHRASE_LADDER_NO, NULL);
+    report_say(base_label, sizeof base_label, ph, &r->vals, REPORT_PHRASE_LADDER_BASE, NULL);
+    report_say(none, sizeof none, ph, &r->vals, REPORT_PHRASE_LADDER_NO_TIME, NULL);
     struct doc_table tb = {cols, 6, 0};
-    char b[32], peak[32], extra[48], settings[256], prev[256] = "", delta[256], label[64];
+    char b[32], peak[32], extra[CELL], settings[256], prev[256] = "", delta[256], label[CELL];
     doc_table_start(doc, &tb, p->n_rungs + 1 < 4 ? p->n_rungs + 1 : 4);
     report_fmt_u64(b, sizeof b, r->sc->micro_batch);
     report_fmt_size(peak, sizeof peak, r->t.peak_bytes, r->units);
-    const char *base[] = {"as configured", "", b, peak, r->t.fits ? "yes" : "no", "–"};
+    const char *base[] = {base_label, "", b, peak, r->t.fits ? yes : no, none};
     doc_table_row(doc, &tb, base, r->t.fits ? DOC_ROW_OK : DOC_ROW_PLAIN);
     uint64_t prev_b = r->sc->micro_batch;
     for (size_t i = 0; i < p->n_rungs; i++) {
@@ -271,23 +328,11 @@ static void table_ladder(struct doc *doc, const struct report_sc *r)
                        (unsigned long long)g->sc.micro_batch);
         }
         prev_b = g->sc.micro_batch;
-        report_values_rung_label(g, label, sizeof label);
+        report_values_rung_label(ph, g, label, sizeof label);
         report_fmt_u64(b, sizeof b, g->sc.micro_batch);
         report_fmt_size(peak, sizeof peak, g->terms.peak_bytes, r->units);
-        if (g->extra_time_s > 1e-9) {
-            report_fmt_seconds(extra, sizeof extra, g->extra_time_s);
-        } else if (g->extra_time_s < -1e-9) { /* e.g. tp: each GPU's share of the work shrinks */
-            char abs_s[40];
-            report_fmt_seconds(abs_s, sizeof abs_s, -g->extra_time_s);
-            report_fmt(extra, sizeof extra, "−%s", abs_s);
-        } else {
-            report_fmt(extra, sizeof extra, "–");
-        }
-        if (g->thin_matmuls) {
-            size_t len = strlen(extra);
-            report_fmt(extra + len, sizeof extra - len, " (thin)");
-        }
-        const char *row[] = {label, delta, b, peak, g->fits ? "yes" : "no", extra};
+        ladder_time(r, g, extra, sizeof extra);
+        const char *row[] = {label, delta, b, peak, g->fits ? yes : no, extra};
         doc_table_row(doc, &tb, row, (int)i == p->fix_rung ? DOC_ROW_OK : DOC_ROW_PLAIN);
     }
     doc_table_end(doc);
@@ -295,22 +340,27 @@ static void table_ladder(struct doc *doc, const struct report_sc *r)
 
 static void table_microbatch(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col cols[] = {
-        {"activation mode", 0.22, CANVAS_ALIGN_LEFT}, {"settings", 0.38, CANVAS_ALIGN_LEFT},
-        {"largest b", 0.14, CANVAS_ALIGN_RIGHT}, {"tokens / micro-batch", 0.26, CANVAS_ALIGN_RIGHT}};
+    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.38, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.14, CANVAS_ALIGN_RIGHT},
+                                            {NULL, 0.26, CANVAS_ALIGN_RIGHT}};
+    /* The settings of each mode of plan_mode_scenario, as eval's fix_plan writes them. */
     static const char *const settings[PLAN_MODES] = {
         "attention=plain recompute=none", "attention=flash recompute=none",
         "attention=plain recompute=selective", "attention=flash recompute=full"};
+    struct doc_col cols[4];
+    char heads[4][CELL];
+    table_columns(r->ph, &r->vals, REPORT_PHRASE_MICROBATCH_COLUMNS, layout, 4, cols, heads);
     struct doc_table tb = {cols, 4, 0};
     doc_table_start(doc, &tb, PLAN_MODES);
     for (int m = 0; m < PLAN_MODES; m++) {
-        char b[32], tok[48];
+        char b[32], tok[CELL];
         uint64_t mb = r->max_b[m];
         report_fmt_u64(b, sizeof b, mb);
         if (mb)
             report_fmt_count(tok, sizeof tok, mb * r->sc->seq);
         else
-            report_fmt(tok, sizeof tok, "not even b = 1 fits");
+            report_say(tok, sizeof tok, r->ph, &r->vals, REPORT_PHRASE_MICROBATCH_NONE, NULL);
         const char *row[] = {plan_mode_name((enum plan_mode)m), settings[m], b, tok};
         doc_table_row(doc, &tb, row, mb ? DOC_ROW_PLAIN : DOC_ROW_BAD);
     }
@@ -333,26 +383,30 @@ void report_tables_draw(struct doc *doc, const struct report_sc *r, const char *
 
 void report_tables_summary(struct doc *doc, const struct report_sc *scs, size_t n)
 {
-    static const struct doc_col cols[] = {
-        {"scenario", 0.26, CANVAS_ALIGN_LEFT}, {"verdict", 0.13, CANVAS_ALIGN_LEFT},
-        {"peak", 0.11, CANVAS_ALIGN_RIGHT}, {"budget", 0.11, CANVAS_ALIGN_RIGHT},
-        {"cheapest fix", 0.39, CANVAS_ALIGN_LEFT}};
+    static const struct doc_col layout[] = {{NULL, 0.26, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.13, CANVAS_ALIGN_LEFT},
+                                            {NULL, 0.11, CANVAS_ALIGN_RIGHT},
+                                            {NULL, 0.11, CANVAS_ALIGN_RIGHT},
+                                            {NULL, 0.39, CANVAS_ALIGN_LEFT}};
+    if (n == 0)
+        return;
+    struct doc_col cols[5];
+    char heads[5][CELL];
+    table_columns(scs[0].ph, NULL, REPORT_PHRASE_SUMMARY_COLUMNS, layout, 5, cols, heads);
     struct doc_table tb = {cols, 5, 0};
     doc_table_start(doc, &tb, n < 3 ? n : 3);
     for (size_t i = 0; i < n; i++) {
         const struct report_sc *r = &scs[i];
-        const char (*v)[REPORT_VALUE_MAX] = r->vals.v;
-        char fix[REPORT_VALUE_MAX + 64];
-        if (r->plan.fix == PLAN_FIX_NONE)
-            report_fmt(fix, sizeof fix, "–");
-        else if (r->plan.fix == PLAN_FIX_NOTHING)
-            report_fmt(fix, sizeof fix, "none fits (states need %s GPUs)",
-                       v[REPORT_PH_GPUS_FOR_STATES]);
-        else
-            report_fmt(fix, sizeof fix, "%s → %s", plan_fix_name(r->plan.fix),
-                       v[REPORT_PH_FIX_PEAK]);
-        const char *row[] = {v[REPORT_PH_NAME], r->t.fits ? "fits" : "OOM", v[REPORT_PH_PEAK],
-                             v[REPORT_PH_BUDGET], fix};
+        char verdict[CELL], fix[REPORT_VALUE_MAX];
+        report_say(verdict, sizeof verdict, r->ph, &r->vals,
+                   r->t.fits ? REPORT_PHRASE_SUMMARY_FITS : REPORT_PHRASE_SUMMARY_OOM, NULL);
+        report_say(fix, sizeof fix, r->ph, &r->vals,
+                   r->plan.fix == PLAN_FIX_NONE      ? REPORT_PHRASE_SUMMARY_FIX_NONE
+                   : r->plan.fix == PLAN_FIX_NOTHING ? REPORT_PHRASE_SUMMARY_FIX_NOTHING
+                                                     : REPORT_PHRASE_SUMMARY_FIX,
+                   "fix_id", plan_fix_name(r->plan.fix), NULL);
+        const char *row[] = {r->vals.v[REPORT_PH_NAME], verdict, r->vals.v[REPORT_PH_PEAK],
+                             r->vals.v[REPORT_PH_BUDGET], fix};
         doc_table_row(doc, &tb, row, r->t.fits ? DOC_ROW_OK : DOC_ROW_BAD);
     }
     doc_table_end(doc);

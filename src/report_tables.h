@@ -1,6 +1,7 @@
 /*
- * report_tables: the tables a template names ({{table config}} and so on), drawn through the
- * layout engine (doc.h) from a scenario's values (report_values.h).
+ * report_tables: the tables a template names ('@table config' and so on), drawn through the
+ * layout engine (doc.h) from a scenario's values (report_values.h); their headers, labels and
+ * sentences are phrases (report_phrases.h).
  *
  * Scenario tables (report.tmpl): config (the model, training and hardware in two columns),
  * verdict (a tinted box: fits or not, headroom, the cheapest fix), terms (each memory term with

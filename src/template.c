@@ -87,22 +87,23 @@ static bool template_known(const char *s, size_t n, const char *const *known, si
 }
 
 /* Reports "unknown WHAT 'NAME'" with a suggestion. `pre`/`post` wrap names, e.g. "{{" "}}". */
-static void template_unknown(struct diag *d, const char *file, unsigned long line,
-                             const char *what, const char *pre, const char *post, const char *s,
-                             size_t n, const char *const *known, size_t nk)
+static void template_unknown(struct diag *d, const char *file, unsigned long line, const char *what,
+                             const char *pre, const char *post, const char *s, size_t n,
+                             const char *const *known, size_t nk)
 {
     int len = n > 80 ? 80 : (int)n;
     const char *close = template_closest(s, n, known, nk);
     if (close)
-        diag_report(d, file, line, "unknown %s '%s%.*s%s' (did you mean '%s%s%s'?)", what, pre,
-                    len, s, post, pre, close, post);
+        diag_report(d, file, line, "unknown %s '%s%.*s%s' (did you mean '%s%s%s'?)", what, pre, len,
+                    s, post, pre, close, post);
     else
         diag_report(d, file, line, "unknown %s '%s%.*s%s'", what, pre, len, s, post);
 }
 
-/* Checks every placeholder of one line; returns the number of problems reported. */
+/* Checks every placeholder of one line against known[0..nk); returns the number of problems
+ * reported. */
 static int template_check_line(const char *line, const char *file, unsigned long lineno,
-                               const struct template_names *names, struct diag *d)
+                               const char *const *known, size_t nk, struct diag *d)
 {
     int bad = 0;
     const char *p = line, *open, *name, *after;
@@ -117,9 +118,8 @@ static int template_check_line(const char *line, const char *file, unsigned long
             int len = (int)(after - open) > 80 ? 80 : (int)(after - open);
             diag_report(d, file, lineno, "bad placeholder '%.*s'", len, open);
             bad++;
-        } else if (!template_known(name, n, names->placeholders, names->n_placeholders)) {
-            template_unknown(d, file, lineno, "placeholder", "{{", "}}", name, n,
-                             names->placeholders, names->n_placeholders);
+        } else if (!template_known(name, n, known, nk)) {
+            template_unknown(d, file, lineno, "placeholder", "{{", "}}", name, n, known, nk);
             bad++;
         }
         p = after;
@@ -167,15 +167,29 @@ static bool template_utf8_ok(const unsigned char *s, size_t n)
     return true;
 }
 
-/* Parser state: the block being gathered (a paragraph or an item) and the error count. */
+/* The longest list of a phrase's own placeholders (struct template_phrase), in bytes. */
+#define TEMPLATE_PHRASE_NAMES_MAX 512
+
+/*
+ * Parser state: the block being gathered (a paragraph, an item or a phrase) and the error count.
+ * While a phrase is open, `allowed` holds the names its text may use: its own (in `own`, split
+ * from template_phrase.placeholders) and, for a scoped phrase, phrases->scope.
+ */
 struct template_parser {
     struct template *t;
     const char *file;
     const struct template_names *names;
+    const struct template_phrases *phrases; /* never NULL */
     struct diag *d;
     struct strbuf text;
     enum template_kind kind; /* TEMPLATE_PARAGRAPH or TEMPLATE_ITEM while text.len > 0 */
     unsigned long line;
+    bool in_phrase;   /* a phrase is open (its text may be empty so far) */
+    bool skip_phrase; /* a bad '@phrase' line: its text is skipped, not checked */
+    size_t phrase;    /* its index in phrases->list */
+    const char **allowed;
+    size_t n_allowed;
+    char own[TEMPLATE_PHRASE_NAMES_MAX];
     int errors;
     bool oom;
 };
@@ -200,13 +214,45 @@ static int template_push(struct template_parser *ps, enum template_kind kind, in
         memcpy(copy, text, n);
         copy[n] = '\0';
     }
-    t->blocks[t->n++] = (struct template_block){kind, level, copy, line};
+    t->blocks[t->n++] = (struct template_block){kind, level, copy, line, 0};
     return 0;
 }
 
-/* Ends the paragraph or item being gathered, if any. */
+/* Ends the phrase being gathered: checks its cells and keeps it (text may be empty). */
+static void template_flush_phrase(struct template_parser *ps)
+{
+    const struct template_phrase *def = &ps->phrases->list[ps->phrase];
+    const char *text = ps->text.len ? ps->text.buf : "";
+    ps->in_phrase = false;
+    free(ps->allowed);
+    ps->allowed = NULL;
+    ps->n_allowed = 0;
+    if (def->cells > 0) {
+        unsigned cells = 1;
+        for (const char *c = text; *c; c++)
+            cells += *c == '|';
+        if (cells != def->cells) {
+            diag_report(ps->d, ps->file, ps->line,
+                        "phrase '%s' has %u cell%s, needs %u (separated by '|')", def->name, cells,
+                        cells == 1 ? "" : "s", def->cells);
+            ps->errors++;
+        }
+    }
+    if (template_push(ps, TEMPLATE_PHRASE, 0, text, strlen(text), ps->line) != 0)
+        ps->oom = true;
+    else
+        ps->t->blocks[ps->t->n - 1].phrase = ps->phrase;
+    strbuf_reset(&ps->text);
+}
+
+/* Ends the paragraph, item or phrase being gathered, if any. */
 static void template_flush(struct template_parser *ps)
 {
+    ps->skip_phrase = false;
+    if (ps->in_phrase) {
+        template_flush_phrase(ps);
+        return;
+    }
     if (ps->text.len == 0)
         return;
     if (template_push(ps, ps->kind, 0, ps->text.buf, ps->text.len, ps->line) != 0)
@@ -230,7 +276,87 @@ static void template_gather(struct template_parser *ps, enum template_kind kind,
         ps->oom = true;
 }
 
-static const char *const template_directives[] = {"chart", "table", "pagebreak"};
+static const char *const template_directives[] = {"chart", "table", "pagebreak", "phrase"};
+
+/* The names phrase i may use, into ps->allowed (see struct template_parser). */
+static int template_phrase_names(struct template_parser *ps, size_t i)
+{
+    const struct template_phrase *def = &ps->phrases->list[i];
+    size_t own = 0, len = strlen(def->placeholders);
+    if (len >= sizeof ps->own)
+        return -1;
+    memcpy(ps->own, def->placeholders, len + 1);
+    for (size_t k = 0; k < len; k++)
+        own += ps->own[k] != ' ' && (k == 0 || ps->own[k - 1] == ' ');
+    size_t scope = def->scoped ? ps->phrases->n_scope : 0;
+    ps->allowed = malloc((own + scope + 1) * sizeof *ps->allowed);
+    if (!ps->allowed)
+        return -1;
+    ps->n_allowed = 0;
+    for (size_t k = 0; k < len; k++) {
+        if (ps->own[k] == ' ')
+            ps->own[k] = '\0';
+        else if (k == 0 || ps->own[k - 1] == '\0')
+            ps->allowed[ps->n_allowed++] = ps->own + k;
+    }
+    for (size_t k = 0; k < scope; k++)
+        ps->allowed[ps->n_allowed++] = ps->phrases->scope[k];
+    return 0;
+}
+
+/* "@phrase NAME": opens phrase NAME, whose text follows on the next lines. */
+static void template_phrase_start(struct template_parser *ps, const char *arg, size_t an,
+                                  unsigned long line)
+{
+    size_t wn = 0;
+    while (wn < an && arg[wn] != ' ' && arg[wn] != '\t')
+        wn++;
+    const struct template_phrase *defs = ps->phrases->list;
+    size_t nd = ps->phrases->n, i = 0;
+    ps->skip_phrase = true; /* until the phrase is known to be good */
+    if (an == 0) {
+        diag_report(ps->d, ps->file, line, "'@phrase' needs a name");
+        ps->errors++;
+        return;
+    }
+    if (wn < an) {
+        diag_report(ps->d, ps->file, line,
+                    "'@phrase %.*s': the phrase's text goes on the lines below", (int)wn, arg);
+        ps->errors++;
+        return;
+    }
+    while (i < nd && !(strlen(defs[i].name) == wn && memcmp(defs[i].name, arg, wn) == 0))
+        i++;
+    if (i == nd) {
+        const char **known = malloc((nd + 1) * sizeof *known);
+        if (!known) {
+            ps->oom = true;
+            return;
+        }
+        for (size_t k = 0; k < nd; k++)
+            known[k] = defs[k].name;
+        template_unknown(ps->d, ps->file, line, "phrase", "", "", arg, wn, known, nd);
+        free(known);
+        ps->errors++;
+        return;
+    }
+    for (size_t b = 0; b < ps->t->n; b++) {
+        if (ps->t->blocks[b].kind == TEMPLATE_PHRASE && ps->t->blocks[b].phrase == i) {
+            diag_report(ps->d, ps->file, line, "phrase '%s' defined twice (first on line %lu)",
+                        defs[i].name, ps->t->blocks[b].line);
+            ps->errors++;
+            return;
+        }
+    }
+    if (template_phrase_names(ps, i) != 0) {
+        ps->oom = true;
+        return;
+    }
+    ps->skip_phrase = false;
+    ps->in_phrase = true;
+    ps->phrase = i;
+    ps->line = line;
+}
 
 static void template_directive(struct template_parser *ps, const char *s, size_t n,
                                unsigned long line)
@@ -257,11 +383,15 @@ static void template_directive(struct template_parser *ps, const char *s, size_t
         }
         return;
     }
+    if (wn == 6 && memcmp(word, "phrase", 6) == 0) {
+        template_phrase_start(ps, arg, an, line);
+        return;
+    }
     bool chart = wn == 5 && memcmp(word, "chart", 5) == 0;
     bool table = wn == 5 && memcmp(word, "table", 5) == 0;
     if (!chart && !table) {
         template_unknown(ps->d, ps->file, line, "directive", "@", "", word, wn, template_directives,
-                         3);
+                         sizeof template_directives / sizeof *template_directives);
         ps->errors++;
         return;
     }
@@ -279,7 +409,8 @@ static void template_directive(struct template_parser *ps, const char *s, size_t
     }
 }
 
-/* Checks the placeholders of one line on their own, so a message points at the right line. */
+/* Checks the placeholders of one line on their own, so a message points at the right line: a
+ * phrase's against its own names, any other line's against the template's. */
 static void template_check_placeholders(struct template_parser *ps, const char *s, size_t n,
                                         unsigned long line)
 {
@@ -290,8 +421,25 @@ static void template_check_placeholders(struct template_parser *ps, const char *
     }
     memcpy(copy, s, n);
     copy[n] = '\0';
-    ps->errors += template_check_line(copy, ps->file, line, ps->names, ps->d);
+    if (ps->in_phrase)
+        ps->errors += template_check_line(copy, ps->file, line, ps->allowed, ps->n_allowed, ps->d);
+    else
+        ps->errors += template_check_line(copy, ps->file, line, ps->names->placeholders,
+                                          ps->names->n_placeholders, ps->d);
     free(copy);
+}
+
+/* Adds a line of a phrase's text, its blanks at both ends dropped. */
+static void template_phrase_line(struct template_parser *ps, const char *s, size_t n,
+                                 unsigned long line)
+{
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    template_check_placeholders(ps, s, n, line);
+    if (ps->text.len > 0 && strbuf_append(&ps->text, " ", 1) != 0)
+        ps->oom = true;
+    if (strbuf_append(&ps->text, s, n) != 0)
+        ps->oom = true;
 }
 
 /* "# Title" to "### Title": a heading block. False when the line is not a heading. */
@@ -338,13 +486,22 @@ static void template_line(struct template_parser *ps, const char *s, size_t n, u
         template_flush(ps);
         return;
     }
+    if (s[0] == '@') {
+        template_flush(ps); /* a phrase ends here; the directive's line is the template's */
+        template_check_placeholders(ps, s, n, line);
+        if (!ps->oom)
+            template_directive(ps, s, n, line);
+        return;
+    }
+    if (ps->skip_phrase)
+        return;
+    if (ps->in_phrase) {
+        template_phrase_line(ps, s + lead, n - lead, line);
+        return;
+    }
     template_check_placeholders(ps, s, n, line);
     if (ps->oom)
         return;
-    if (s[0] == '@') {
-        template_directive(ps, s, n, line);
-        return;
-    }
     if (template_heading(ps, s, n, line))
         return;
     if (n >= 2 && s[0] == '-' && s[1] == ' ') {
@@ -358,11 +515,14 @@ static void template_line(struct template_parser *ps, const char *s, size_t n, u
     template_gather(ps, TEMPLATE_PARAGRAPH, false, s + lead, n - lead, line);
 }
 
-int template_parse(struct template *t, const char *file, const char *text, size_t len,
-                   const struct template_names *names, struct diag *d)
+int template_parse_with_phrases(struct template *t, const char *file, const char *text, size_t len,
+                                const struct template_names *names,
+                                const struct template_phrases *phrases, struct diag *d)
 {
+    static const struct template_phrases none = {NULL, 0, NULL, 0};
     template_init(t);
-    struct template_parser ps = {.t = t, .file = file, .names = names, .d = d};
+    struct template_parser ps = {
+        .t = t, .file = file, .names = names, .phrases = phrases ? phrases : &none, .d = d};
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
         text += 3;
         len -= 3;
@@ -376,6 +536,7 @@ int template_parse(struct template *t, const char *file, const char *text, size_
     }
     template_flush(&ps);
     strbuf_release(&ps.text);
+    free(ps.allowed);
     if (ps.oom) {
         diag_report(d, file, 0, "out of memory");
         ps.errors++;
@@ -387,8 +548,15 @@ int template_parse(struct template *t, const char *file, const char *text, size_
     return 0;
 }
 
-int template_load(struct template *t, const char *path, const struct template_names *names,
-                  struct diag *d)
+int template_parse(struct template *t, const char *file, const char *text, size_t len,
+                   const struct template_names *names, struct diag *d)
+{
+    return template_parse_with_phrases(t, file, text, len, names, NULL, d);
+}
+
+int template_load_with_phrases(struct template *t, const char *path,
+                               const struct template_names *names,
+                               const struct template_phrases *phrases, struct diag *d)
 {
     template_init(t);
     FILE *f = fopen(path, "rb");
@@ -411,15 +579,19 @@ int template_load(struct template *t, const char *path, const struct template_na
     else if (n > TEMPLATE_MAX_BYTES)
         diag_report(d, path, 0, "template larger than %u bytes", TEMPLATE_MAX_BYTES);
     else
-        rc = template_parse(t, path, buf, n, names, d);
+        rc = template_parse_with_phrases(t, path, buf, n, names, phrases, d);
     free(buf);
     return rc;
 }
 
-char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
+int template_load(struct template *t, const char *path, const struct template_names *names,
+                  struct diag *d)
 {
-    struct strbuf out;
-    strbuf_init(&out);
+    return template_load_with_phrases(t, path, names, NULL, d);
+}
+
+int template_expand_to(struct strbuf *out, const char *text, template_lookup_fn *lookup, void *ctx)
+{
     const char *p = text, *open, *name, *after;
     size_t n;
     int r;
@@ -431,10 +603,18 @@ char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
         const char *value = lookup(ctx, key);
         if (!value)
             value = "?";
-        strbuf_append(&out, p, (size_t)(open - p));
-        strbuf_puts(&out, value);
+        strbuf_append(out, p, (size_t)(open - p));
+        strbuf_puts(out, value);
         p = after;
     }
-    strbuf_puts(&out, p);
+    strbuf_puts(out, p);
+    return out->err;
+}
+
+char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
+{
+    struct strbuf out;
+    strbuf_init(&out);
+    template_expand_to(&out, text, lookup, ctx);
     return strbuf_detach(&out, NULL);
 }

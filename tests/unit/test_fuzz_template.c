@@ -12,9 +12,9 @@
 #include "../fuzz/fuzz_template.h"
 #include "../fuzz/mutate.h"
 
-static const char *const tokens[] = {"{{", "}}", "{{name}}", "{{peek}}", "@chart ", "@table ",
-                                     "@pagebreak", "\n", "# ", "- ", "%", "\xEF\xBB\xBF", "\r\n",
-                                     "\xC3", "\0", "@", " "};
+static const char *const tokens[] = {
+    "{{", "}}", "{{name}}",     "{{peek}}", "@chart ", "@table ", "@pagebreak", "\n", "# ",
+    "- ", "%",  "\xEF\xBB\xBF", "\r\n",     "\xC3",    "\0",      "@",          " "};
 static struct mutator mut = {0x2545f4914f6cdd1dull, tokens, sizeof tokens / sizeof tokens[0]};
 
 static size_t read_template(const char *path, char *buf, size_t cap)
@@ -29,10 +29,11 @@ static size_t read_template(const char *path, char *buf, size_t cap)
 static void shipped_templates_are_accepted_and_mutants_never_crash(void **state)
 {
     (void)state;
-    static const char *const paths[] = {"templates/report.tmpl", "templates/summary.tmpl"};
+    static const char *const paths[] = {"templates/report.tmpl", "templates/summary.tmpl",
+                                        "templates/phrases.tmpl"};
     static char seed[1 << 16], buf[(1 << 16) + 4096];
     int rejected = 0;
-    for (size_t p = 0; p < 2; p++) {
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
         size_t len = read_template(paths[p], seed, sizeof seed);
         assert_true(len > 0 && len < sizeof seed);
         assert_int_equal(fuzz_template_one((const uint8_t *)seed, len), 1);

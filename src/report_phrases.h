@@ -1,0 +1,246 @@
+/*
+ * report_phrases: the report's words. Every sentence, caption, column header and label that the
+ * report shows outside the templates' own text is a named phrase of templates/phrases.tmpl; C
+ * chooses which phrase applies (fits or not, which fix, which stage...) and fills its
+ * {{placeholders}} with numbers it formatted (report_fmt.h).
+ *
+ * The list below is the contract between C and the catalogue: each phrase's name, the
+ * placeholders C fills for it (its own, separated by spaces), whether it may also use every
+ * placeholder of report.tmpl (SC: it is expanded when the scenario's values are all known, at
+ * drawing time) and, for a table row, its number of cells. The shipped catalogue must define
+ * every phrase; a scenario or summary template may redefine any of them with its own '@phrase'
+ * blocks (template.h), which then replace the shipped ones for the whole document.
+ *
+ * Ownership: struct report_phrases owns the shipped catalogue; an override points into the
+ * caller's template, which must outlive it.
+ */
+#ifndef MEMFIT_REPORT_PHRASES_H
+#define MEMFIT_REPORT_PHRASES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "template.h"
+
+struct report_values;
+
+/* Whether a phrase may use every placeholder of report.tmpl (SC) or only its own (OWN). */
+#define REPORT_OWN false
+#define REPORT_SC true
+
+/* X(ID, name, its own placeholders, REPORT_OWN or REPORT_SC, cells (0: plain text)) */
+#define REPORT_PHRASES(X)                                                                          \
+    /* the document */                                                                             \
+    X(TITLE, "title", "", REPORT_OWN, 0)                                                           \
+    X(TITLE_SCENARIO, "title_scenario", "title name", REPORT_OWN, 0)                               \
+    X(SUMMARY_RUNNING_HEAD, "summary_running_head", "", REPORT_OWN, 0)                             \
+    X(SUMMARY_BOOKMARK, "summary_bookmark", "", REPORT_OWN, 0)                                     \
+    X(INPUTS_UNNAMED, "inputs_unnamed", "", REPORT_OWN, 0)                                         \
+    X(N_SCENARIOS_ONE, "n_scenarios_one", "n", REPORT_OWN, 0)                                      \
+    X(N_SCENARIOS_MANY, "n_scenarios_many", "n", REPORT_OWN, 0)                                    \
+    X(UNIT_NOTE_GB, "unit_note_gb", "", REPORT_OWN, 0)                                             \
+    X(UNIT_NOTE_GIB, "unit_note_gib", "", REPORT_OWN, 0)                                           \
+    X(VALIDATION, "validation", "measurements gpt_shapes llama_shapes gap_gpt gap_llama",          \
+      REPORT_OWN, 0)                                                                               \
+    /* the summary table */                                                                        \
+    X(SUMMARY_COLUMNS, "summary_columns", "", REPORT_OWN, 5)                                       \
+    X(SUMMARY_FITS, "summary_fits", "", REPORT_SC, 0)                                              \
+    X(SUMMARY_OOM, "summary_oom", "", REPORT_SC, 0)                                                \
+    X(SUMMARY_FIX_NONE, "summary_fix_none", "", REPORT_SC, 0)                                      \
+    X(SUMMARY_FIX, "summary_fix", "fix_id", REPORT_SC, 0)                                          \
+    X(SUMMARY_FIX_NOTHING, "summary_fix_nothing", "", REPORT_SC, 0)                                \
+    /* a scenario's values */                                                                      \
+    X(ARCH_GPT, "arch_gpt", "", REPORT_OWN, 0)                                                     \
+    X(ARCH_LLAMA, "arch_llama", "", REPORT_OWN, 0)                                                 \
+    X(MODEL_CUSTOM, "model_custom", "", REPORT_OWN, 0)                                             \
+    X(GPU_UNNAMED, "gpu_unnamed", "", REPORT_OWN, 0)                                               \
+    X(HARDWARE_PRESET, "hardware_preset", "gpus gpu gpu_mem", REPORT_OWN, 0)                       \
+    X(HARDWARE_ONE, "hardware_one", "gpus gpu_mem", REPORT_OWN, 0)                                 \
+    X(HARDWARE_MANY, "hardware_many", "gpus gpu_mem", REPORT_OWN, 0)                               \
+    X(VERDICT_WORD_FITS, "verdict_word_fits", "", REPORT_OWN, 0)                                   \
+    X(VERDICT_WORD_OOM, "verdict_word_oom", "", REPORT_OWN, 0)                                     \
+    X(HEADROOM_SPARE, "headroom_spare", "amount", REPORT_OWN, 0)                                   \
+    X(HEADROOM_OVER, "headroom_over", "amount", REPORT_OWN, 0)                                     \
+    X(ZERO_NONE, "zero_none", "", REPORT_OWN, 0)                                                   \
+    X(ZERO_STAGE, "zero_stage", "stage", REPORT_OWN, 0)                                            \
+    X(ZERO_NO_EFFECT, "zero_no_effect", "stage", REPORT_OWN, 0)                                    \
+    X(TENSOR, "tensor", "tp", REPORT_OWN, 0)                                                       \
+    X(TENSOR_SP, "tensor_sp", "tp", REPORT_OWN, 0)                                                 \
+    X(PARALLEL, "parallel", "dp tensor pp zero", REPORT_OWN, 0)                                    \
+    X(PARALLEL_OFFLOAD, "parallel_offload", "dp tensor pp zero", REPORT_OWN, 0)                    \
+    X(STAGE_EACH, "stage_each", "", REPORT_OWN, 0)                                                 \
+    X(STAGE_FIRST, "stage_first", "", REPORT_OWN, 0)                                               \
+    X(STAGE_LAST, "stage_last", "", REPORT_OWN, 0)                                                 \
+    X(NORM_NOTE_LAYERNORM, "norm_note_layernorm", "", REPORT_OWN, 0)                               \
+    X(NORM_NOTE_RMSNORM, "norm_note_rmsnorm", "", REPORT_OWN, 0)                                   \
+    /* the fix */                                                                                  \
+    X(FIX_NONE, "fix_none", "", REPORT_OWN, 0)                                                     \
+    X(FIX_FLASH, "fix_flash", "", REPORT_OWN, 0)                                                   \
+    X(FIX_ZERO1, "fix_zero1", "", REPORT_OWN, 0)                                                   \
+    X(FIX_ZERO2, "fix_zero2", "", REPORT_OWN, 0)                                                   \
+    X(FIX_MICRO_BATCH, "fix_micro_batch", "", REPORT_OWN, 0)                                       \
+    X(FIX_FULL_CKPT, "fix_full_ckpt", "", REPORT_OWN, 0)                                           \
+    X(FIX_ZERO3, "fix_zero3", "", REPORT_OWN, 0)                                                   \
+    X(FIX_TP, "fix_tp", "", REPORT_OWN, 0)                                                         \
+    X(FIX_OFFLOAD, "fix_offload", "", REPORT_OWN, 0)                                               \
+    X(FIX_NOTHING, "fix_nothing", "", REPORT_OWN, 0)                                               \
+    X(FIX_PLAN_UNCHANGED, "fix_plan_unchanged", "", REPORT_OWN, 0)                                 \
+    X(FIX_PLAN_NONE, "fix_plan_none", "", REPORT_OWN, 0)                                           \
+    X(COST, "cost", "time parts accumulation thin", REPORT_OWN, 0)                                 \
+    X(COST_FITS, "cost_fits", "", REPORT_OWN, 0)                                                   \
+    X(COST_NO_RUNG, "cost_no_rung", "", REPORT_OWN, 0)                                             \
+    X(COST_FREE, "cost_free", "", REPORT_OWN, 0)                                                   \
+    X(COST_TIME, "cost_time", "extra share step", REPORT_OWN, 0)                                   \
+    X(COST_PARTS, "cost_parts", "list", REPORT_OWN, 0)                                             \
+    X(COST_PART_RECOMPUTE, "cost_part_recompute", "time", REPORT_OWN, 0)                           \
+    X(COST_PART_ZERO3, "cost_part_zero3", "time", REPORT_OWN, 0)                                   \
+    X(COST_PART_TP, "cost_part_tp", "time", REPORT_OWN, 0)                                         \
+    X(COST_PART_OFFLOAD, "cost_part_offload", "time", REPORT_OWN, 0)                               \
+    X(COST_ACCUMULATION, "cost_accumulation", "steps", REPORT_OWN, 0)                              \
+    X(COST_ACCUMULATION_BATCH, "cost_accumulation_batch", "steps new_batch global_batch per_rank", \
+      REPORT_OWN, 0)                                                                               \
+    X(COST_THIN, "cost_thin", "tokens min_tokens", REPORT_OWN, 0)                                  \
+    X(FIX_SENTENCE_NONE, "fix_sentence_none", "max_micro_batch", REPORT_OWN, 0)                    \
+    X(FIX_SENTENCE, "fix_sentence", "fix fix_plan fix_peak fix_micro_batch fix_cost", REPORT_OWN,  \
+      0)                                                                                           \
+    X(FIX_SENTENCE_NOTHING, "fix_sentence_nothing", "fix_peak gpus_for_states gpu_mem",            \
+      REPORT_OWN, 0)                                                                               \
+    /* the rungs of the ladder, under the bars of the fit chart and in the ladder table */         \
+    X(RUNG_FLASH, "rung_flash", "", REPORT_OWN, 0)                                                 \
+    X(RUNG_ZERO1, "rung_zero1", "", REPORT_OWN, 0)                                                 \
+    X(RUNG_ZERO2, "rung_zero2", "", REPORT_OWN, 0)                                                 \
+    X(RUNG_MICRO_BATCH, "rung_micro_batch", "b", REPORT_OWN, 0)                                    \
+    X(RUNG_FULL_CKPT, "rung_full_ckpt", "", REPORT_OWN, 0)                                         \
+    X(RUNG_ZERO3, "rung_zero3", "", REPORT_OWN, 0)                                                 \
+    X(RUNG_TP, "rung_tp", "tp", REPORT_OWN, 0)                                                     \
+    X(RUNG_OFFLOAD, "rung_offload", "", REPORT_OWN, 0)                                             \
+    /* the formula of one layer's activations */                                                   \
+    X(ACT_FORMULA, "act_formula", "linear core", REPORT_OWN, 0)                                    \
+    X(ACT_FORMULA_TP, "act_formula_tp", "linear core", REPORT_OWN, 0)                              \
+    X(ACT_FORMULA_TP_SP, "act_formula_tp_sp", "linear core", REPORT_OWN, 0)                        \
+    /* @table config */                                                                            \
+    X(CONFIG_COLUMNS, "config_columns", "", REPORT_SC, 4)                                          \
+    X(CONFIG_MODEL_LABELS, "config_model_labels", "", REPORT_SC, 5)                                \
+    X(CONFIG_TRAINING_LABELS, "config_training_labels", "", REPORT_SC, 6)                          \
+    X(CONFIG_MODEL, "config_model", "model_name", REPORT_SC, 0)                                    \
+    X(CONFIG_MODEL_CUSTOM, "config_model_custom", "", REPORT_SC, 0)                                \
+    X(CONFIG_SHAPE, "config_shape", "", REPORT_SC, 0)                                              \
+    X(CONFIG_SHAPE_GQA, "config_shape_gqa", "", REPORT_SC, 0)                                      \
+    X(CONFIG_MLP, "config_mlp", "dropout positions", REPORT_SC, 0)                                 \
+    X(CONFIG_DROPOUT, "config_dropout", "", REPORT_SC, 0)                                          \
+    X(CONFIG_NO_DROPOUT, "config_no_dropout", "", REPORT_SC, 0)                                    \
+    X(CONFIG_POSITIONS, "config_positions", "", REPORT_SC, 0)                                      \
+    X(CONFIG_VOCAB_TIED, "config_vocab_tied", "", REPORT_SC, 0)                                    \
+    X(CONFIG_VOCAB_UNTIED, "config_vocab_untied", "", REPORT_SC, 0)                                \
+    X(CONFIG_PARAMS, "config_params", "", REPORT_SC, 0)                                            \
+    X(CONFIG_TOKENS, "config_tokens", "", REPORT_SC, 0)                                            \
+    X(CONFIG_PRECISION, "config_precision", "weight_bytes grad_bytes optimizer_bytes", REPORT_SC,  \
+      0)                                                                                           \
+    X(CONFIG_ACTIVATIONS, "config_activations", "", REPORT_SC, 0)                                  \
+    X(CONFIG_PARALLEL, "config_parallel", "", REPORT_SC, 0)                                        \
+    X(CONFIG_GPUS, "config_gpus", "", REPORT_SC, 0)                                                \
+    X(CONFIG_RESERVE, "config_reserve", "", REPORT_SC, 0)                                          \
+    /* @table verdict */                                                                           \
+    X(VERDICT_FITS, "verdict_fits", "", REPORT_SC, 0)                                              \
+    X(VERDICT_OOM, "verdict_oom", "", REPORT_SC, 0)                                                \
+    X(VERDICT_BODY_FITS, "verdict_body_fits", "", REPORT_SC, 0)                                    \
+    X(VERDICT_BODY_OOM, "verdict_body_oom", "", REPORT_SC, 0)                                      \
+    /* @table terms */                                                                             \
+    X(TERMS_COLUMNS, "terms_columns", "", REPORT_SC, 5)                                            \
+    X(TERMS_ROWS, "terms_rows", "", REPORT_SC, 8)                                                  \
+    X(TERMS_WEIGHTS, "terms_weights", "per_param stage_params", REPORT_SC, 0)                      \
+    X(TERMS_WEIGHTS_SHARDED, "terms_weights_sharded", "per_param stage_params", REPORT_SC, 0)      \
+    X(TERMS_GRADS, "terms_grads", "per_param", REPORT_SC, 0)                                       \
+    X(TERMS_GRADS_SHARDED, "terms_grads_sharded", "per_param", REPORT_SC, 0)                       \
+    X(TERMS_OPTIMIZER, "terms_optimizer", "per_param", REPORT_SC, 0)                               \
+    X(TERMS_OPTIMIZER_SHARDED, "terms_optimizer_sharded", "per_param", REPORT_SC, 0)               \
+    X(TERMS_OPTIMIZER_OFFLOADED, "terms_optimizer_offloaded", "per_param", REPORT_SC, 0)           \
+    X(TERMS_ACT_LAYER, "terms_act_layer", "formula", REPORT_SC, 0)                                 \
+    X(TERMS_STORED, "terms_stored", "", REPORT_SC, 0)                                              \
+    X(TERMS_STORED_PP, "terms_stored_pp", "m", REPORT_SC, 0)                                       \
+    X(TERMS_STORED_CKPT, "terms_stored_ckpt", "k c", REPORT_SC, 0)                                 \
+    X(TERMS_STORED_CKPT_PP, "terms_stored_ckpt_pp", "m k c", REPORT_SC, 0)                         \
+    X(TERMS_LOGITS, "terms_logits", "", REPORT_SC, 0)                                              \
+    X(TERMS_LOGITS_TP, "terms_logits_tp", "", REPORT_SC, 0)                                        \
+    X(TERMS_LOGITS_ELSEWHERE, "terms_logits_elsewhere", "", REPORT_SC, 0)                          \
+    X(TERMS_PEAK, "terms_peak", "", REPORT_SC, 0)                                                  \
+    X(TERMS_BUDGET, "terms_budget", "reserve_fraction", REPORT_SC, 0)                              \
+    /* @table ladder */                                                                            \
+    X(LADDER_COLUMNS, "ladder_columns", "", REPORT_SC, 6)                                          \
+    X(LADDER_BASE, "ladder_base", "", REPORT_SC, 0)                                                \
+    X(LADDER_YES, "ladder_yes", "", REPORT_SC, 0)                                                  \
+    X(LADDER_NO, "ladder_no", "", REPORT_SC, 0)                                                    \
+    X(LADDER_NO_TIME, "ladder_no_time", "", REPORT_SC, 0)                                          \
+    X(LADDER_THIN, "ladder_thin", "time", REPORT_SC, 0)                                            \
+    /* @table microbatch */                                                                        \
+    X(MICROBATCH_COLUMNS, "microbatch_columns", "", REPORT_SC, 4)                                  \
+    X(MICROBATCH_NONE, "microbatch_none", "", REPORT_SC, 0)                                        \
+    /* the charts */                                                                               \
+    X(CHART_FIT, "chart_fit", "", REPORT_SC, 0)                                                    \
+    X(BAR_BASE, "bar_base", "", REPORT_SC, 0)                                                      \
+    X(BAR_RUNG, "bar_rung", "rung", REPORT_SC, 0)                                                  \
+    X(BAR_BATCH, "bar_batch", "b", REPORT_SC, 0)                                                   \
+    X(CHART_STEP, "chart_step", "", REPORT_SC, 0)                                                  \
+    X(CHART_STEP_NO_CKPT, "chart_step_no_ckpt", "", REPORT_SC, 0)                                  \
+    X(CHART_STEP_CKPT_EVERY_LAYER, "chart_step_ckpt_every_layer", "", REPORT_SC, 0)                \
+    X(CHART_STEP_CKPT, "chart_step_ckpt", "k", REPORT_SC, 0)                                       \
+    X(CHART_STEP_PEAK, "chart_step_peak", "heading walk_peak", REPORT_SC, 0)                       \
+    X(CHART_STEP_PEAK_EARLY, "chart_step_peak_early", "heading walk_peak", REPORT_SC, 0)           \
+    X(CHART_KCURVE, "chart_kcurve", "", REPORT_SC, 0)                                              \
+    X(CHART_WALK, "chart_walk", "", REPORT_SC, 0)                                                  \
+    X(CHART_PARAMS, "chart_params", "", REPORT_SC, 0)
+
+#define REPORT_PHRASE_ENUM(id, name, own, scoped, cells) REPORT_PHRASE_##id,
+enum report_phrase { REPORT_PHRASES(REPORT_PHRASE_ENUM) REPORT_PHRASE_COUNT };
+#undef REPORT_PHRASE_ENUM
+
+/* The longest cell of a table-row phrase, in bytes (longer ones are cut). */
+#define REPORT_CELL_MAX 128
+
+/* The catalogue in force: the shipped phrases, some replaced by a template's. */
+struct report_phrases {
+    struct template shipped;               /* templates/phrases.tmpl, owned */
+    const char *text[REPORT_PHRASE_COUNT]; /* each phrase's text: shipped or an override */
+    size_t misses;                         /* placeholders C did not fill (a bug in memfit) */
+    char first_miss[128];                  /* "phrase 'x' has no value for '{{y}}'" */
+};
+
+/* The list above as template.h wants it; *n is REPORT_PHRASE_COUNT. */
+const struct template_phrase *report_phrases_defs(size_t *n);
+
+/* The phrases a template may define, and the names a scoped one may use (report.tmpl's). */
+void report_phrases_known(struct template_phrases *known);
+
+void report_phrases_init(struct report_phrases *ph);
+void report_phrases_release(struct report_phrases *ph);
+
+/*
+ * Parses a catalogue (text[0..len) named file, or the file at path) into ph: only '@phrase'
+ * blocks and comments, every phrase defined once. Returns 0, or -1 after reporting every problem
+ * into d as "FILE:LINE: ..." (a phrase that is missing: "FILE: ...").
+ */
+int report_phrases_parse(struct report_phrases *ph, const char *file, const char *text, size_t len,
+                         struct diag *d);
+int report_phrases_load(struct report_phrases *ph, const char *path, struct diag *d);
+
+/* Lets the phrases that template t defines (parsed with report_phrases_known) replace those in
+ * force. t must outlive ph's use. */
+void report_phrases_override(struct report_phrases *ph, const struct template *t);
+
+/*
+ * Writes phrase id into buf[0..size) (cut at a UTF-8 character boundary), its placeholders
+ * filled from the (name, value) string pairs that follow, ended by NULL, and, for a scoped
+ * phrase, from vals. A placeholder with no value becomes "?" and is counted in ph->misses.
+ */
+void report_say(char *buf, size_t size, struct report_phrases *ph, const struct report_values *vals,
+                enum report_phrase id, ...);
+
+/*
+ * The cells of table-row phrase id, each expanded like report_say (no values of its own), into
+ * cells[0..n); n is the phrase's cell count (checked when the catalogue was read).
+ */
+void report_cells(struct report_phrases *ph, const struct report_values *vals,
+                  enum report_phrase id, char (*cells)[REPORT_CELL_MAX], size_t n);
+
+#endif

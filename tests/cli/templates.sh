@@ -1,0 +1,65 @@
+#!/bin/sh
+# The report's words on the command line: a --template whose own '@phrase' blocks reword the
+# verdict box, and the errors of a phrase (unknown phrase, unknown placeholder, a placeholder the
+# phrase does not have, a wrong number of cells), each with file:line, which write nothing.
+. tests/cli/common.inc
+
+# text PDF: the PDF's text on one line, every run of white space one space.
+text() { pdftotext "$1" - 2>/dev/null | tr -s '[:space:]' ' '; }
+
+cat >"$T/mine.tmpl" <<'TMPL'
+# {{name}}
+
+@table verdict
+
+% The scenario's own words for the verdict box.
+@phrase verdict_oom
+Out of memory: {{peak}} needed,
+{{budget}} at hand
+
+@phrase verdict_body_oom
+{{fix_sentence}} That leaves {{headroom}}.
+TMPL
+expect_status "a template with its own phrases" 0 report --template "$T/mine.tmpl" configs/examples.csv -o "$T/r"
+text "$T/r/report.pdf" >"$T/r.txt"
+check "the verdict box reworded" grep -qF "Out of memory: 116.1 GB needed, 68.0 GB at hand" "$T/r.txt"
+check "its body reworded" grep -qF "peak 51.7 GB at micro-batch 8; no extra compute or traffic in the cost model. That leaves 48.1 GB over the budget." "$T/r.txt"
+check "the shipped sentence gone" sh -c "! grep -qF 'Does not fit' '$T/r.txt'"
+check "the phrases not redefined stay" grep -qF "Fits: peak 51.7 GB ≤ budget 68.0 GB" "$T/r.txt"
+check "the summary keeps its words" grep -qF "scenario verdict peak budget cheapest fix" "$T/r.txt"
+
+cp "$T/r/report.pdf" "$T/before.pdf"
+bad() { # NAME LINE MESSAGE TEMPLATE-TEXT: exit 2, MESSAGE at $T/bad.tmpl:LINE, nothing written
+    printf '%s' "$4" >"$T/bad.tmpl"
+    expect_status "$1: exit 2" 2 report --template "$T/bad.tmpl" configs/examples.csv -o "$T/r"
+    expect_err "$1: the message" "$T/bad.tmpl:$2: $3"
+    check "$1: the previous report untouched" cmp "$T/r/report.pdf" "$T/before.pdf"
+}
+bad "an unknown phrase" 3 "unknown phrase 'verdict_omm' (did you mean 'verdict_oom'?)" \
+    '# {{name}}
+
+@phrase verdict_omm
+Out of memory
+'
+bad "an unknown placeholder in a phrase" 4 "unknown placeholder '{{peek}}' (did you mean '{{peak}}'?)" \
+    '# {{name}}
+@phrase verdict_oom
+Out of memory:
+{{peek}} needed
+'
+bad "a placeholder the phrase does not have" 2 "unknown placeholder '{{peak}}'" \
+    '@phrase headroom_over
+{{peak}} over the budget
+'
+bad "a wrong number of cells" 1 "phrase 'terms_columns' has 3 cells, needs 5 (separated by '|')" \
+    '@phrase terms_columns
+term | formula | bytes
+'
+bad "a phrase defined twice" 4 "phrase 'title' defined twice (first on line 1)" \
+    '@phrase title
+A
+
+@phrase title
+B
+'
+check "no file but the report" test "$(ls -A "$T/r" | wc -l)" -eq 1
