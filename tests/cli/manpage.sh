@@ -1,0 +1,173 @@
+#!/bin/sh
+# doc/memfit.1: renders without warnings, documents every option, CSV column, output column,
+# template name, environment variable and data file the program knows, and `make install` puts it
+# in share/man/man1. The lists come from the program (--help, the eval header, the CSV reader's
+# verdict on each column) or from the tables of src/ that the program uses.
+. tests/cli/common.inc
+
+PAGE=doc/memfit.1
+check "$PAGE exists" test -f "$PAGE"
+
+# ---- rendering ----
+if ! command -v groff >/dev/null 2>&1; then
+    echo "not ok groff is installed (tools/deps.sh installs groff-base)"
+    exit 1
+fi
+for dev in ascii utf8; do
+    groff -man -ww -z -T"$dev" "$PAGE" >"$T/warn" 2>&1
+    rc=$?
+    if [ "$rc" -eq 0 ] && [ ! -s "$T/warn" ]; then echo "ok renders without warnings (-T$dev)"; else
+        echo "not ok renders without warnings (-T$dev): exit $rc"; head -5 "$T/warn" | sed 's/^/# /'; fi
+done
+if command -v man >/dev/null 2>&1; then
+    man --warnings -l "$PAGE" >/dev/null 2>"$T/warn"
+    check "man --warnings -l: no warnings" test ! -s "$T/warn"
+fi
+
+# Plain text, no hyphenation, no bold or underline: what a reader sees and greps.
+groff -man -Tascii -P-cbou -rHY=0 "$PAGE" >"$T/page" 2>/dev/null
+check "renders to text" test -s "$T/page"
+
+# section NAME: the rendered text of section NAME, up to the next section heading.
+section() {
+    awk -v s="$1" '/^[A-Z]/ { on = ($0 == s); next } on' "$T/page"
+}
+# has_tag FILE WORD: WORD is the tag of an entry (an indented paragraph) of FILE, alone or in a
+# comma-separated list of tags ("-o DIR, --out DIR", "weights_bytes, grads_bytes"), not merely a
+# word of running text.
+has_tag() {
+    grep -qE "^       ([^ ,]+( [A-Z]+)?, )*$2( |,|\$)" "$1"
+}
+for s in NAME SYNOPSIS DESCRIPTION COMMANDS OPTIONS "THE SCENARIO CSV" OUTPUT "THE FIX LADDER" \
+    "EXIT STATUS" ENVIRONMENT FILES EXAMPLES "SEE ALSO"; do
+    check "section $s" grep -qx "$s" "$T/page"
+done
+
+# ---- the command line ----
+run --help >"$T/help" 2>&1
+check "memfit --help" test -s "$T/help"
+section SYNOPSIS >"$T/synopsis"
+for c in $(sed -n 's/^\(usage:\)\{0,1\} *memfit \([a-z][a-z]*\) .*/\2/p' "$T/help"); do
+    check "SYNOPSIS shows the command $c" grep -q "^ *memfit $c" "$T/synopsis"
+done
+check "SYNOPSIS shows --help and --version" sh -c "grep -q 'memfit --help' '$T/synopsis' && grep -q 'memfit --version' '$T/synopsis'"
+
+# Options: those --help lists, those of main.c's long_options table and its short options.
+section OPTIONS >"$T/options"
+{
+    grep -oE -- '(^|[ ,|])--?[a-z][a-z-]*' "$T/help" | sed 's/^[ ,|]//'
+    sed -n 's/^ *{"\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' src/main.c
+    sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' src/main.c | tr -d ':' | sed 's/./-&\n/g'
+} | grep -v '^$' | sort -u >"$T/optlist"
+check "options found (--help and src/main.c)" test "$(wc -l <"$T/optlist")" -ge 10
+while read -r opt; do
+    if has_tag "$T/options" "$opt"; then echo "ok OPTIONS documents $opt"; else
+        echo "not ok OPTIONS documents $opt"; fi
+done <"$T/optlist"
+v=$(run --version)
+check "the page's version is that of --version ($v)" grep -q "^\.TH MEMFIT 1 [^ ]* \"$v\"" "$PAGE"
+
+# ---- the scenario CSV ----
+# The reader's column table (src/config.c), checked against the program: a header of all those
+# columns draws no complaint about its columns, while a made-up column is reported unknown.
+sed -n '/column_names\[COL_COUNT\] = {/,/};/p' src/config.c | grep -o '"[a-z_]*"' | tr -d '"' \
+    >"$T/columns"
+check "columns found in src/config.c" test "$(wc -l <"$T/columns")" -ge 20
+printf 'name,no_such_column\n' | run eval - >/dev/null 2>"$T/err"
+expect_err "the reader reports an unknown column" "unknown column 'no_such_column'"
+paste -s -d, "$T/columns" | run eval - >/dev/null 2>"$T/err"
+check "memfit eval accepts a header of every column of src/config.c" \
+    sh -c "! grep -q 'column' '$T/err'"
+section "THE SCENARIO CSV" >"$T/csv"
+while read -r col; do
+    if has_tag "$T/csv" "$col"; then echo "ok THE SCENARIO CSV documents the column $col"; else
+        echo "not ok THE SCENARIO CSV documents the column $col"; fi
+done <"$T/columns"
+
+# The preset tables: the columns the preset reader knows and those of the shipped files.
+{
+    sed -n '/^static int preset_column/,/^}/p' src/config.c | grep -o '"[a-z_0-9]*"'
+    sed -n '/gpu_speed_names\[GPU_SPEED_COLUMNS\] = {/,/};/p' src/config.c | grep -o '"[a-z_0-9]*"'
+} | tr -d '"' >"$T/presetcols"
+head -n 1 configs/models.csv configs/gpus.csv | grep -v '^==>' | tr -d '\r' | tr ',' '\n' \
+    >>"$T/presetcols"
+sort -u "$T/presetcols" | grep -v '^$' >"$T/presetcols.u"
+check "preset columns found" test "$(wc -l <"$T/presetcols.u")" -ge 8
+missing=""
+while read -r col; do grep -qw -- "$col" "$T/csv" || missing="$missing $col"; done <"$T/presetcols.u"
+check "THE SCENARIO CSV documents every preset column${missing:+ (missing:$missing)}" test -z "$missing"
+missing=""
+for p in $(tail -n +2 configs/models.csv configs/gpus.csv | grep -v '^==>' | cut -d, -f1); do
+    grep -qF -- "$p" "$T/csv" || missing="$missing $p"
+done
+check "THE SCENARIO CSV names every shipped preset${missing:+ (missing:$missing)}" test -z "$missing"
+
+# ---- outputs ----
+section OUTPUT >"$T/output"
+printf 'name\n' | run eval - 2>/dev/null | head -n 1 | tr -d '\r' | tr ',' '\n' >"$T/evalcols"
+check "eval's header read" test "$(wc -l <"$T/evalcols")" -ge 10
+while read -r col; do
+    if has_tag "$T/output" "$col"; then echo "ok OUTPUT documents eval's column $col"; else
+        echo "not ok OUTPUT documents eval's column $col"; fi
+done <"$T/evalcols"
+# Template names: placeholders (src/report_values.h), charts and tables (their tables in src/).
+{
+    grep -o 'X([A-Z_0-9]*, *"[a-z_0-9]*")' src/report_values.h | sed 's/.*"\(.*\)")/\1/'
+    sed -n '/report_charts_all\[\] = {/,/};/p' src/report_charts.c | grep -o '"[a-z_0-9]*"'
+    sed -n '/report_tables_s[a-z]*\[\] = {/,/};/p' src/report_tables.c | grep -o '"[a-z_0-9]*"'
+} | tr -d '"' | sort -u >"$T/tmplnames"
+check "template names found" test "$(wc -l <"$T/tmplnames")" -ge 30
+missing=""
+while read -r n; do grep -qw -- "$n" "$T/output" || missing="$missing $n"; done <"$T/tmplnames"
+check "OUTPUT documents every placeholder, chart and table${missing:+ (missing:$missing)}" \
+    test -z "$missing"
+missing=""
+for f in $(sed -n 's/^ *{"\([a-z-]*\)", [0-9]*, [0-9]*, draw_.*/\1/p' src/figures.c); do
+    grep -qF -- "$f" "$T/output" || missing="$missing $f"
+done
+check "OUTPUT names every figure${missing:+ (missing:$missing)}" test -z "$missing"
+for w in $(sed -n '/^enum plan_fix {/,/};/p' src/plan.h | grep -o 'PLAN_FIX_[A-Z_0-9]*' |
+    sed 's/PLAN_FIX_//' | tr '[:upper:]' '[:lower:]'); do
+    check "OUTPUT names the fix $w" grep -qw -- "$w" "$T/output"
+done
+
+# ---- exit status, environment, files ----
+section "EXIT STATUS" >"$T/exit"
+for s in 0 1 2; do check "EXIT STATUS documents $s" has_tag "$T/exit" "$s"; done
+section ENVIRONMENT >"$T/env"
+for v in $(grep -ho 'getenv("[A-Za-z_0-9]*")' src/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u); do
+    check "ENVIRONMENT documents $v (read by src/)" has_tag "$T/env" "$v"
+done
+section FILES >"$T/files"
+for f in $(grep -ho '"\(configs\|templates\)/[a-z_.]*"' src/*.c | tr -d '"' | sort -u); do
+    check "FILES documents $f (looked up by src/)" has_tag "$T/files" "$f"
+done
+check "FILES gives the search order of src/paths.c" grep -q 'share/memfit' "$T/files"
+
+# ---- the examples print what the page says ----
+section EXAMPLES >"$T/examples"
+# example TEXT: a line the program printed appears, as printed, in EXAMPLES.
+example() {
+    if grep -qxF -- "       $1" "$T/examples"; then echo "ok EXAMPLES shows: $1"; else
+        echo "not ok EXAMPLES shows: $1"; fi
+}
+printf 'name,model,seq,micro_batch,gpu_mem_gb\nlesson,gpt-1.3b,2048,8,80\n' >"$T/lesson.csv"
+example "$(run eval "$T/lesson.csv" | cut -d, -f1,6,8,9,10,11 | tail -n 1)"
+example "$(run eval "$T/lesson.csv" --format table | tail -n 1)"
+example "$(run eval "$T/lesson.csv" --format table --units GiB | tail -n 1)"
+printf 'name,model,seq,micro_batch,gpu\n7b,llama2-7b,4096,4,H100-80GB\n' |
+    run eval - | cut -d, -f1,10,15,18 >"$T/out"
+example "$(tail -n 1 "$T/out")"
+printf 'name,model,seq,micro_batch,gpu\n7b,llama2-7b,4O96,1,H100-80GB\n' >"$T/typo.csv"
+run eval "$T/typo.csv" >/dev/null 2>"$T/err"
+example "$(sed "s|$T/||" "$T/err")"
+
+# ---- make install / uninstall ----
+# -o: the program is taken as it is (the suite's build), never rebuilt here.
+b=$(dirname "$MEMFIT")
+if make -s -o "$MEMFIT" install BUILD="$b" DESTDIR="$T/root" PREFIX=/usr >"$T/make" 2>&1; then
+    echo "ok make install DESTDIR=... succeeds"; else
+    echo "not ok make install DESTDIR=... succeeds"; tail -n 5 "$T/make" | sed 's/^/# /'; fi
+check "make install puts the page in share/man/man1" cmp -s "$PAGE" "$T/root/usr/share/man/man1/memfit.1"
+make -s -o "$MEMFIT" uninstall BUILD="$b" DESTDIR="$T/root" PREFIX=/usr >>"$T/make" 2>&1
+check "make uninstall removes it" test ! -e "$T/root/usr/share/man/man1/memfit.1"
