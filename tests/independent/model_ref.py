@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""An independent implementation of SPEC section 3 and the eval columns of section 5.
+"""An independent implementation of doc/model.md sections 2-8 and the eval columns (section 8.5).
 
-Written from the SPEC text, not from src/model.c: exact rational arithmetic (fractions) with no
+Written from that text, not from src/model.c: exact rational arithmetic (fractions) with no
 rounding at all, tensor by tensor. memfit rounds every division by a parallel degree up to the
 byte, so its numbers must equal these where no degree divides, and otherwise lie above them by
 no more than the rounding of a byte per division.
@@ -36,7 +36,7 @@ def total_params(c):
 
 
 def layer_tensors(c):
-    """(bytes, stays whole under tp) for every tensor one layer keeps, SPEC section 3."""
+    """(bytes, stays whole under tp) for every tensor one layer keeps, doc/model.md section 4."""
     s, b, h, a, f = c["seq"], c["micro_batch"], c["hidden"], c["heads"], c["ffn"]
     hkv = h * c["kv_heads"] // a
     sbh, sbf, skv = s * b * h, s * b * f, s * b * hkv

@@ -1,7 +1,7 @@
 /*
  * random_scenario: valid random scenarios from a fixed-seed PRNG, for the property tests of
- * timeline and plan. Every rule of SPEC section 2 that config.c enforces holds: kv_heads divides
- * heads, tp divides heads and kv_heads, pp divides layers, dropout only with gpt.
+ * timeline and plan. Every rule of doc/model.md section 13.2 that config.c enforces holds:
+ * kv_heads divides heads, tp divides heads and kv_heads, pp divides layers, dropout only with gpt.
  */
 #ifndef MEMFIT_TEST_RANDOM_SCENARIO_H
 #define MEMFIT_TEST_RANDOM_SCENARIO_H
@@ -57,13 +57,12 @@ static inline void random_scenario(uint64_t *st, struct scenario *sc)
     snprintf(sc->name, sizeof sc->name, "random");
     sc->arch = rs_range(st, 0, 1) ? ARCH_LLAMA : ARCH_GPT;
     sc->heads = rs_pick(st, heads_v, sizeof heads_v / sizeof heads_v[0]);
-    sc->kv_heads = rs_range(st, 0, 2) == 0 ? sc->heads / rs_pick_divisor(st, deg_v, 6, sc->heads)
-                                            : sc->heads;
+    sc->kv_heads =
+        rs_range(st, 0, 2) == 0 ? sc->heads / rs_pick_divisor(st, deg_v, 6, sc->heads) : sc->heads;
     sc->hidden = sc->heads * rs_pick(st, head_dim_v, 3);
     sc->layers = rs_pick(st, layers_v, sizeof layers_v / sizeof layers_v[0]);
     sc->vocab = rs_range(st, 1000, 260000);
-    sc->ffn = sc->arch == ARCH_GPT ? 4 * sc->hidden
-                                   : 256 * ((8 * sc->hidden / 3 + 255) / 256);
+    sc->ffn = sc->arch == ARCH_GPT ? 4 * sc->hidden : 256 * ((8 * sc->hidden / 3 + 255) / 256);
     sc->tied = sc->arch == ARCH_GPT ? rs_range(st, 0, 3) != 0 : rs_range(st, 0, 3) == 0;
     sc->dropout = sc->arch == ARCH_GPT && rs_range(st, 0, 2) != 0;
     sc->positions = sc->arch == ARCH_GPT && rs_range(st, 0, 2) == 0 ? 2048 : 0;

@@ -71,8 +71,8 @@ static void test_text_lands_where_asked(void **state)
     y0 = strtod(strstr(out, "yMin=\"") + 6, NULL);
     x1 = strtod(strstr(out, "xMax=\"") + 6, NULL);
     y1 = strtod(strstr(out, "yMax=\"") + 6, NULL);
-    assert_true(x0 > 149 && x0 < 151);       /* 50 + 100 */
-    assert_true(y0 < 300 && y1 > 300);       /* the baseline 200 + 100 lies inside the box */
+    assert_true(x0 > 149 && x0 < 151); /* 50 + 100 */
+    assert_true(y0 < 300 && y1 > 300); /* the baseline 200 + 100 lies inside the box */
     assert_true(y1 - y0 < 16);
     canvas_hpdf_set_bold(&c, false);
     double w = c.ops->text_width(&c, 12, "Ψ=1.3B");
@@ -82,8 +82,8 @@ static void test_text_lands_where_asked(void **state)
     snprintf(out, sizeof out, "%s", test_sh("%s", cmd));
     assert_non_null(strstr(out, "≤×√"));
 
-    snprintf(cmd, sizeof cmd, "pdffonts %s 2>/dev/null | grep -c 'DejaVuSans.*CID TrueType.*yes yes'",
-             f->path);
+    snprintf(cmd, sizeof cmd,
+             "pdffonts %s 2>/dev/null | grep -c 'DejaVuSans.*CID TrueType.*yes yes'", f->path);
     snprintf(out, sizeof out, "%s", test_sh("%s", cmd));
     assert_string_equal(out, "2\n");
 

@@ -50,8 +50,7 @@ static bool box_inside(struct canvas_box b, double x, double y, double w, double
 static bool boxes_overlap(struct canvas_box a, struct canvas_box b)
 {
     const double slack = 0.25; /* touching is fine */
-    return a.x0 < b.x1 - slack && b.x0 < a.x1 - slack && a.y0 < b.y1 - slack &&
-           b.y0 < a.y1 - slack;
+    return a.x0 < b.x1 - slack && b.x0 < a.x1 - slack && a.y0 < b.y1 - slack && b.y0 < a.y1 - slack;
 }
 
 /* Whether call i is drawn while the plot's clip is in force. */
@@ -81,9 +80,9 @@ static void check_layout_in(const struct canvas_rec *r, const struct chart_geom 
     assert_int_equal(r->depth, 0);
     assert_int_equal(r->canvas.error, 0);
     assert_true(g->plot_w > 50 && g->plot_h > 50);
-    assert_true(box_inside((struct canvas_box){g->plot_x, g->plot_y, g->plot_x + g->plot_w,
-                                               g->plot_y + g->plot_h},
-                           X0_, Y0_, W_, H_, 0));
+    assert_true(box_inside(
+        (struct canvas_box){g->plot_x, g->plot_y, g->plot_x + g->plot_w, g->plot_y + g->plot_h},
+        X0_, Y0_, W_, H_, 0));
     bool *in_clip = calloc(r->n, sizeof *in_clip);
     assert_non_null(in_clip);
     clip_flags(r, in_clip);
@@ -191,7 +190,7 @@ static void bar_of(const struct scenario *sc, const char *label, struct chart_ba
     b->term_bytes[CHART_LOGITS] = t.logits_bytes;
 }
 
-/* The lesson's 116.1 / 51.7 / 27.0 GB ladder. */
+/* The worked example's 116.1 / 51.7 / 27.0 GB (doc/model.md sections 9.4-9.6). */
 static void lesson_bars(struct chart_bar bars[3])
 {
     struct scenario sc;
@@ -256,11 +255,11 @@ static void test_bars_geometry(void **state)
     /* The legend names all five terms; the bar totals are written. */
     size_t found = 0;
     for (size_t i = 0; i < r.n; i++)
-        if (r.calls[i].text && (strcmp(r.calls[i].text, "116.1") == 0 ||
-                                strcmp(r.calls[i].text, "51.7") == 0 ||
-                                strcmp(r.calls[i].text, "27.0") == 0 ||
-                                strcmp(r.calls[i].text, "optimizer states") == 0 ||
-                                strcmp(r.calls[i].text, "checkpointing") == 0))
+        if (r.calls[i].text &&
+            (strcmp(r.calls[i].text, "116.1") == 0 || strcmp(r.calls[i].text, "51.7") == 0 ||
+             strcmp(r.calls[i].text, "27.0") == 0 ||
+             strcmp(r.calls[i].text, "optimizer states") == 0 ||
+             strcmp(r.calls[i].text, "checkpointing") == 0))
             found++;
     assert_int_equal(found, 5);
     canvas_rec_release(&r);
@@ -291,18 +290,21 @@ static void test_bars_gib(void **state)
 static void test_bars_ladder_small(void **state)
 {
     (void)state;
-    static const char *const labels[] = {"baseline\nb = 8",  "flash\nb = 8",
-                                         "zero1\nb = 8",     "zero2\nb = 8",
-                                         "micro_batch\nb = 4", "full_ckpt\nb = 8",
-                                         "tp\nt = 8",        "offload\nb = 8"};
+    static const char *const labels[] = {
+        "baseline\nb = 8",    "flash\nb = 8",     "zero1\nb = 8", "zero2\nb = 8",
+        "micro_batch\nb = 4", "full_ckpt\nb = 8", "tp\nt = 8",    "offload\nb = 8"};
     struct chart_bar bars[8];
     lesson_bars(bars);
     for (int i = 0; i < 8; i++) {
         bars[i] = bars[i % 3];
         bars[i].label = labels[i];
     }
-    struct chart_bars d = {"A long title: scenario llama3-70b-on-8xH100 and its fix ladder", bars, 8,
-                           80000000000ull, 0.15, UNITS_GB};
+    struct chart_bars d = {"A long title: scenario llama3-70b-on-8xH100 and its fix ladder",
+                           bars,
+                           8,
+                           80000000000ull,
+                           0.15,
+                           UNITS_GB};
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
     struct chart_geom g;
@@ -319,13 +321,14 @@ static size_t hand_events(struct timeline_event *ev)
     size_t n = 0;
     uint64_t G = 1000000000ull;
     for (int i = 0; i < 3; i++)
-        ev[n++] = (struct timeline_event){TIMELINE_FORWARD, (uint64_t)i, 0, i, i + 1,
-                                          (uint64_t)(i + 1) * 10 * G, 0};
+        ev[n++] = (struct timeline_event){
+            TIMELINE_FORWARD, (uint64_t)i, 0, i, i + 1, (uint64_t)(i + 1) * 10 * G, 0};
     ev[n++] = (struct timeline_event){TIMELINE_LOGITS, 0, 0, 3, 3, 30 * G, 5 * G};
     ev[n++] = (struct timeline_event){TIMELINE_LOSS_BACKWARD, 0, 0, 3, 3, 30 * G, 0};
     for (int i = 2; i >= 0; i--)
-        ev[n++] = (struct timeline_event){TIMELINE_BACKWARD, (uint64_t)i, 0, 3 + 2 * (2 - i),
-                                          5 + 2 * (2 - i), (uint64_t)i * 10 * G, 0};
+        ev[n++] =
+            (struct timeline_event){TIMELINE_BACKWARD, (uint64_t)i,          0, 3 + 2 * (2 - i),
+                                    5 + 2 * (2 - i),   (uint64_t)i * 10 * G, 0};
     return n;
 }
 
@@ -334,8 +337,13 @@ static void test_step_hand_made(void **state)
     (void)state;
     struct timeline_event ev[16];
     size_t n = hand_events(ev);
-    struct chart_step d = {.title = "step", .events = ev, .n = n, .states_bytes = 20000000000ull,
-                           .total_time = 9, .gpu_bytes = 80000000000ull, .reserve = 0.15,
+    struct chart_step d = {.title = "step",
+                           .events = ev,
+                           .n = n,
+                           .states_bytes = 20000000000ull,
+                           .total_time = 9,
+                           .gpu_bytes = 80000000000ull,
+                           .reserve = 0.15,
                            .units = UNITS_GB};
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
@@ -368,7 +376,7 @@ static void test_step_hand_made(void **state)
     canvas_rec_release(&r);
 }
 
-/* The lesson's example checkpointed every 4 layers: 6 recomputation marks, a checkpoint band. */
+/* The worked example checkpointed every 4 layers: 6 recomputation marks, a checkpoint band. */
 static void test_step_sawtooth(void **state)
 {
     (void)state;
@@ -383,9 +391,13 @@ static void test_step_sawtooth(void **state)
     assert_non_null(ev);
     assert_int_equal(timeline_build(&sc, ev, cap, &sum), 0);
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
-    struct chart_step d = {.title = "k = 4", .events = ev, .n = sum.n_events,
-                           .states_bytes = sum.states_bytes, .total_time = sum.total_time,
-                           .ckpt_bytes = t.ckpt_bytes, .segment = sum.segment,
+    struct chart_step d = {.title = "k = 4",
+                           .events = ev,
+                           .n = sum.n_events,
+                           .states_bytes = sum.states_bytes,
+                           .total_time = sum.total_time,
+                           .ckpt_bytes = t.ckpt_bytes,
+                           .segment = sum.segment,
                            .units = UNITS_GB};
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
@@ -426,13 +438,13 @@ static void test_kcurve(void **state)
     assert_int_equal(chart_kcurve_fill(&sc, peak, 10, &d), -1); /* too small */
     assert_int_equal(chart_kcurve_fill(&sc, peak, 64, &d), 0);
     assert_int_equal(d.n, 24);
-    assert_int_equal(d.k_best, 1); /* lesson section 3: k = 1 is best for L < 34 */
-    /* k* = sqrt(L c / A) with c = 2sbh, A = 34 sbh + 4 asb (lesson section 3, FlashAttention):
+    assert_int_equal(d.k_best, 1); /* doc/model.md 5.2: k = 1 is best for L < 34 */
+    /* k* = sqrt(L c / A) with c = 2sbh, A = 34 sbh + 4 asb (doc/model.md 5.2, FlashAttention):
      * about sqrt(24 / 17). */
     double sbh = 2048.0 * 8 * 2048, asb = 16.0 * 2048 * 8;
     assert_true(near(d.k_star, sqrt(24 * 2 * sbh / (34 * sbh + 4 * asb)), 1e-12));
     assert_true(near(d.k_star, 1.19, 0.005));
-    /* Lesson section 4: 27.0 GB with full checkpointing, 51.7 GB without. */
+    /* doc/model.md sections 9.5-9.6: 27.0 GB with full checkpointing, 51.7 GB without. */
     assert_true(near((double)peak[0] / 1e9, 27.0, 0.05));
     assert_true(near((double)d.none_bytes / 1e9, 51.7, 0.05));
     d.title = "k";
@@ -448,14 +460,15 @@ static void test_kcurve(void **state)
     size_t k = 0;
     for (size_t i = 0; i < r.n; i++) {
         const struct canvas_rec_call *c = &r.calls[i];
-        if (c->op != CANVAS_REC_FILL || !near(c->box.x1 - c->box.x0, 3, 1e-9) || c->box.y0 < g.plot_y)
+        if (c->op != CANVAS_REC_FILL || !near(c->box.x1 - c->box.x0, 3, 1e-9) ||
+            c->box.y0 < g.plot_y)
             continue;
         assert_true(k < 24);
-        assert_true(near(bottom - (c->box.y0 + c->box.y1) / 2,
-                         (double)peak[k] / 1e9 * pt_per_gb, 1e-9));
+        assert_true(
+            near(bottom - (c->box.y0 + c->box.y1) / 2, (double)peak[k] / 1e9 * pt_per_gb, 1e-9));
 
-        assert_true(near((c->box.x0 + c->box.x1) / 2, g.plot_x + g.plot_w * (double)(k + 1) / 25,
-                         1e-9));
+        assert_true(
+            near((c->box.x0 + c->box.x1) / 2, g.plot_x + g.plot_w * (double)(k + 1) / 25, 1e-9));
         k++;
     }
     assert_int_equal(k, 24);
@@ -491,7 +504,7 @@ static void test_walk_ops(void **state)
     struct scenario sc;
     struct chart_walk_op ops[CHART_WALK_MAX];
     scenario_lesson_example(&sc);
-    /* Lesson section 3, the theorem: 34 sbh + 5 as^2b, 15 tensors. */
+    /* doc/model.md section 4.1: 34 sbh + 5 as^2b, 15 tensors. */
     size_t n = chart_layer_walk_ops(&sc, ops, CHART_WALK_MAX);
     assert_int_equal(n, 15);
     assert_true(chart_walk_total(ops, n, CHART_WALK_SBH) == 34);
@@ -513,7 +526,7 @@ static void test_walk_ops(void **state)
     assert_true(chart_walk_total(ops, n, CHART_WALK_SBH) == 34);
     assert_true(chart_walk_total(ops, n, CHART_WALK_AS2B) == 0);
     expect_walk_matches_model(&sc);
-    /* No dropout, GQA with g = 4: 28 + 4/4 sbh + 2 as^2b (SPEC section 3). */
+    /* No dropout, GQA with g = 4: 28 + 4/4 sbh + 2 as^2b (doc/model.md 4.4). */
     sc.recompute = RECOMPUTE_NONE;
     sc.dropout = false;
     sc.kv_heads = 4;
@@ -579,7 +592,7 @@ static void test_param_items(void **state)
     struct scenario sc;
     uint64_t layer;
     scenario_lesson_example(&sc);
-    /* Lesson section 4: 12h^2 + 13h = 50,358,272. */
+    /* doc/model.md section 9.1: 12h^2 + 13h = 50,358,272. */
     assert_true(near(items_params(&sc), 50358272, 1e-6));
     /* Llama 2 7B: 4h^2 + 3hf + 2h per layer; with GQA W_K and W_V shrink by g. */
     sc.arch = ARCH_LLAMA;
@@ -659,13 +672,18 @@ static void test_kcurve_matches_eval_with_pipeline_and_selective(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ticks),           cmocka_unit_test(test_format_tick),
-        cmocka_unit_test(test_bars_geometry),   cmocka_unit_test(test_bars_gib),
+        cmocka_unit_test(test_ticks),
+        cmocka_unit_test(test_format_tick),
+        cmocka_unit_test(test_bars_geometry),
+        cmocka_unit_test(test_bars_gib),
         cmocka_unit_test(test_bars_ladder_small),
         cmocka_unit_test(test_kcurve_matches_eval_with_pipeline_and_selective),
-        cmocka_unit_test(test_step_hand_made),  cmocka_unit_test(test_step_sawtooth),
-        cmocka_unit_test(test_kcurve),          cmocka_unit_test(test_walk_ops),
-        cmocka_unit_test(test_walk_geometry),   cmocka_unit_test(test_param_items),
+        cmocka_unit_test(test_step_hand_made),
+        cmocka_unit_test(test_step_sawtooth),
+        cmocka_unit_test(test_kcurve),
+        cmocka_unit_test(test_walk_ops),
+        cmocka_unit_test(test_walk_geometry),
+        cmocka_unit_test(test_param_items),
         cmocka_unit_test(test_params_geometry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,16 +13,19 @@
 
 #include "../fuzz/mutate.h"
 
-static const char *const tokens[] = {",", "\"", "\n", "\r\n", "0", "-1", "99999999999999999999",
-                                     "1e400", " ", "\xEF\xBB\xBF", "llama", "flash", ""};
+static const char *const tokens[] = {
+    ",",     "\"", "\n",           "\r\n",  "0",     "-1", "99999999999999999999",
+    "1e400", " ",  "\xEF\xBB\xBF", "llama", "flash", ""};
 static struct mutator mut = {0x9e3779b97f4a7c15ull, tokens, sizeof tokens / sizeof tokens[0]};
 
 static const char *const seeds[] = {
     "name,model,seq,micro_batch,gpu\nx,gpt-1.3b,2048,8,H100-80GB\n",
     "name,layers,hidden,heads,vocab,seq,micro_batch,gpu_mem_gb,tp,pp,dp,zero,recompute,attention\n"
-    "a,24,2048,16,50257,2048,8,80,2,4,8,3,2,flash\nb,24,2048,16,50257,2048,8,80,1,1,1,0,full,plain\n",
+    "a,24,2048,16,50257,2048,8,80,2,4,8,3,2,flash\nb,24,2048,16,50257,2048,8,80,1,1,1,0,full,"
+    "plain\n",
     "\xEF\xBB\xBFname,model,seq,micro_batch,gpu_mem_gb\r\n\"q,\"\"x\",llama2-70b,4096,1,80\r\n",
-    "name,model,seq,micro_batch,gpu_mem_gb,reserve,offload,sp,tp\n\"multi\nline\",llama3-8b,8192,2,24,0.5,optimizer,yes,8\n",
+    "name,model,seq,micro_batch,gpu_mem_gb,reserve,offload,sp,tp\n\"multi\nline\",llama3-8b,8192,2,"
+    "24,0.5,optimizer,yes,8\n",
     "name,seq\n\"unterminated,1\n",
 };
 

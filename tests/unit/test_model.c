@@ -1,7 +1,7 @@
 /*
- * Tests of model.c against every number of lesson.txt: section 3 (parameters, model states,
- * activations, checkpointing, tensor/sequence/pipeline parallelism, logits), the worked example
- * of section 4, the quick checks and the check-yourself answers of section 8.
+ * Tests of model.c against the formulas of doc/model.md sections 2-8 (parameters, model states,
+ * activations, checkpointing, tensor/sequence/pipeline parallelism, logits, peak and budget) and
+ * every number of its worked example, section 9, with the reference numbers of section 9.9.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,7 +58,7 @@ static struct terms peak_of(const struct scenario *sc)
     return t;
 }
 
-/* ---- parameters (lesson section 3 and section 4, step 1) ---- */
+/* ---- parameters (doc/model.md section 2; worked example 9.1) ---- */
 
 static void gpt_layer_params_are_12h2_plus_13h(void **state)
 {
@@ -137,7 +137,7 @@ static void mistral_and_llama3_params(void **state)
     assert_int_equal(n, 8030261248); /* Llama 3 8B */
 }
 
-/* ---- model states (lesson section 3, 16 bytes per parameter) ---- */
+/* ---- model states (doc/model.md section 3, 16 bytes per parameter) ---- */
 
 static void worked_example_states_21gb(void **state)
 {
@@ -184,8 +184,8 @@ static void seven_b_needs_112gb(void **state)
     (void)state;
     struct scenario sc = llama2_7b();
     struct terms t = peak_of(&sc);
-    /* "A 7B-parameter model trained with Adam needs 112 GB for its model states alone" (16 x 7B);
-     * Llama 2 7B has 6.74B parameters: 107.8 GB. */
+    /* 16 bytes per parameter: 112 GB for 7B parameters (doc/model.md section 9.9); Llama 2 7B
+     * has 6.74B parameters: 107.8 GB. */
     assert_gb1(t.states_bytes, 107.8);
     assert_int_equal(model_gpus_for_states(7000000000ull, PRECISION_MIXED, 80000000000ull), 2);
 }
@@ -243,7 +243,7 @@ static void frozen_base_keeps_two_bytes(void **state)
     assert_int_equal(frozen.act_bytes, full.act_bytes);
 }
 
-/* ---- activations (lesson section 3) ---- */
+/* ---- activations (doc/model.md section 4) ---- */
 
 static void activation_theorem_34_plus_5as_over_h(void **state)
 {
@@ -297,7 +297,7 @@ static void worked_example_flash_51_7gb_fits(void **state)
     assert_gb1(t.act_bytes, 27.4);
     assert_gb1(t.peak_bytes, 51.7);
     assert_true(t.fits);
-    /* "28 GB free (35%)" of the 80 GB GPU. */
+    /* 28 GB (35%) of the 80 GB GPU stay free (doc/model.md section 9.5). */
     assert_true(fabs((80e9 - (double)t.peak_bytes) / 80e9 - 0.35) < 0.005);
 }
 
@@ -337,7 +337,7 @@ static void worked_example_zero2_on_8x40gb(void **state)
     struct terms t = peak_of(&sc);
     assert_gb2(t.states_bytes, 4.92);
     assert_gb1(t.peak_bytes, 35.6);
-    /* "only 4.4 GB (11%) free" of the 40 GB GPU. */
+    /* Only 4.4 GB (11%) of the 40 GB GPU stay free (doc/model.md section 9.8). */
     assert_true(fabs((40e9 - (double)t.peak_bytes) / 1e9 - 4.4) < 0.05);
     sc.micro_batch = 4;
     assert_gb1(peak_of(&sc).peak_bytes, 20.3);
@@ -358,7 +358,7 @@ static void quick_check_doubling_b_doubles_activations_only(void **state)
 static void section1_doubling_s_doubles_linear_part_per_token_core_grows(void **state)
 {
     (void)state;
-    /* Answers to section 1 (2): per token, 34sbh stays and the core 5as^2b = 5as(sb) doubles. */
+    /* doc/model.md section 4.2: per token, 34sbh stays and the core 5as^2b = 5as(sb) doubles. */
     struct scenario sc = lesson();
     struct model_layer_act a1, a2;
     assert_int_equal(model_layer_act(&sc, &a1), MODEL_OK);
@@ -471,7 +471,7 @@ static void tensor_parallel_10_plus_24_over_t(void **state)
     /* sbh(10 + 24/t + 5as/(ht)) */
     assert_int_equal(a.whole, 10 * sbh_of(&sc));
     assert_int_equal(a.total, 10 * sbh_of(&sc) + (24 + 80) * sbh_of(&sc) / 4);
-    sc.dropout = false; /* check-yourself 3: the two masks are part of the 10 */
+    sc.dropout = false; /* doc/model.md 4.3: the two masks are part of the 10 */
     assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
     assert_int_equal(a.whole, 8 * sbh_of(&sc));
 }
@@ -540,7 +540,7 @@ static void llama_layer_activations(void **state)
     assert_int_equal(a.whole, 8 * sbh);
 }
 
-/* ---- checkpointing every k (lesson section 3) ---- */
+/* ---- checkpointing every k (doc/model.md section 5) ---- */
 
 static uint64_t m_of_k_sbh(uint64_t layers, uint64_t k)
 {
@@ -613,7 +613,7 @@ static void k_best_is_the_minimum_of_all_k(void **state)
     }
 }
 
-/* ---- pipeline parallelism (lesson section 3; SPEC section 5) ---- */
+/* ---- pipeline parallelism (doc/model.md section 6) ---- */
 
 static void pipeline_first_stage_holds_l_layers_worth(void **state)
 {
@@ -714,7 +714,7 @@ static void peak_bound_implies_no_overflow(void **state)
         }
         overflow += status == MODEL_OVERFLOW;
     }
-    assert_true(sure > 2000);    /* the bound is useful... */
+    assert_true(sure > 2000);     /* the bound is useful... */
     assert_true(overflow > 2000); /* ...and the test reaches the limit */
     struct scenario sc = lesson();
     assert_true(model_peak_cannot_overflow(&sc));

@@ -46,7 +46,7 @@ static void test_safe_name_replaces_runs_and_utf8(void **state)
     (void)state;
     assert_string_equal(safe("7B on 8x H100"), "7B_on_8x_H100");
     assert_string_equal(safe("a  ,, b"), "a_b");
-    assert_string_equal(safe("Ψ-model"), "_-model");  /* Ψ is two bytes: one '_' */
+    assert_string_equal(safe("Ψ-model"), "_-model"); /* Ψ is two bytes: one '_' */
     assert_string_equal(safe("70B über"), "70B_ber");
     assert_string_equal(safe("tab\there\nnl"), "tab_here_nl");
 }

@@ -89,10 +89,12 @@ static void test_leaves_other_input_alone(void **state)
     unsigned char *out;
     size_t out_len;
     const char plain[] = "%PDF-1.3\nno fonts here\n%%EOF\n";
-    assert_int_equal(pdffix_tounicode((const unsigned char *)plain, sizeof plain - 1, &out, &out_len), 1);
+    assert_int_equal(
+        pdffix_tounicode((const unsigned char *)plain, sizeof plain - 1, &out, &out_len), 1);
     assert_null(out);
     const char broken[] = "%PDF-1.3\n/ToUnicode 5 0 R\nstartxref\n999999\n%%EOF\n";
-    assert_int_equal(pdffix_tounicode((const unsigned char *)broken, sizeof broken - 1, &out, &out_len), -1);
+    assert_int_equal(
+        pdffix_tounicode((const unsigned char *)broken, sizeof broken - 1, &out, &out_len), -1);
     assert_null(out);
     /* Every prefix of a real document is refused or left alone, never read out of bounds. */
     size_t len;

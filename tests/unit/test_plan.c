@@ -1,5 +1,6 @@
-/* Tests of plan (the fix ladder, SPEC section 4) and cost (the planner's cost model). Expected
- * byte counts are worked out by hand in the comments from the formulas of SPEC section 3. */
+/* Tests of plan (the fix ladder, doc/model.md section 11) and cost (the planner's cost model,
+ * section 12). Expected byte counts are worked out by hand in the comments from the formulas of
+ * doc/model.md sections 2-8. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -36,13 +37,13 @@ static void rung_settings(const struct plan *p, size_t rung, const char *want)
     assert_string_equal(buf, want);
 }
 
-/* Lesson 1.3B numbers (section 4): Psi = 1,311,528,960; sbh = 33,554,432 at b = 8;
+/* The 1.3B worked example (doc/model.md section 9): Psi = 1,311,528,960; sbh = 33,554,432 at b = 8;
  * states 16 Psi = 20,984,463,360; flash A = 34 sbh + 4asb = 1,140,850,688 + 1,048,576 =
  * 1,141,899,264, 24 A = 27,405,582,336; logits 4sbV = 3,293,642,752. */
 #define LESSON_FLASH_PEAK 51683688448ull /* 21.0 + 27.4 + 3.3 = 51.7 GB */
 
-/* Lesson section 3 quick check: "which single fix is the cheapest that makes the 1.3B model
- * fit?" FlashAttention, 51.7 GB. */
+/* The cheapest single fix that makes the 1.3B worked example fit: FlashAttention, 51.7 GB
+ * (doc/model.md section 9.5). */
 static void test_lesson_quick_check(void **state)
 {
     (void)state;
@@ -63,7 +64,7 @@ static void test_lesson_quick_check(void **state)
     settings(&p, "attention=flash");
 }
 
-/* Lesson section 4, step 9: 8 x 40 GB with data parallelism. */
+/* doc/model.md section 9.8: 8 x 40 GB with data parallelism. */
 static void lesson_dp8(struct scenario *sc, double reserve)
 {
     scenario_lesson_example(sc);
@@ -79,7 +80,7 @@ static void lesson_dp8(struct scenario *sc, double reserve)
 #define DP8_ZERO1_PEAK 37912634368ull
 #define DP8_ZERO2_PEAK 35617458688ull
 
-/* With 10% kept free (budget 36 GB) ZeRO-2 fits at 35.6 GB, as in the lesson. */
+/* With 10% kept free (budget 36 GB) ZeRO-2 fits at 35.6 GB (doc/model.md 9.8). */
 static void test_dp8_zero2_fits(void **state)
 {
     (void)state;
@@ -122,7 +123,7 @@ static void test_dp8_micro_batch(void **state)
     settings(&p, "attention=flash zero=2 micro_batch=7");
 }
 
-/* The lesson's halved micro-batch: ZeRO-2, b = 4 fits as it is at 20.3 GB:
+/* The halved micro-batch of doc/model.md 9.8: ZeRO-2, b = 4 fits as it is at 20.3 GB:
  * 4,918,233,600 + 24 (34 * 16,777,216 + 524,288) + 4 * 2048 * 4 * 50257 =
  * 4,918,233,600 + 13,702,791,168 + 1,646,821,376 = 20,267,846,144. */
 static void test_dp8_b4_fits(void **state)
@@ -144,7 +145,7 @@ static void test_dp8_b4_fits(void **state)
     settings(&p, "");
 }
 
-/* Llama 2 7B (SPEC presets): L = 32, h = 4096, a = 32, V = 32000, f = 11008, untied. */
+/* Llama 2 7B (configs/models.csv): L = 32, h = 4096, a = 32, V = 32000, f = 11008, untied. */
 static void llama2_7b(struct scenario *sc)
 {
     memset(sc, 0, sizeof *sc);
@@ -256,7 +257,7 @@ static void test_70b(void **state)
 }
 
 /* 70B on one 80 GB GPU, no node to split over: nothing fits; the model states alone need
- * ceil(16 * 68,976,648,192 / 80e9) = ceil(13.8) = 14 GPUs (lesson check-yourself 2). */
+ * ceil(16 * 68,976,648,192 / 80e9) = ceil(13.8) = 14 GPUs (doc/model.md section 3.4). */
 static void test_nothing_fits(void **state)
 {
     (void)state;
@@ -316,7 +317,7 @@ static void test_fix_settings_truncates(void **state)
     assert_string_equal(buf, "zero=3 "); /* of "zero=3 recompute=full tp=4 sp=yes" */
 }
 
-/* Lesson section 4, step 8: budget 68 GB - 20,984,463,360 of states = 47,015,536,640 free.
+/* doc/model.md section 9.7: budget 68 GB - 20,984,463,360 of states = 47,015,536,640 free.
  * One sequence: plain 24 (34 sbh + 5as^2) + 4sV = 11,887,321,088 -> b <= 3; flash 3,837,403,136
  * -> 12; selective 24 * 34 sbh + 4sV = 3,834,257,408 -> 12; full (flash) 24 * 2sh + (34sh + 4as)
  * + 4sV = 755,769,344 -> 62. */
@@ -334,8 +335,8 @@ static void test_max_micro_batch_modes(void **state)
     assert_string_equal(plan_mode_name(PLAN_MODE_FULL), "full");
 }
 
-/* M(k) = ceil(L/k) c + k A (model_stage_act, the curve k_best minimises); lesson
- * check-yourself 6 (L = 24, flash, b = 8). */
+/* M(k) = ceil(L/k) c + k A (model_stage_act, the curve k_best minimises); doc/model.md
+ * section 5.1 (L = 24, flash, b = 8). */
 static void k_curve(const struct scenario *sc, uint64_t *m, size_t n)
 {
     struct model_layer_act act;
@@ -355,15 +356,15 @@ static void test_k_curve(void **state)
     uint64_t m[24];
     k_curve(&sc, m, 24);
     uint64_t c = 2ull * 33554432ull, A = 1141899264ull;
-    assert_int_equal(m[0], 24 * c + A);      /* 82 sbh + 4asb */
-    assert_int_equal(m[5], 4 * c + 6 * A);   /* 212 sbh + 24asb */
-    assert_int_equal(m[4], 5 * c + 5 * A);   /* ceil(24/5) = 5 segments */
+    assert_int_equal(m[0], 24 * c + A);    /* 82 sbh + 4asb */
+    assert_int_equal(m[5], 4 * c + 6 * A); /* 212 sbh + 24asb */
+    assert_int_equal(m[4], 5 * c + 5 * A); /* ceil(24/5) = 5 segments */
     assert_int_equal(m[23], c + 24 * A);
     uint64_t kb, mk;
     assert_int_equal(model_k_best(&sc, &kb, &mk), MODEL_OK);
     assert_int_equal(kb, 1);
     assert_int_equal(mk, m[0]);
-    /* L = 80: k = 2 is the best (lesson section 3: M(2) = 148 sbh against M(1) = 194 sbh). */
+    /* L = 80: k = 2 is the best (doc/model.md 5.1: M(2) = 148 sbh against M(1) = 194 sbh). */
     sc.layers = 80;
     uint64_t m80[80];
     k_curve(&sc, m80, 80);
@@ -383,7 +384,7 @@ static void test_k_curve(void **state)
     assert_int_equal(beyond, m80[79]);
 }
 
-/* The cost model written out in cost.h, on the lesson example with unknown speeds (A100
+/* The cost model written out in cost.h, on the worked example with unknown speeds (A100
  * fallbacks): T = 8 * 2048 = 16384 tokens, 6 Psi T = 128,910,553,251,840 (sic: 6 * 1,311,528,960
  * * 16384) FLOPs at 312e12 * 0.4. */
 static void test_cost_model(void **state)
@@ -462,8 +463,8 @@ static void test_cost_model(void **state)
     assert_close(c.offload_s, 4 * psi / 2 / 64e9, 1e-12);
 }
 
-/* ---- An independent implementation of SPEC section 4, for the cross-check. ----
- * Written from the SPEC text: a list of candidate changes in ladder order, each evaluated with
+/* ---- An independent implementation of doc/model.md section 11, for the cross-check. ----
+ * Written from that text: a list of candidate changes in ladder order, each evaluated with
  * model_peak; the micro-batch re-pick by bisection over [1, b]; rung 4's order by cost_step. */
 
 struct ref_rung {
@@ -508,8 +509,8 @@ static uint64_t ref_repick(const struct scenario *sc, uint64_t b)
 }
 
 /* Evaluates the settings of one rung; returns whether it fits. */
-static bool ref_try(struct ref_plan *rp, const struct scenario *cur, enum plan_fix fix,
-                    bool repick, uint64_t b0)
+static bool ref_try(struct ref_plan *rp, const struct scenario *cur, enum plan_fix fix, bool repick,
+                    uint64_t b0)
 {
     struct ref_rung *r = &rp->r[rp->n++];
     r->fix = fix;

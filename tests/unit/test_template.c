@@ -72,7 +72,8 @@ static void test_unknown_placeholder_has_line_and_suggestion(void **state)
     struct diag d;
     assert_int_equal(parse(&t, "# Title\n\nfirst line\nthe {{peek}} value\n", &d), -1);
     assert_int_equal(d.count, 1);
-    assert_string_equal(d.first, "r.tmpl:4: unknown placeholder '{{peek}}' (did you mean '{{peak}}'?)");
+    assert_string_equal(d.first,
+                        "r.tmpl:4: unknown placeholder '{{peek}}' (did you mean '{{peak}}'?)");
     assert_int_equal(t.n, 0);
     assert_null(t.blocks);
 }
@@ -103,7 +104,8 @@ static void test_every_error_is_reported(void **state)
     assert_int_equal(parse(&t, text, &d), -1);
     assert_int_equal(d.count, 8);
     assert_string_equal(d.first, "r.tmpl:2: unknown directive '@chrt' (did you mean '@chart'?)");
-    assert_string_equal(d.last, "r.tmpl:9: unknown placeholder '{{verdikt}}' (did you mean '{{verdict}}'?)");
+    assert_string_equal(
+        d.last, "r.tmpl:9: unknown placeholder '{{verdikt}}' (did you mean '{{verdict}}'?)");
 }
 
 static void collect(void *ctx, const char *msg)

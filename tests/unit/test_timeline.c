@@ -1,4 +1,4 @@
-/* Tests of timeline: the lesson's step walk (section 2) and checkpointing sawtooth (section 3). */
+/* Tests of timeline: the step walk and checkpointing sawtooth of doc/model.md section 10. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -27,7 +27,8 @@ static uint64_t event_total(const struct timeline_summary *sum, const struct tim
     return sum->states_bytes + e->act_bytes + e->logits_bytes;
 }
 
-/* The lesson's 1.3B example without checkpointing: the peak at the turn, 116.1 GB. */
+/* The 1.3B worked example without checkpointing: the peak at the turn, 116.1 GB (doc/model.md
+ * section 9.4). */
 static void test_lesson_plain(void **state)
 {
     (void)state;
@@ -58,7 +59,7 @@ static void test_lesson_plain(void **state)
     free(ev);
 }
 
-/* Full checkpointing with FlashAttention (lesson section 4, step 7): 4L of time (+33%), and the
+/* Full checkpointing with FlashAttention (doc/model.md 9.6): 4L of time (+33%), and the
  * peak is either the end of the forward pass (L checkpoints + logits) or the first rebuild
  * (L checkpoints + A), never the analytic M(1) + logits. */
 static void test_lesson_full_ckpt(void **state)

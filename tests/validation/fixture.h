@@ -231,7 +231,8 @@ static bool fixture_load(struct fixture *fx, const char *path)
 }
 
 
-/* The scenario of one measured layer: the lesson's example with the row's sizes, one GPU. */
+/* The scenario of one measured layer: the worked example (doc/model.md section 9) with the row's
+ * sizes, one GPU. */
 static void row_scenario(const struct fixture_row *r, bool dropout, struct scenario *sc)
 {
     scenario_lesson_example(sc);

@@ -3,11 +3,11 @@
 
 Usage: /usr/bin/python3 tests/validation/measure.py OUT.csv     (run by `make validate`)
 
-Every layer is built the way SPEC section 3 describes it, tensor by tensor, and run forward once
-in bf16 on the CPU under torch.autograd.graph.saved_tensors_hooks. The pack hook sees every tensor
-that autograd saves for the backward pass; we add up the bytes of their storages, each storage
-once, without the parameters and the constant rotary tables (lesson section 5, "In code").
-The result goes to a CSV that tests/unit/test_validation.c compares with memfit's formulas.
+Every layer is built the way doc/model.md sections 4.1-4.5 describe it, tensor by tensor, and run
+forward once in bf16 on the CPU under torch.autograd.graph.saved_tensors_hooks. The pack hook sees
+every tensor that autograd saves for the backward pass; we add up the bytes of their storages,
+each storage once, without the parameters and the constant rotary tables (doc/model.md section
+14.4). The result goes to a CSV that tests/unit/test_validation.c compares with memfit's formulas.
 
 Written for Debian's python3-torch (PyTorch 1.13, CPU):
 - Tensor.untyped_storage() is Tensor._storage() there;
@@ -18,7 +18,7 @@ Written for Debian's python3-torch (PyTorch 1.13, CPU):
 - non-reentrant torch.utils.checkpoint keeps its input outside the hooks' view, so the
   checkpointed layer uses use_reentrant=True, whose Function saves the layer input (2 sbh).
 
-Modelling choices that make the layers match SPEC section 3 (and real training code):
+Modelling choices that make the layers match doc/model.md section 4 (and real training code):
 - Q, K and V come from three Linear layers that share their input (the saved norm output is one
   tensor, as with a fused QKV matrix), so q, k and v each own their storage;
 - plain attention with GQA does not copy K and V per head: the g query heads that share a KV head
@@ -29,8 +29,9 @@ Modelling choices that make the layers match SPEC section 3 (and real training c
 - fused RMSNorm is a Function that saves its input and one fp32 1/rms per row; the written-out
   RMSNorm is weight * (x * rsqrt(mean(x^2) + eps)) in bf16 eager PyTorch, whose autograd keeps,
   besides its input, x^2 (saved by mean() in PyTorch 1.13) and x * rsqrt (saved by the weight's
-  product): +4 sbh per norm, +8 sbh per layer (SPEC section 3). The Hugging Face form, which
-  upcasts to fp32, keeps +16 sbh per layer instead; it is printed on the side, not in the CSV.
+  product): +4 sbh per norm, +8 sbh per layer (doc/model.md section 4.5). The Hugging Face form,
+  which upcasts to fp32, keeps +16 sbh per layer instead; it is printed on the side, not in the
+  CSV.
 """
 import csv
 import math
@@ -76,7 +77,7 @@ LLAMA_SHAPES = [
 
 
 def llama_default_ffn(h):
-    """SPEC section 2: 256 * ceil(floor(8h/3) / 256)."""
+    """doc/model.md section 2.2: 256 * ceil(floor(8h/3) / 256)."""
     return 256 * math.ceil((8 * h // 3) / 256)
 
 
