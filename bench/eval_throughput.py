@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Benchmark of `memfit eval`: rows per second and memory against the number of rows.
 
-Quality bar (SPEC section 6): eval streams (memory flat in the number of rows) and does >= 1
-million rows per second. Timings are medians of several runs; the reference, measured in the same
-run on the same file, is awk splitting every field of every row (a floor for any CSV tool), so
+Quality bar: eval streams (memory flat in the number of rows) and does >= 1 million rows per
+second. Timings are medians of several runs; the reference, measured in the same run on the
+same file, is awk splitting every field of every row (a floor for any CSV tool), so
 the ratio memfit / awk is comparable across machines. Instructions per row, which do not depend
 on what else the machine is running, come from `perf stat -e instructions` when the CPU counters
 can be read, else from valgrind's callgrind on a tenth of the rows (when valgrind is installed).

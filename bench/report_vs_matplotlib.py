@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Benchmark of `memfit report` against the same pages drawn with Python + matplotlib.
 
-Quality bar (SPEC section 6): `report` is at least 50x faster per scenario than the same pages
+Quality bar: `report` is at least 50x faster per scenario than the same pages
 drawn with Python + matplotlib.
 
 Input: configs/examples.csv replicated to N scenarios (unique names). memfit is timed as a whole
@@ -14,7 +14,7 @@ step timeline as configured and with checkpointing, filled areas over 3L+2 point
 against k with a twin axis; one layer's activations walk, horizontal bars; parameters per layer,
 bars), a rung table and the notes. Its numbers come from `memfit eval --format json` and the
 model presets; where eval does not give a chart's data (the ladder's intermediate rungs, the
-timelines) it is approximated from the lesson's formulas: the fidelity of the numbers does not
+timelines) it is approximated from doc/model.md's formulas: the fidelity of the numbers does not
 change the amount of drawing, which is what is timed. Only the drawing and saving are timed, inside
 this process, after the imports (interpreter start-up and `import matplotlib` are excluded).
 Both timings are medians over several runs of the whole file, divided by N; the runs of the two
@@ -99,7 +99,7 @@ def timed(cmd):
 # ---------------------------------------------------------------- data for the reference pages
 
 def scenario_data(ev, row, models, gpus):
-    """Everything one scenario's pages draw, from eval's terms and the lesson's formulas."""
+    """Everything one scenario's pages draw, from eval's terms and doc/model.md's formulas."""
     m = models[row["model"]]
     L, h, a, V = int(m["layers"]), int(m["hidden"]), int(m["heads"]), int(m["vocab"])
     s, b = int(row["seq"]), int(row["micro_batch"])

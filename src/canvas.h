@@ -1,5 +1,6 @@
 /*
- * canvas: the drawing interface every chart is written against (DESIGN.md, "Why a canvas").
+ * canvas: the drawing interface every chart is written against, once: the report draws vectors
+ * on its libharu pages, the figures go through Cairo, and the tests record the calls.
  *
  * A canvas is a struct of function pointers plus the backend's context, Cairo style: every
  * operation takes the canvas first. Coordinates are points (1/72 inch) with the origin at the
@@ -53,10 +54,10 @@ struct canvas_ops {
 
 struct canvas {
     const struct canvas_ops *ops;
-    void *ctx;         /* the backend's state */
-    double width_pt;   /* the drawing area */
+    void *ctx;       /* the backend's state */
+    double width_pt; /* the drawing area */
     double height_pt;
-    int error;         /* first error of the backend; 0 while fine */
+    int error; /* first error of the backend; 0 while fine */
 };
 
 #endif

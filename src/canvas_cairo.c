@@ -273,10 +273,9 @@ static void cc_text_vertical(struct canvas *c, double px, double py, double size
 }
 
 static const struct canvas_ops cairo_ops = {
-    cc_set_fill, cc_set_stroke, cc_set_line_width, cc_set_dash, cc_save,
-    cc_restore,  cc_move_to,    cc_line_to,        cc_rect,     cc_close_path,
-    cc_fill,     cc_stroke,     cc_fill_stroke,    cc_clip,     cc_text,
-    cc_text_vertical, cc_text_width,
+    cc_set_fill,    cc_set_stroke, cc_set_line_width, cc_set_dash,      cc_save,       cc_restore,
+    cc_move_to,     cc_line_to,    cc_rect,           cc_close_path,    cc_fill,       cc_stroke,
+    cc_fill_stroke, cc_clip,       cc_text,           cc_text_vertical, cc_text_width,
 };
 
 /* "YYYY-MM-DDTHH:MM:SSZ" of the seconds since 1970 given (SOURCE_DATE_EPOCH or a fixed date). */

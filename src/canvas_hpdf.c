@@ -51,19 +51,22 @@ static HPDF_REAL unit(double v)
 static void hp_set_fill(struct canvas *c, struct canvas_rgb rgb)
 {
     if (canvas_hpdf_state_ok(c))
-        canvas_hpdf_ok(c, HPDF_Page_SetRGBFill(ctx_of(c)->page, unit(rgb.r), unit(rgb.g), unit(rgb.b)));
+        canvas_hpdf_ok(
+            c, HPDF_Page_SetRGBFill(ctx_of(c)->page, unit(rgb.r), unit(rgb.g), unit(rgb.b)));
 }
 
 static void hp_set_stroke(struct canvas *c, struct canvas_rgb rgb)
 {
     if (canvas_hpdf_state_ok(c))
-        canvas_hpdf_ok(c, HPDF_Page_SetRGBStroke(ctx_of(c)->page, unit(rgb.r), unit(rgb.g), unit(rgb.b)));
+        canvas_hpdf_ok(
+            c, HPDF_Page_SetRGBStroke(ctx_of(c)->page, unit(rgb.r), unit(rgb.g), unit(rgb.b)));
 }
 
 static void hp_set_line_width(struct canvas *c, double width_pt)
 {
     if (canvas_hpdf_state_ok(c))
-        canvas_hpdf_ok(c, HPDF_Page_SetLineWidth(ctx_of(c)->page, (HPDF_REAL)(width_pt > 0 ? width_pt : 0)));
+        canvas_hpdf_ok(
+            c, HPDF_Page_SetLineWidth(ctx_of(c)->page, (HPDF_REAL)(width_pt > 0 ? width_pt : 0)));
 }
 
 static void hp_set_dash(struct canvas *c, const double *dash_pt, size_t n)
@@ -254,8 +257,7 @@ static const struct canvas_ops canvas_hpdf_ops = {
 };
 
 void canvas_hpdf_init(struct canvas *c, struct canvas_hpdf *ctx, HPDF_Page page,
-                      const struct canvas_hpdf_fonts *fonts, double x, double y, double w,
-                      double h)
+                      const struct canvas_hpdf_fonts *fonts, double x, double y, double w, double h)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->page = page;

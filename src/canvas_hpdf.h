@@ -34,11 +34,11 @@ unsigned long canvas_hpdf_load_fonts(HPDF_Doc pdf, const char *dir, struct canva
 struct canvas_hpdf {
     HPDF_Page page;
     struct canvas_hpdf_fonts fonts;
-    bool bold;       /* text in the bold face */
-    double page_h;   /* the page's height, pt */
-    double x0, y0;   /* the canvas's origin on the page, top-left coordinates, pt */
-    int depth;       /* graphics-state depth (libharu allows 28) */
-    bool path_open;  /* a path is being built: state changes are not allowed */
+    bool bold;      /* text in the bold face */
+    double page_h;  /* the page's height, pt */
+    double x0, y0;  /* the canvas's origin on the page, top-left coordinates, pt */
+    int depth;      /* graphics-state depth (libharu allows 28) */
+    bool path_open; /* a path is being built: state changes are not allowed */
 };
 
 /* Makes c draw into the rectangle (x, y, w, h) of page (top-left coordinates, pt). */
@@ -48,6 +48,5 @@ void canvas_hpdf_init(struct canvas *c, struct canvas_hpdf *ctx, HPDF_Page page,
 
 /* Text drawn after this call is in the bold face (on) or the regular one (off). */
 void canvas_hpdf_set_bold(struct canvas *c, bool on);
-
 
 #endif

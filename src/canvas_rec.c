@@ -234,7 +234,9 @@ static void rec_text_any(struct canvas *c, enum canvas_rec_op op, double x, doub
         k->box = (struct canvas_box){x0, y - 0.76 * size_pt, x0 + len, y + 0.24 * size_pt};
     } else {
         /* Rotated counter-clockwise: the text runs upwards from (x, y). */
-        double y1 = y + (align == CANVAS_ALIGN_CENTER ? len / 2 : align == CANVAS_ALIGN_RIGHT ? len : 0);
+        double y1 = y + (align == CANVAS_ALIGN_CENTER  ? len / 2
+                         : align == CANVAS_ALIGN_RIGHT ? len
+                                                       : 0);
         k->box = (struct canvas_box){x - 0.76 * size_pt, y1 - len, x + 0.24 * size_pt, y1};
     }
 }
@@ -252,9 +254,9 @@ static void rec_text_vertical(struct canvas *c, double x, double y, double size_
 }
 
 static const struct canvas_ops rec_ops = {
-    rec_set_fill, rec_set_stroke, rec_set_line_width, rec_set_dash, rec_save,
-    rec_restore,  rec_move_to,    rec_line_to,        rec_rect,     rec_close_path,
-    rec_fill,     rec_stroke,     rec_fill_stroke,    rec_clip,     rec_text,
+    rec_set_fill,      rec_set_stroke, rec_set_line_width, rec_set_dash, rec_save,
+    rec_restore,       rec_move_to,    rec_line_to,        rec_rect,     rec_close_path,
+    rec_fill,          rec_stroke,     rec_fill_stroke,    rec_clip,     rec_text,
     rec_text_vertical, rec_text_width,
 };
 

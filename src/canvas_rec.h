@@ -1,5 +1,5 @@
 /*
- * canvas_rec: a canvas that records every call, the test surface of the charts (DESIGN.md).
+ * canvas_rec: a canvas that records every call, the test surface of the charts.
  *
  * No fonts and no files: text widths are a fixed estimate (0.64 em per code point: as wide as
  * DejaVu Sans digits, wider than its average lower-case letter), so a layout without overlapping
@@ -46,8 +46,8 @@ struct canvas_box {
 
 struct canvas_rec_call {
     enum canvas_rec_op op;
-    double arg[4];              /* the call's numbers: x, y, w, h / width / size */
-    struct canvas_box box;      /* paint ops: the path's bounds; text: its (estimated) box */
+    double arg[4];                  /* the call's numbers: x, y, w, h / width / size */
+    struct canvas_box box;          /* paint ops: the path's bounds; text: its (estimated) box */
     struct canvas_rgb fill, stroke; /* the state at the call */
     double line_width;
     double dash[CANVAS_REC_DASH_MAX];

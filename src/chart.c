@@ -31,11 +31,11 @@ static const struct canvas_rgb KSTAR = {0.45, 0.30, 0.70};
 
 struct canvas_rgb chart_term_colour(enum chart_term t)
 {
-    /* Lesson section 3, "Does it fit?": weights blue, gradients yellow, optimizer states
-     * violet, activations orange, logits magenta. */
+    /* One colour per term in every chart and figure: weights blue, gradients yellow, optimizer
+     * states violet, activations orange, logits magenta. */
     static const struct canvas_rgb colours[CHART_TERMS] = {
-        {0.22, 0.45, 0.80}, {0.95, 0.78, 0.15}, {0.56, 0.40, 0.78}, {0.96, 0.55, 0.13},
-        {0.80, 0.10, 0.55},
+        {0.22, 0.45, 0.80}, {0.95, 0.78, 0.15}, {0.56, 0.40, 0.78},
+        {0.96, 0.55, 0.13}, {0.80, 0.10, 0.55},
     };
     return (unsigned)t < CHART_TERMS ? colours[t] : BLACK;
 }
@@ -215,7 +215,7 @@ struct frame_spec {
     double x_lo, x_hi;
     int x_max_ticks;
     double x_label_h;
-    double left_w;  /* categories on the y axis (walk): width of their labels, else 0 */
+    double left_w; /* categories on the y axis (walk): width of their labels, else 0 */
     const char *y2_title;
     double y2_lo, y2_hi;
 };
@@ -308,8 +308,8 @@ static void frame_titles(struct frame *f, const struct frame_spec *s, double x, 
     if (s->y2_title) {
         double size = fit(c, s->y2_title, LABEL_PT, f->ph);
         fill_rgb(c, TEXT);
-        c->ops->text_vertical(c, x + w - size * 0.2, f->py + f->ph / 2, size,
-                              CANVAS_ALIGN_CENTER, s->y2_title);
+        c->ops->text_vertical(c, x + w - size * 0.2, f->py + f->ph / 2, size, CANVAS_ALIGN_CENTER,
+                              s->y2_title);
     }
     if (s->x_title) {
         double size = fit(c, s->x_title, LABEL_PT, f->pw);
@@ -521,8 +521,13 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
         two_lines = two_lines || strchr(labels[i], '\n');
     }
     struct frame_spec s = {
-        .title = d->title, .legend = leg, .n_legend = CHART_TERMS + 2, .y_title = y_title,
-        .y_lo = 0, .y_hi = hi * 1.06 / unit, .y_max_ticks = 7,
+        .title = d->title,
+        .legend = leg,
+        .n_legend = CHART_TERMS + 2,
+        .y_title = y_title,
+        .y_lo = 0,
+        .y_hi = hi * 1.06 / unit,
+        .y_max_ticks = 7,
         .x_label_h = TICK_PT * (two_lines ? 2.4 : 1.3) + 4,
     };
     struct frame f;
@@ -534,8 +539,8 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
     hline(&f, lines[0], LINE_GPU, 1.2, 0);
     hline(&f, lines[1], LINE_GPU, 1.2, 4);
     for (size_t i = 0; i < n; i++)
-        bar_value(&f, f.px + slot * ((double)i + 0.5), (double)bar_total(&d->bars[i]) / unit,
-                  lines, 2, 1);
+        bar_value(&f, f.px + slot * ((double)i + 0.5), (double)bar_total(&d->bars[i]) / unit, lines,
+                  2, 1);
     frame_end(&f, false, geom);
     double size = category_size(c, labels, n, slot);
     for (size_t i = 0; i < n; i++)
@@ -571,8 +576,7 @@ static uint64_t ckpt_step(const struct chart_step *d, const struct timeline_even
 enum step_layer { STEP_LOGITS, STEP_ACT, STEP_CKPT };
 
 /* Memory above the states band after event i for one layer of the stack. */
-static double step_value(const struct chart_step *d, size_t i, enum step_layer which,
-                         uint64_t held)
+static double step_value(const struct chart_step *d, size_t i, enum step_layer which, uint64_t held)
 {
     const struct timeline_event *e = &d->events[i];
     if (which == STEP_CKPT)
@@ -615,7 +619,7 @@ static double step_turn(const struct chart_step *d)
 #define STRIP_PT 4.0 /* height of the recomputation marks on the time axis */
 
 /* The logits take no time in the timeline: a spike 3 pt wide shows them. Recomputed forwards
- * are marked on the time axis (lesson section 3, "Checkpoint every k"). */
+ * are marked on the time axis (doc/model.md section 10). */
 static void step_marks(struct frame *f, const struct chart_step *d, double unit)
 {
     double base = (double)d->states_bytes / unit;
@@ -722,9 +726,18 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     char y_title[64];
     snprintf(y_title, sizeof y_title, "memory (%s)", units_name(d->units));
     struct frame_spec s = {
-        .title = d->title, .legend = leg, .n_legend = nl, .y_title = y_title,
-        .x_title = "time (forward passes of one layer)", .y_lo = 0, .y_hi = hi * 1.12 / unit,
-        .y_max_ticks = 5, .x_numeric = true, .x_lo = 0, .x_hi = d->total_time, .x_max_ticks = 10,
+        .title = d->title,
+        .legend = leg,
+        .n_legend = nl,
+        .y_title = y_title,
+        .x_title = "time (forward passes of one layer)",
+        .y_lo = 0,
+        .y_hi = hi * 1.12 / unit,
+        .y_max_ticks = 5,
+        .x_numeric = true,
+        .x_lo = 0,
+        .x_hi = d->total_time,
+        .x_max_ticks = 10,
     };
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
@@ -767,8 +780,8 @@ int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, str
         return -1;
     if (kcurve_peak(sc, &t, 0, &d->none_bytes) != 0)
         return -1;
-    /* Lesson section 3: k* = sqrt(L c / A); the extra compute is one forward pass per step
-     * whatever k is: 8 Psi instead of 6 Psi per token. */
+    /* doc/model.md sections 5.2 and 12.2: k* = sqrt(L c / A); the extra compute is one forward
+     * pass per step whatever k is: 8 Psi instead of 6 Psi per token. */
     d->k_star = sqrt((double)sc->layers * (double)t.ckpt_bytes / (double)t.act_layer_bytes);
     d->extra_compute = 1.0 / 3.0;
     for (size_t k = 1; k <= n; k++)
@@ -854,11 +867,21 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
         {LEG_LINE, STEP_TIME, lb.time},
     };
     struct frame_spec s = {
-        .title = d->title, .legend = leg, .n_legend = sizeof leg / sizeof leg[0],
-        .y_title = y_title, .x_title = "k (layers per checkpointed segment)", .y_lo = 0,
-        .y_hi = hi * 1.05 / unit, .y_max_ticks = 5, .x_numeric = true, .x_lo = 0,
-        .x_hi = (double)d->n + 1, .x_max_ticks = 8, /* k = n's marker stays inside */ .y2_title = "step time (\xc3\x97 no checkpointing)",
-        .y2_lo = 0, .y2_hi = 1 + d->extra_compute,
+        .title = d->title,
+        .legend = leg,
+        .n_legend = sizeof leg / sizeof leg[0],
+        .y_title = y_title,
+        .x_title = "k (layers per checkpointed segment)",
+        .y_lo = 0,
+        .y_hi = hi * 1.05 / unit,
+        .y_max_ticks = 5,
+        .x_numeric = true,
+        .x_lo = 0,
+        .x_hi = (double)d->n + 1,
+        .x_max_ticks = 8,
+        /* k = n's marker stays inside */ .y2_title = "step time (\xc3\x97 no checkpointing)",
+        .y2_lo = 0,
+        .y2_hi = 1 + d->extra_compute,
     };
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
@@ -880,7 +903,7 @@ static size_t push_op(struct chart_walk_op *ops, size_t n, size_t cap, const cha
     return n + 1;
 }
 
-/* The attention core, or what replaces it (SPEC section 3). */
+/* The attention core, or what replaces it (doc/model.md section 4.2). */
 static size_t core_ops(const struct scenario *sc, struct chart_walk_op *ops, size_t n, size_t cap)
 {
     bool masks = sc->arch == ARCH_GPT && sc->dropout;
@@ -903,7 +926,8 @@ size_t chart_layer_walk_ops(const struct scenario *sc, struct chart_walk_op *ops
     bool flash = sc->attention == ATTENTION_FLASH;
     size_t n = 0;
     if (sc->arch == ARCH_GPT) {
-        /* Lesson section 3, proof of the theorem, in the order of the forward pass. */
+        /* doc/model.md section 4.1 (Korthikanti et al. 2022, 4.1), in the order of the forward
+         * pass; K and V of section 4.4. */
         bool drop = sc->dropout;
         n = push_op(ops, n, cap, "LN1 input", 2, CHART_WALK_SBH);
         n = push_op(ops, n, cap, "QKV input", 2, CHART_WALK_SBH);
@@ -924,7 +948,7 @@ size_t chart_layer_walk_ops(const struct scenario *sc, struct chart_walk_op *ops
         if (drop)
             n = push_op(ops, n, cap, "MLP dropout mask", 1, CHART_WALK_SBH);
     } else {
-        /* SPEC section 3, Llama layer: fused RMSNorm, rotary q and k, GQA, SwiGLU. */
+        /* doc/model.md section 4.5, Llama layer: fused RMSNorm, rotary q and k, GQA, SwiGLU. */
         n = push_op(ops, n, cap, "norm 1 input", 2, CHART_WALK_SBH);
         n = push_op(ops, n, cap, "norm 1 output", 2, CHART_WALK_SBH);
         n = push_op(ops, n, cap, "Q (rotary)", 2, CHART_WALK_SBH);
@@ -954,7 +978,8 @@ double chart_walk_total(const struct chart_walk_op *ops, size_t n, enum chart_wa
 static const char *walk_unit_name(enum chart_walk_unit u)
 {
     if (u == CHART_WALK_AS2B)
-        return "as\xc2\xb2" "b";
+        return "as\xc2\xb2"
+               "b";
     return u == CHART_WALK_ASB ? "asb" : "sbh";
 }
 
@@ -981,7 +1006,10 @@ static void walk_total_label(double sbh, double core, char *buf, size_t size)
     walk_number(sbh, "", a, sizeof a);
     walk_number(core, "", b, sizeof b);
     if (core > 0)
-        snprintf(buf, size, "%s sbh + %s as\xc2\xb2" "b", a, b);
+        snprintf(buf, size,
+                 "%s sbh + %s as\xc2\xb2"
+                 "b",
+                 a, b);
     else
         snprintf(buf, size, "%s sbh", a);
 }
@@ -1079,12 +1107,24 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
     double left_w, x_hi = walk_x_hi(c, d, w, &left_w);
     struct legend_item leg[] = {
         {LEG_BOX, ORANGE, "kept tensor, running total in sbh"},
-        {LEG_BOX, MAGENTA, "attention core, running total in as\xc2\xb2" "b"},
+        {LEG_BOX, MAGENTA,
+         "attention core, running total in as\xc2\xb2"
+         "b"},
     };
     struct frame_spec s = {
-        .title = d->title, .legend = leg, .n_legend = 2, .x_title = "bytes in units of sbh (orange) or as\xc2\xb2" "b (magenta)",
-        .y_lo = 0, .y_hi = 1, .y_max_ticks = 1, .x_numeric = true, .x_lo = 0,
-        .x_hi = x_hi, .x_max_ticks = 8, .left_w = left_w,
+        .title = d->title,
+        .legend = leg,
+        .n_legend = 2,
+        .x_title = "bytes in units of sbh (orange) or as\xc2\xb2"
+                   "b (magenta)",
+        .y_lo = 0,
+        .y_hi = 1,
+        .y_max_ticks = 1,
+        .x_numeric = true,
+        .x_lo = 0,
+        .x_hi = x_hi,
+        .x_max_ticks = 8,
+        .left_w = left_w,
     };
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
@@ -1109,7 +1149,7 @@ size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_ite
 {
     double h = (double)sc->hidden, hkv = (double)model_kv_width(sc), f = (double)sc->ffn;
     struct chart_param_item gpt[] = {
-        /* Lesson section 3: W_Q, W_K, W_V, W_O; the MLP h x 4h and 4h x h; biases and two
+        /* doc/model.md section 2.1: W_Q, W_K, W_V, W_O; the MLP h x f and f x h; biases and two
          * LayerNorms (2h + 2h_kv + f + h + 4h). */
         {"W_Q", 1, CHART_PARAM_ATTN},
         {"W_K", hkv / h, CHART_PARAM_ATTN},
@@ -1121,14 +1161,10 @@ size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_ite
     };
     struct chart_param_item llama[] = {
         /* No biases; SwiGLU's three h x f matrices; two RMSNorm scales (2h). */
-        {"W_Q", 1, CHART_PARAM_ATTN},
-        {"W_K", hkv / h, CHART_PARAM_ATTN},
-        {"W_V", hkv / h, CHART_PARAM_ATTN},
-        {"W_O", 1, CHART_PARAM_ATTN},
-        {"gate", f / h, CHART_PARAM_MLP},
-        {"up", f / h, CHART_PARAM_MLP},
-        {"down", f / h, CHART_PARAM_MLP},
-        {"norms", 2 * h / (h * h), CHART_PARAM_SMALL},
+        {"W_Q", 1, CHART_PARAM_ATTN},       {"W_K", hkv / h, CHART_PARAM_ATTN},
+        {"W_V", hkv / h, CHART_PARAM_ATTN}, {"W_O", 1, CHART_PARAM_ATTN},
+        {"gate", f / h, CHART_PARAM_MLP},   {"up", f / h, CHART_PARAM_MLP},
+        {"down", f / h, CHART_PARAM_MLP},   {"norms", 2 * h / (h * h), CHART_PARAM_SMALL},
     };
     const struct chart_param_item *src = sc->arch == ARCH_GPT ? gpt : llama;
     size_t n = sc->arch == ARCH_GPT ? sizeof gpt / sizeof gpt[0] : sizeof llama / sizeof llama[0];
@@ -1163,9 +1199,14 @@ void chart_params_draw(struct canvas *c, double x, double y, double w, double h,
         {LEG_BOX, param_colour(CHART_PARAM_SMALL), "biases and norms"},
     };
     struct frame_spec s = {
-        .title = d->title, .legend = leg, .n_legend = 3,
-        .y_title = "parameters (units of h\xc2\xb2)", .y_lo = 0, .y_hi = hi * 1.12,
-        .y_max_ticks = 5, .x_label_h = TICK_PT * 2.4 + 4,
+        .title = d->title,
+        .legend = leg,
+        .n_legend = 3,
+        .y_title = "parameters (units of h\xc2\xb2)",
+        .y_lo = 0,
+        .y_hi = hi * 1.12,
+        .y_max_ticks = 5,
+        .x_label_h = TICK_PT * 2.4 + 4,
     };
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);

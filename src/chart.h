@@ -6,7 +6,7 @@
  * title, legend (above the plot, never over the data), axes with nice ticks (1, 2, 2.5, 5 x 10^n)
  * and labelled units, and the plot area, which clips the data. A chart fills an optional
  * struct chart_geom with the plot area and axis ranges it chose (for tests and for callers that
- * place notes). Colours are the lesson's (section 3, "Does it fit?"): weights blue, gradients
+ * place notes). Colours are the same in every chart and figure: weights blue, gradients
  * yellow, optimizer states violet, activations orange, logits magenta; model states grey.
  *
  * Charts: does-it-fit stacked bars (one bar per rung of the fix ladder, the GPU line and the
@@ -42,7 +42,7 @@ enum chart_term {
 struct chart_geom {
     double plot_x, plot_y, plot_w, plot_h;
     double x_min, x_max, y_min, y_max;
-    double y_step;                 /* distance of the y ticks */
+    double y_step;                   /* distance of the y ticks */
     double y_ticks[CHART_TICKS_MAX]; /* the y tick values, bottom up */
     size_t n_y_ticks;
 };
@@ -88,9 +88,9 @@ struct chart_step {
     double total_time;     /* the x axis runs 0..total_time */
     uint64_t gpu_bytes;    /* 0: no GPU and reserve lines */
     double reserve;
-    uint64_t y_max_bytes;  /* 0: from the data; else at least this (panels sharing a scale) */
-    uint64_t ckpt_bytes;   /* c, and the segment k' of checkpointing every k (timeline_summary):
-                            * with both set, the stored checkpoints are a yellow band */
+    uint64_t y_max_bytes; /* 0: from the data; else at least this (panels sharing a scale) */
+    uint64_t ckpt_bytes;  /* c, and the segment k' of checkpointing every k (timeline_summary):
+                           * with both set, the stored checkpoints are a yellow band */
     uint64_t segment;
     enum units units;
 };
@@ -106,18 +106,19 @@ struct chart_kcurve {
     uint64_t none_bytes;        /* peak without checkpointing (dotted line) */
     double k_star;              /* sqrt(L c / A) (drawn when inside 0..n) */
     uint64_t k_best;
-    double extra_compute;       /* step time with checkpointing / without - 1 (1/3) */
+    double extra_compute; /* step time with checkpointing / without - 1 (1/3) */
     enum units units;
 };
 
 /* Fills peak[0..L) for the scenario with recompute every k = 1..L and d's numbers; returns 0, or
  * -1 on overflow or when cap < L. d->title and d->units are left to the caller. */
-int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, struct chart_kcurve *d);
+int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap,
+                      struct chart_kcurve *d);
 
 void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
                        const struct chart_kcurve *d, struct chart_geom *geom);
 
-/* One layer's activations, operation by operation (lesson section 3, proof of the theorem). */
+/* One layer's activations, operation by operation (doc/model.md sections 4.1 and 4.5). */
 enum chart_walk_unit {
     CHART_WALK_SBH,  /* the linear part, in sbh */
     CHART_WALK_AS2B, /* the attention core, in as^2b */
@@ -151,7 +152,7 @@ struct chart_walk {
 void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_walk *d, struct chart_geom *geom);
 
-/* One layer's parameters, matrix by matrix, in h^2 units (lesson section 3). */
+/* One layer's parameters, matrix by matrix, in h^2 units (doc/model.md sections 2.1 and 2.2). */
 enum chart_param_group { CHART_PARAM_ATTN, CHART_PARAM_MLP, CHART_PARAM_SMALL };
 
 struct chart_param_item {

@@ -14,20 +14,46 @@
 #include "model.h"
 #include "suggest.h"
 
-/* ---- the column table (SPEC section 2) ---- */
+/* ---- the column table (doc/model.md section 13.1) ---- */
 
 enum col {
-    COL_NAME, COL_MODEL, COL_ARCH, COL_LAYERS, COL_HIDDEN, COL_HEADS, COL_KV_HEADS, COL_VOCAB,
-    COL_FFN, COL_TIED, COL_POSITIONS, COL_DROPOUT, COL_SEQ, COL_MICRO_BATCH, COL_GLOBAL_BATCH,
-    COL_PRECISION, COL_ATTENTION, COL_RECOMPUTE, COL_DP, COL_TP, COL_PP, COL_SP, COL_ZERO,
-    COL_OFFLOAD, COL_GPU, COL_GPU_MEM_GB, COL_RESERVE, COL_GPUS_PER_NODE, COL_COUNT
+    COL_NAME,
+    COL_MODEL,
+    COL_ARCH,
+    COL_LAYERS,
+    COL_HIDDEN,
+    COL_HEADS,
+    COL_KV_HEADS,
+    COL_VOCAB,
+    COL_FFN,
+    COL_TIED,
+    COL_POSITIONS,
+    COL_DROPOUT,
+    COL_SEQ,
+    COL_MICRO_BATCH,
+    COL_GLOBAL_BATCH,
+    COL_PRECISION,
+    COL_ATTENTION,
+    COL_RECOMPUTE,
+    COL_DP,
+    COL_TP,
+    COL_PP,
+    COL_SP,
+    COL_ZERO,
+    COL_OFFLOAD,
+    COL_GPU,
+    COL_GPU_MEM_GB,
+    COL_RESERVE,
+    COL_GPUS_PER_NODE,
+    COL_COUNT
 };
 
 static const char *const column_names[COL_COUNT] = {
-    "name", "model", "arch", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn", "tied",
-    "positions", "dropout", "seq", "micro_batch", "global_batch", "precision", "attention",
-    "recompute", "dp", "tp", "pp", "sp", "zero", "offload", "gpu", "gpu_mem_gb", "reserve",
-    "gpus_per_node"};
+    "name",     "model",       "arch",         "layers",       "hidden",    "heads",
+    "kv_heads", "vocab",       "ffn",          "tied",         "positions", "dropout",
+    "seq",      "micro_batch", "global_batch", "precision",    "attention", "recompute",
+    "dp",       "tp",          "pp",           "sp",           "zero",      "offload",
+    "gpu",      "gpu_mem_gb",  "reserve",      "gpus_per_node"};
 
 /* Columns a model preset may set. */
 static bool is_model_column(enum col c)
@@ -71,7 +97,7 @@ union cell_value {
  */
 struct preset {
     char *name;
-    uint64_t key; /* name_key(name), to find the preset without a strcasecmp per preset */
+    uint64_t key;           /* name_key(name), to find the preset without a strcasecmp per preset */
     char *cells[COL_COUNT]; /* model columns, or COL_GPU_MEM_GB for a GPU */
     union cell_value value[COL_COUNT];
     bool typed[COL_COUNT]; /* value[c] holds cells[c], parsed */
@@ -376,7 +402,8 @@ static bool parse_uint(struct row *r, enum col c, uint64_t *out, bool allow_zero
     if (!*p)
         return uint_error(r, c, s, allow_zero);
     for (; *p >= '0' && *p <= '9'; p++) {
-        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v)) {
+        if (__builtin_mul_overflow(v, 10, &v) ||
+            __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v)) {
             while (*p >= '0' && *p <= '9')
                 p++;
             if (*p)
@@ -494,7 +521,7 @@ struct config_reader {
     struct config_options opt;
     struct nameset *names;
     struct csvin *in;
-    int *map; /* header field index -> column, -1 unknown */
+    int *map;                   /* header field index -> column, -1 unknown */
     enum col absent[COL_COUNT]; /* the columns the header does not have */
     size_t n_absent;
     size_t n_cols;
@@ -504,8 +531,8 @@ struct config_reader {
 
 struct config_reader *config_reader_new(FILE *in, const char *file_name,
                                         const struct config_presets *presets,
-                                        const struct config_options *opt,
-                                        struct nameset *names, struct diag *d)
+                                        const struct config_options *opt, struct nameset *names,
+                                        struct diag *d)
 {
     struct config_reader *r = calloc(1, sizeof *r);
     if (!r)
@@ -676,8 +703,11 @@ static long utf8_length(const char *str, size_t prefix, size_t *prefix_bytes)
     *prefix_bytes = 0;
     while (s[i]) {
         unsigned c = s[i];
-        int more = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
-                 : (c & 0xF8) == 0xF0 ? 3 : -1;
+        int more = c < 0x80             ? 0
+                   : (c & 0xE0) == 0xC0 ? 1
+                   : (c & 0xF0) == 0xE0 ? 2
+                   : (c & 0xF8) == 0xF0 ? 3
+                                        : -1;
         if (more < 0 || (more == 1 && c < 0xC2) || (c == 0xE0 && (s[i + 1] & 0xE0) == 0x80) ||
             (c == 0xED && s[i + 1] >= 0xA0) || (c == 0xF0 && s[i + 1] < 0x90) ||
             (c == 0xF4 && s[i + 1] >= 0x90) || c > 0xF4)
@@ -724,7 +754,8 @@ static bool parse_model_shape(struct row *row, struct scenario *sc)
         !require(row, COL_VOCAB) || !parse_uint(row, COL_VOCAB, &sc->vocab, false))
         return false;
     sc->kv_heads = sc->heads;
-    /* Llama's SwiGLU width: 8h/3 rounded up to a multiple of 256 (SPEC section 2). */
+    /* Llama's SwiGLU width: 8h/3 rounded up to a multiple of 256 (doc/model.md section 2.2;
+     * meta-llama/llama llama/model.py, FeedForward). */
     sc->ffn = sc->arch == ARCH_GPT ? 4 * sc->hidden : 256 * ((8 * sc->hidden / 3 + 255) / 256);
     sc->tied = sc->arch == ARCH_GPT;
     sc->dropout = sc->arch == ARCH_GPT;
@@ -767,7 +798,8 @@ static bool parse_training(struct row *row, struct scenario *sc)
     static const char *const offloads[] = {"none", "optimizer"};
     int w;
     if (!require(row, COL_SEQ) || !parse_uint(row, COL_SEQ, &sc->seq, false) ||
-        !require(row, COL_MICRO_BATCH) || !parse_uint(row, COL_MICRO_BATCH, &sc->micro_batch, false))
+        !require(row, COL_MICRO_BATCH) ||
+        !parse_uint(row, COL_MICRO_BATCH, &sc->micro_batch, false))
         return false;
     if (row->cell[COL_PRECISION]) {
         if ((w = parse_word(row, COL_PRECISION, precisions, 4)) < 0)
@@ -819,7 +851,7 @@ static bool parse_gpu(struct row *row, struct scenario *sc)
     return true;
 }
 
-/* Rules between columns: every degree divides what it splits (SPEC section 2). */
+/* Rules between columns: every degree divides what it splits (doc/model.md section 13.2). */
 static bool check_consistency(struct row *row, const struct scenario *sc)
 {
     if (sc->hidden % sc->heads)
@@ -836,7 +868,8 @@ static bool check_consistency(struct row *row, const struct scenario *sc)
         return row_error(row, COL_PP, "'%llu' does not divide layers (%llu)",
                          (unsigned long long)sc->pp, (unsigned long long)sc->layers);
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > sc->layers)
-        return row_error(row, COL_RECOMPUTE, "checkpointing every %llu layers is more than layers (%llu)",
+        return row_error(row, COL_RECOMPUTE,
+                         "checkpointing every %llu layers is more than layers (%llu)",
                          (unsigned long long)sc->ckpt_every, (unsigned long long)sc->layers);
     if (sc->arch == ARCH_LLAMA && sc->dropout)
         return row_error(row, COL_DROPOUT, "'%s' is not possible with arch=llama (no dropout)",
@@ -857,8 +890,8 @@ static bool check_consistency(struct row *row, const struct scenario *sc)
 /* A scenario whose byte counts overflow: blame the largest size, the likely typo. */
 static bool report_overflow(struct row *row)
 {
-    static const enum col sizes[] = {COL_LAYERS, COL_HIDDEN, COL_HEADS, COL_VOCAB, COL_FFN,
-                                     COL_SEQ, COL_MICRO_BATCH, COL_POSITIONS};
+    static const enum col sizes[] = {COL_LAYERS, COL_HIDDEN, COL_HEADS,       COL_VOCAB,
+                                     COL_FFN,    COL_SEQ,    COL_MICRO_BATCH, COL_POSITIONS};
     enum col worst = COL_SEQ;
     unsigned long long worst_v = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -883,7 +916,7 @@ static void copy_bounded(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
-/* The defaults of the members a row may leave out (SPEC section 2). The others are set by the
+/* The defaults of the members a row may leave out (doc/model.md 13.1). The others are set by the
  * parse_* functions on every valid row: a memset of the whole scenario (about 400 bytes, mostly
  * names) first was a noticeable part of config's time. A new member of struct scenario must be
  * set here or there. */
@@ -904,8 +937,8 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
 {
     struct gpu_speed speed;
     scenario_defaults(sc, r->opt.reserve);
-    if (!parse_name(row, sc) || !merge_presets(r, row, &speed) ||
-        !parse_model_shape(row, sc) || !parse_training(row, sc) || !parse_gpu(row, sc))
+    if (!parse_name(row, sc) || !merge_presets(r, row, &speed) || !parse_model_shape(row, sc) ||
+        !parse_training(row, sc) || !parse_gpu(row, sc))
         return false;
     sc->speed = speed;
     if (!row->cell[COL_GLOBAL_BATCH])

@@ -1,5 +1,6 @@
 /*
- * config: CSV rows -> validated struct scenario (SPEC section 2).
+ * config: CSV rows -> validated struct scenario (doc/memfit.1, THE SCENARIO CSV; doc/model.md
+ * section 13).
  *
  * Owns the column table (names, defaults, parsers), the preset tables of configs/models.csv and
  * configs/gpus.csv, and every validation rule. A row is merged in three layers: defaults, then
@@ -28,7 +29,6 @@ struct config_presets *config_presets_load(const char *models_path, const char *
                                            struct diag *d);
 void config_presets_free(struct config_presets *p);
 
-
 struct config_options {
     double reserve; /* --reserve: the default of the reserve column */
 };
@@ -39,8 +39,8 @@ struct config_reader;
 /* NULL when out of memory. Nothing is read until the first config_reader_next. */
 struct config_reader *config_reader_new(FILE *in, const char *file_name,
                                         const struct config_presets *presets,
-                                        const struct config_options *opt,
-                                        struct nameset *names, struct diag *d);
+                                        const struct config_options *opt, struct nameset *names,
+                                        struct diag *d);
 
 /* 1: *out is a valid scenario; 0: end of file; -1: a row was rejected (reported; call again);
  * -2: the file cannot be read further (reported). */

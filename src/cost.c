@@ -20,8 +20,8 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->pcie_gb_s = or_fallback(sc->speed.pcie_gb_s, COST_FALLBACK_PCIE_GB_S);
     double flop_s = out->tflops * 1e12 * COST_UTILISATION;
     uint64_t dp = sc->dp ? sc->dp : 1, tp = sc->tp ? sc->tp : 1, pp = sc->pp ? sc->pp : 1;
-    double global = sc->global_batch ? (double)sc->global_batch
-                                     : (double)sc->micro_batch * (double)dp;
+    double global =
+        sc->global_batch ? (double)sc->global_batch : (double)sc->micro_batch * (double)dp;
     out->tokens = global * (double)sc->seq / (double)dp;
 
     /* FLOPs: 6 Psi per token (2 forward, 4 backward), split over the tp * pp GPUs of one

@@ -1,5 +1,6 @@
 /*
- * cost: the time of one training step on one GPU, as the planner's cost model (SPEC section 4).
+ * cost: the time of one training step on one GPU, as the planner's cost model (doc/model.md
+ * section 12).
  *
  * Pure: cost_step reads a scenario and its model terms and fills a struct cost. The model is
  * deliberately simple and written out here so that the report's notes can repeat it:
@@ -7,12 +8,12 @@
  *   tokens T    = global_batch * s / dp          (tokens of one data-parallel rank per step;
  *                                                 global_batch 0 means b * dp)
  *   compute     = 6 Psi T / (tp pp)               FLOPs per GPU (2 Psi forward + 4 Psi backward
- *                                                 per token, lesson section 3); 4 Psi T with a
- *                                                 frozen base (no weight gradients)
+ *                                                 per token, Kaplan et al. 2020, 2.1); 4 Psi T with
+ *                                                 a frozen base (no weight gradients)
  *   recompute   = 2 Psi T / (tp pp)               checkpointing every k: one extra forward pass
- *                                                 whatever k (lesson: 8 Psi instead of 6 Psi, +33%)
+ *                                                 whatever k (8 Psi instead of 6 Psi, +33%)
  *               = 6 Psi T s/(18h+3s) / (tp pp)    selective recomputation with plain attention
- *                                                 (lesson section 3; 0 with flash, whose backward
+ *                                                 (doc/model.md 12.2; 0 with flash, whose backward
  *                                                 rebuilds the core anyway)
  *   seconds     = FLOPs / (bf16_tflops 1e12 * COST_UTILISATION)
  *   dp traffic  = 2 (dp-1)/dp * G                 ring all-reduce of the gradients G = grad bytes
@@ -24,15 +25,11 @@
  *                                                 Megatron-LM (Shoeybi et al. 2019, section 3):
  *                                                 2 all-reduces of the bf16 layer output in the
  *                                                 forward and 2 in the backward of every layer,
- *                                                 n_ar = 4, 6 when checkpointing reruns the forward;
- *                                                 sequence parallelism moves the same volume
- *                                                 (Korthikanti et al. 2022, 4.2.2)
- *   offload     = (g + w) P_shard / pcie          ZeRO-Offload (Ren et al. 2021): the gradients
- *                                                 go to the CPU and the bf16 weights come back
- *                                                 once per step, for the optimizer shard of the GPU
- *                                                 (g, w: gradient and weight bytes per parameter;
- *                                                 P_shard = P / dp with ZeRO >= 1, else P);
- *                                                 CPU Adam time not counted
+ *                                                 n_ar = 4, 6 when checkpointing reruns the
+ * forward; sequence parallelism moves the same volume (Korthikanti et al. 2022, 4.2.2) offload = (g
+ * + w) P_shard / pcie          ZeRO-Offload (Ren et al. 2021): the gradients go to the CPU and the
+ * bf16 weights come back once per step, for the optimizer shard of the GPU (g, w: gradient and
+ * weight bytes per parameter; P_shard = P / dp with ZeRO >= 1, else P); CPU Adam time not counted
  *   link        = link_gb_s when the group fits in a node (tp * dp <= gpus_per_node for dp,
  *                 tp <= gpus_per_node for tp), else COST_INTERNODE_GB_S
  *
@@ -53,16 +50,16 @@
 #define COST_INTERNODE_GB_S 50.0      /* one 400 Gb/s network port per GPU, between nodes */
 
 struct cost {
-    double tokens;        /* T: tokens of one data-parallel rank per step */
-    double flops;         /* per GPU per step, recomputation included */
-    double compute_s;     /* the 6 Psi T useful work */
-    double recompute_s;   /* extra forward passes (checkpointing or selective) */
-    double dp_s;          /* data-parallel gradient traffic, ZeRO-3 included */
-    double dp_extra_s;    /* the part of dp_s above plain data parallelism (ZeRO-3's 0.5x) */
-    double tp_s;          /* tensor-parallel all-reduces */
-    double offload_s;     /* PCIe traffic of the optimizer offload */
-    double total_s;       /* compute + recompute + dp + tp + offload */
-    double overhead_s;    /* recompute + dp_extra + tp + offload: what the fixes add */
+    double tokens;      /* T: tokens of one data-parallel rank per step */
+    double flops;       /* per GPU per step, recomputation included */
+    double compute_s;   /* the 6 Psi T useful work */
+    double recompute_s; /* extra forward passes (checkpointing or selective) */
+    double dp_s;        /* data-parallel gradient traffic, ZeRO-3 included */
+    double dp_extra_s;  /* the part of dp_s above plain data parallelism (ZeRO-3's 0.5x) */
+    double tp_s;        /* tensor-parallel all-reduces */
+    double offload_s;   /* PCIe traffic of the optimizer offload */
+    double total_s;     /* compute + recompute + dp + tp + offload */
+    double overhead_s;  /* recompute + dp_extra + tp + offload: what the fixes add */
     /* The speeds used, after fallbacks: */
     double tflops, link_gb_s, pcie_gb_s;
 };

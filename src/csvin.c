@@ -16,9 +16,9 @@ struct csvin {
     const char *name;
     struct diag *diag;
     struct csv_parser parser;
-    char *line;            /* getline buffer */
+    char *line; /* getline buffer */
     size_t line_cap;
-    unsigned long line_no; /* physical lines read so far */
+    unsigned long line_no;  /* physical lines read so far */
     unsigned long rec_line; /* where the record being parsed started */
     struct field_buf *bufs; /* one buffer per field of the current record, reused */
     char **fields;          /* into bufs (quoted records) or into line (plain lines) */
@@ -147,7 +147,7 @@ static bool split_plain_line(struct csvin *r, char *p, size_t n)
             b--;
         if (!field_room(r))
             return true; /* reported by the caller */
-        *b = '\0'; /* at the comma, a trimmed blank or the line's end: the field is done */
+        *b = '\0';       /* at the comma, a trimmed blank or the line's end: the field is done */
         r->lengths[r->n_fields] = nul ? strlen(a) : (size_t)(b - a);
         r->fields[r->n_fields++] = a;
         if (!comma)

@@ -22,7 +22,7 @@ struct csvin;
 struct csvin_record {
     size_t n_fields;
     char **fields;
-    size_t *lengths; /* strlen of each field */
+    size_t *lengths;    /* strlen of each field */
     unsigned long line; /* physical line where the record starts (1-based) */
 };
 

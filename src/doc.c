@@ -300,7 +300,7 @@ static void doc_row(struct doc *doc, const struct doc_col *cols, size_t ncols,
         if (need > cw - 8)
             size = fmax(DOC_TABLE_MIN_PT, size * (cw - 8) / need);
         const char *s = doc_fit(doc, cell, size, bold, cw - 8, buf, sizeof buf);
-        double tx = cols[i].align == CANVAS_ALIGN_LEFT ? x + 4
+        double tx = cols[i].align == CANVAS_ALIGN_LEFT    ? x + 4
                     : cols[i].align == CANVAS_ALIGN_RIGHT ? x + cw - 4
                                                           : x + cw / 2;
         doc_text(doc, tx, y + 10.6, size, cols[i].align, bold, rgb, s);
@@ -347,7 +347,7 @@ static int doc_date(HPDF_Doc pdf, const char *epoch, struct diag *d)
     if (!gmtime_r(&tt, &tm))
         return -1;
     HPDF_Date date = {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                      tm.tm_sec, 'Z', 0, 0};
+                      tm.tm_sec,         'Z',           0,          0};
     HPDF_SetInfoDateAttr(pdf, HPDF_INFO_CREATION_DATE, date);
     HPDF_SetInfoDateAttr(pdf, HPDF_INFO_MOD_DATE, date);
     return 0;

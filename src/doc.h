@@ -52,7 +52,7 @@ struct doc {
     size_t n_pages, cap_pages;
     struct canvas c; /* draws on the current page */
     struct canvas_hpdf ch;
-    double y; /* the cursor: top of the next block, top-left coordinates */
+    double y;                        /* the cursor: top of the next block, top-left coordinates */
     char running[DOC_RUNNING_BYTES]; /* the running head of the next new page */
     int error; /* 0, or the first failure (a libharu status, or -1 for memory) */
 };

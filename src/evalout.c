@@ -122,12 +122,25 @@ static void line_put_csv_text(struct line *l, const char *s)
 /* Number of decimal digits of v: from its bit length (log10(2) ~ 1233/4096), then one compare. */
 static unsigned u64_digits(uint64_t v)
 {
-    static const uint64_t pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
-                                       1000000ull, 10000000ull, 100000000ull, 1000000000ull,
-                                       10000000000ull, 100000000000ull, 1000000000000ull,
-                                       10000000000000ull, 100000000000000ull,
-                                       1000000000000000ull, 10000000000000000ull,
-                                       100000000000000000ull, 1000000000000000000ull,
+    static const uint64_t pow10[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
                                        10000000000000000000ull};
     if (v < 10)
         return 1;
@@ -196,9 +209,10 @@ static void line_put_numbers(struct line *l, const uint64_t *v, size_t n)
 static void row_csv(struct evalout *w, const struct scenario *sc, const struct terms *t,
                     const struct evalout_fix *f)
 {
-    const uint64_t numbers[] = {t->params, t->weights_bytes, t->grads_bytes, t->optimizer_bytes,
-                                t->states_bytes, t->act_layer_bytes, t->act_bytes, t->logits_bytes,
-                                t->peak_bytes, t->budget_bytes, t->fits, t->k_best,
+    const uint64_t numbers[] = {t->params,          t->weights_bytes, t->grads_bytes,
+                                t->optimizer_bytes, t->states_bytes,  t->act_layer_bytes,
+                                t->act_bytes,       t->logits_bytes,  t->peak_bytes,
+                                t->budget_bytes,    t->fits,          t->k_best,
                                 t->max_micro_batch};
     const uint64_t fix_numbers[] = {f->peak_bytes, f->micro_batch};
     struct line l;
@@ -232,7 +246,8 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
             t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes, t->budget_bytes,
             t->fits ? 1 : 0, t->k_best, t->max_micro_batch);
     put_json_text(o, f->name);
-    fprintf(o, ", \"fix_peak_bytes\": %" PRIu64 ", \"fix_micro_batch\": %" PRIu64 ", \"fix_plan\": ",
+    fprintf(o,
+            ", \"fix_peak_bytes\": %" PRIu64 ", \"fix_micro_batch\": %" PRIu64 ", \"fix_plan\": ",
             f->peak_bytes, f->micro_batch);
     put_json_text(o, f->plan);
     putc('}', o);
@@ -287,8 +302,20 @@ void evalout_row(struct evalout *w, const struct scenario *sc, const struct term
 
 /* ---- the table ---- */
 
-enum { TCOL_NAME, TCOL_PARAMS, TCOL_STATES, TCOL_ACT, TCOL_LOGITS, TCOL_PEAK, TCOL_BUDGET,
-       TCOL_VERDICT, TCOL_KBEST, TCOL_MAXB, TCOL_FIX, TCOL_COUNT };
+enum {
+    TCOL_NAME,
+    TCOL_PARAMS,
+    TCOL_STATES,
+    TCOL_ACT,
+    TCOL_LOGITS,
+    TCOL_PEAK,
+    TCOL_BUDGET,
+    TCOL_VERDICT,
+    TCOL_KBEST,
+    TCOL_MAXB,
+    TCOL_FIX,
+    TCOL_COUNT
+};
 
 static void format_params(char *buf, size_t n, uint64_t p)
 {
@@ -336,8 +363,9 @@ static void table_print_fixes(struct evalout *w)
         if (strcmp(r->fix, "none") == 0)
             continue;
         if (strcmp(r->fix, "nothing") == 0)
-            fprintf(w->out, "  %-*s  nothing fits: the model states alone need %" PRIu64
-                            " GPUs of this memory, fully sharded\n",
+            fprintf(w->out,
+                    "  %-*s  nothing fits: the model states alone need %" PRIu64
+                    " GPUs of this memory, fully sharded\n",
                     (int)name_w, r->name, r->gpus);
         else
             fprintf(w->out, "  %-*s  %s -> %.1f %s at micro-batch %" PRIu64 "\n", (int)name_w,
@@ -362,8 +390,9 @@ static void table_print(struct evalout *w)
 {
     static char cells[TCOL_COUNT][FIX_PLAN_MAX + 64];
     char heads[TCOL_COUNT][32];
-    const char *titles[TCOL_COUNT] = {"scenario", "params", "states", "activations", "logits",
-                                      "peak", "budget", "verdict", "k_best", "max b", "fix (peak)"};
+    const char *titles[TCOL_COUNT] = {"scenario", "params", "states",    "activations",
+                                      "logits",   "peak",   "budget",    "verdict",
+                                      "k_best",   "max b",  "fix (peak)"};
     size_t width[TCOL_COUNT];
     for (int c = 0; c < TCOL_COUNT; c++) {
         if (c >= TCOL_STATES && c <= TCOL_BUDGET)
@@ -394,8 +423,7 @@ static void table_print(struct evalout *w)
         table_line(w, line, width);
     }
     fprintf(w->out, "\n%lu scenario%s; %s = %s bytes; budget = GPU memory minus the reserve\n",
-            w->rows, w->rows == 1 ? "" : "s", w->unit_name,
-            w->unit_bytes == 1e9 ? "10^9" : "2^30");
+            w->rows, w->rows == 1 ? "" : "s", w->unit_name, w->unit_bytes == 1e9 ? "10^9" : "2^30");
     table_print_fixes(w);
 }
 

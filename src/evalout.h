@@ -1,5 +1,6 @@
 /*
- * evalout: the rows of `memfit eval` as CSV, JSON or an aligned table (SPEC section 5).
+ * evalout: the rows of `memfit eval` as CSV, JSON or an aligned table (doc/memfit.1, OUTPUT;
+ * the columns' formulas: doc/model.md section 8.5).
  *
  * CSV and JSON stream: each row is written as it comes, so memory stays flat however many rows
  * there are. The table is for people: rows are kept until the end to align the columns, in GB
@@ -17,12 +18,12 @@
 
 enum evalout_format { EVALOUT_CSV, EVALOUT_JSON, EVALOUT_TABLE };
 
-/* The planner's answer for one scenario (SPEC section 4). */
+/* The planner's answer for one scenario (doc/model.md section 11). */
 struct evalout_fix {
     const char *name; /* none, flash, zero1, ..., nothing */
     uint64_t peak_bytes;
     uint64_t micro_batch;
-    const char *plan; /* "attention=flash zero=2 ..." ("" when none) */
+    const char *plan;         /* "attention=flash zero=2 ..." ("" when none) */
     uint64_t gpus_for_states; /* GPUs the model states alone need, fully sharded */
 };
 

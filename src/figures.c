@@ -68,9 +68,15 @@ static int step_panel(struct canvas *c, const struct scenario *sc, const char *h
     char title[256];
     snprintf(title, sizeof title, "%speak %.1f GB%s", head, gb(sum.peak_bytes), tail);
     struct chart_step d = {
-        .title = title, .events = ev, .n = sum.n_events, .states_bytes = sum.states_bytes,
-        .total_time = sum.total_time, .gpu_bytes = gpu_lines ? sc->gpu_mem_bytes : 0,
-        .reserve = sc->reserve, .ckpt_bytes = t.ckpt_bytes, .segment = sum.segment,
+        .title = title,
+        .events = ev,
+        .n = sum.n_events,
+        .states_bytes = sum.states_bytes,
+        .total_time = sum.total_time,
+        .gpu_bytes = gpu_lines ? sc->gpu_mem_bytes : 0,
+        .reserve = sc->reserve,
+        .ckpt_bytes = t.ckpt_bytes,
+        .segment = sum.segment,
         .units = UNITS_GB,
     };
     chart_step_draw(c, x, y, w, h, &d, NULL);
@@ -102,7 +108,8 @@ static int draw_step_timeline(struct canvas *c)
 
 /* ---------------------------------------------------------------- 2. parameters per layer */
 
-/* The Llama-style layer at the lesson's width: f = 256 * ceil(floor(8h/3) / 256) (SPEC 2). */
+/* The Llama-style layer at the worked example's h: f = 256 ceil(floor(8h/3) / 256) (doc/model.md
+ * section 2.2). */
 static void llama_like(struct scenario *sc, uint64_t kv_heads)
 {
     scenario_lesson_example(sc);
@@ -169,19 +176,21 @@ static int draw_layer_walk(struct canvas *c)
         if (n[i] == 0)
             return -1;
     }
-    /* Lesson section 3: 5as/h = 80 for the 1.3B model at s = 2048, so 34 + 80 = 114 sbh. */
+    /* doc/model.md section 9.3: 5as/h = 80 for the 1.3B model at s = 2048, so 114 sbh. */
     double core = 5.0 * (double)(sc[0].heads * sc[0].seq) / (double)sc[0].hidden;
     snprintf(titles[0], sizeof titles[0],
-             "Plain attention: 34 sbh + 5 as\xc2\xb2" "b = %.0f sbh (the core is %.0f%%)",
+             "Plain attention: 34 sbh + 5 as\xc2\xb2"
+             "b = %.0f sbh (the core is %.0f%%)",
              34 + core, 100 * core / (34 + core));
-    snprintf(titles[1], sizeof titles[1], "FlashAttention: 34 sbh + 4 asb (no s \xc3\x97 s matrix)");
+    snprintf(titles[1], sizeof titles[1],
+             "FlashAttention: 34 sbh + 4 asb (no s \xc3\x97 s matrix)");
     /* The flash panel takes the plain panel's scale. */
     struct chart_geom g = {0};
     for (unsigned i = 0; i < 2; i++) {
         double x, y, w, h;
         panel(c, i, 2, 0, &x, &y, &w, &h);
-        struct chart_walk d = {titles[i], ops[i], n[i],
-                               (double)sc[i].heads / (double)sc[i].hidden, g.x_max};
+        struct chart_walk d = {titles[i], ops[i], n[i], (double)sc[i].heads / (double)sc[i].hidden,
+                               g.x_max};
         chart_walk_draw(c, x, y, w, h, &d, &g);
     }
     return 0;
@@ -193,7 +202,7 @@ static int draw_checkpoint_k(struct canvas *c)
 {
     struct scenario sc;
     scenario_lesson_example(&sc);
-    sc.attention = ATTENTION_FLASH; /* the lesson's k* discussion: A = 34 sbh, c = 2 sbh */
+    sc.attention = ATTENTION_FLASH; /* A = 34 sbh (+ 4asb), c = 2 sbh: doc/model.md 5.2 */
     uint64_t peak[256];
     struct chart_kcurve d;
     memset(&d, 0, sizeof d);
@@ -209,8 +218,9 @@ static int draw_checkpoint_k(struct canvas *c)
     k4.recompute = RECOMPUTE_EVERY_K;
     k4.ckpt_every = 4;
     double x2 = x + w + PANEL_GAP, w2 = c->width_pt - MARGIN - x2;
-    return step_panel(c, &k4, "The sawtooth at k = 4: ",
-                      " (the logits are freed before the first rebuild)", x2, y, w2, h, 0);
+    return step_panel(c, &k4,
+                      "The sawtooth at k = 4: ", " (the logits are freed before the first rebuild)",
+                      x2, y, w2, h, 0);
 }
 
 /* ---------------------------------------------------------------- 5. does it fit */
@@ -227,7 +237,7 @@ static void bar_of(const struct terms *t, const char *label, struct chart_bar *b
 
 static int draw_does_it_fit(struct canvas *c)
 {
-    /* Lesson section 4: baseline 116.1, FlashAttention 51.7, + full checkpointing 27.0 GB;
+    /* doc/model.md section 9: baseline 116.1, FlashAttention 51.7, + full checkpointing 27.0 GB;
      * the largest micro-batch is 12 with flash, 62 with flash and full checkpointing. */
     struct scenario sc[5];
     struct terms t[5];
@@ -256,7 +266,10 @@ static int draw_does_it_fit(struct canvas *c)
     }
     struct chart_bars d = {
         .title = "Does it fit? The 1.3B model on one 80 GB GPU, s = 2048",
-        .bars = bars, .n = 5, .gpu_bytes = sc[0].gpu_mem_bytes, .reserve = sc[0].reserve,
+        .bars = bars,
+        .n = 5,
+        .gpu_bytes = sc[0].gpu_mem_bytes,
+        .reserve = sc[0].reserve,
         .units = UNITS_GB,
     };
     double x, y, w, h;
@@ -268,10 +281,8 @@ static int draw_does_it_fit(struct canvas *c)
 /* ---------------------------------------------------------------- files */
 
 static const struct figure figures[FIGURES_COUNT] = {
-    {"step-timeline", 640, 470, draw_step_timeline},
-    {"params-per-layer", 720, 270, draw_params},
-    {"layer-walk", 720, 330, draw_layer_walk},
-    {"checkpoint-k", 760, 300, draw_checkpoint_k},
+    {"step-timeline", 640, 470, draw_step_timeline}, {"params-per-layer", 720, 270, draw_params},
+    {"layer-walk", 720, 330, draw_layer_walk},       {"checkpoint-k", 760, 300, draw_checkpoint_k},
     {"does-it-fit", 560, 360, draw_does_it_fit},
 };
 
@@ -303,8 +314,8 @@ struct figure_job {
 static int write_figure(FILE *f, void *ctx)
 {
     struct figure_job *job = ctx;
-    struct canvas *c = canvas_cairo_new(job->format, f, job->date_epoch, job->fig->width_pt,
-                                        job->fig->height_pt);
+    struct canvas *c =
+        canvas_cairo_new(job->format, f, job->date_epoch, job->fig->width_pt, job->fig->height_pt);
     if (!c) {
         diag_report(job->diag, job->path, 0, "cannot create the drawing (font '%s')",
                     CANVAS_CAIRO_FONT);
@@ -322,8 +333,7 @@ int figures_write(const char *dir, const char *source_date_epoch, struct diag *d
 {
     static const char *const ext[] = {".png", ".svg", ".pdf"};
     long long epoch;
-    if (out_source_date_epoch(source_date_epoch, &epoch, d) < 0 ||
-        out_make_dirs(dir, d) != 0)
+    if (out_source_date_epoch(source_date_epoch, &epoch, d) < 0 || out_make_dirs(dir, d) != 0)
         return -1;
     for (unsigned i = 0; i < FIGURES_COUNT; i++) {
         for (int fmt = CANVAS_CAIRO_PNG; fmt <= CANVAS_CAIRO_PDF; fmt++) {

@@ -1,12 +1,12 @@
 /*
- * figures: the lesson's five figures, offline (SPEC section 5, `memfit figures`).
+ * figures: the lesson's five figures, offline (doc/memfit.1, OUTPUT, `memfit figures`).
  *
- * For the lesson's presets (the 1.3B GPT model of section 4, 24 layers, s = 2048, b = 8, one 80 GB
- * GPU): step-timeline (memory over one step without and with checkpointing), params-per-layer
- * (GPT vs Llama, GQA), layer-walk (one layer's activations, plain and flash), checkpoint-k (peak
- * and step time against k, plus the sawtooth) and does-it-fit (the fix ladder as stacked bars).
- * Each is written as NAME.png (2x), NAME.svg and NAME.pdf into a folder, through a temporary
- * name renamed when complete; the bytes are the same on every run.
+ * For the worked example of doc/model.md section 9 (the 1.3B GPT model, 24 layers, s = 2048,
+ * b = 8, one 80 GB GPU): step-timeline (memory over one step without and with checkpointing),
+ * params-per-layer (GPT vs Llama, GQA), layer-walk (one layer's activations, plain and flash),
+ * checkpoint-k (peak and step time against k, plus the sawtooth) and does-it-fit (the fix ladder
+ * as stacked bars). Each is written as NAME.png (2x), NAME.svg and NAME.pdf into a folder,
+ * through a temporary name renamed when complete; the bytes are the same on every run.
  */
 #ifndef MEMFIT_FIGURES_H
 #define MEMFIT_FIGURES_H

@@ -1,6 +1,7 @@
 /*
- * main: the command line (SPEC section 1). Parses options, runs a sub-command, prints the
- * messages the modules report and chooses the exit status. The only place that exits.
+ * main: the command line (doc/memfit.1: SYNOPSIS, COMMANDS, OPTIONS). Parses options, runs a
+ * sub-command, prints the messages the modules report and chooses the exit status (doc/memfit.1,
+ * EXIT STATUS). The only place that exits.
  *
  *   0  every scenario processed
  *   1  at least one row rejected (every valid row still processed and written)
@@ -60,26 +61,27 @@ static void print_message(void *ctx, const char *msg)
 
 static void usage(FILE *f)
 {
-    fputs("usage: memfit eval    [OPTIONS] FILE.csv...   terms and verdicts, one row per scenario\n"
-          "       memfit report  [OPTIONS] FILE.csv...   PDF report(s) into --out (default out/)\n"
-          "       memfit figures [OPTIONS]               the lesson's five figures (out/figures)\n"
-          "       memfit --help | --version\n"
-          "\n"
-          "FILE - reads standard input.\n"
-          "  -o, --out DIR            output folder\n"
-          "      --format FMT         eval output: csv (default), json or table\n"
-          "      --split              report: one PDF per scenario as well as the combined one\n"
-          "      --template FILE      report: the scenario template (default templates/report.tmpl)\n"
-          "      --paper a4|letter    report: paper size (default a4)\n"
-          "      --units GB|GiB       units for people (default GB = 10^9 bytes)\n"
-          "      --reserve FRACTION   GPU memory kept free (default 0.15; the CSV column wins)\n"
-          "      --models FILE        model presets (default configs/models.csv)\n"
-          "      --gpus FILE          GPU presets (default configs/gpus.csv)\n"
-          "  -q, --quiet              no messages on stderr\n"
-          "      --progress MODE      auto (default), always or never: a progress bar on stderr\n"
-          "\n"
-          "Exit status: 0 all scenarios processed, 1 some rows rejected, 2 usage or I/O error.\n",
-          f);
+    fputs(
+        "usage: memfit eval    [OPTIONS] FILE.csv...   terms and verdicts, one row per scenario\n"
+        "       memfit report  [OPTIONS] FILE.csv...   PDF report(s) into --out (default out/)\n"
+        "       memfit figures [OPTIONS]               the lesson's five figures (out/figures)\n"
+        "       memfit --help | --version\n"
+        "\n"
+        "FILE - reads standard input.\n"
+        "  -o, --out DIR            output folder\n"
+        "      --format FMT         eval output: csv (default), json or table\n"
+        "      --split              report: one PDF per scenario as well as the combined one\n"
+        "      --template FILE      report: the scenario template (default templates/report.tmpl)\n"
+        "      --paper a4|letter    report: paper size (default a4)\n"
+        "      --units GB|GiB       units for people (default GB = 10^9 bytes)\n"
+        "      --reserve FRACTION   GPU memory kept free (default 0.15; the CSV column wins)\n"
+        "      --models FILE        model presets (default configs/models.csv)\n"
+        "      --gpus FILE          GPU presets (default configs/gpus.csv)\n"
+        "  -q, --quiet              no messages on stderr\n"
+        "      --progress MODE      auto (default), always or never: a progress bar on stderr\n"
+        "\n"
+        "Exit status: 0 all scenarios processed, 1 some rows rejected, 2 usage or I/O error.\n",
+        f);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -90,8 +92,19 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
-enum { OPT_FORMAT = 256, OPT_SPLIT, OPT_TEMPLATE, OPT_UNITS, OPT_RESERVE, OPT_MODELS, OPT_GPUS,
-       OPT_PROGRESS, OPT_PAPER, OPT_HELP, OPT_VERSION };
+enum {
+    OPT_FORMAT = 256,
+    OPT_SPLIT,
+    OPT_TEMPLATE,
+    OPT_UNITS,
+    OPT_RESERVE,
+    OPT_MODELS,
+    OPT_GPUS,
+    OPT_PROGRESS,
+    OPT_PAPER,
+    OPT_HELP,
+    OPT_VERSION
+};
 
 static const struct option long_options[] = {
     {"out", required_argument, NULL, 'o'},
@@ -264,8 +277,8 @@ static void progress_update(struct progress *p, FILE *f, const char *name)
         return;
     p->last_pct = pct;
     int bar = (int)(pct * 30 / 100);
-    fprintf(stderr, "\r%s [%.*s%*s] %3ld%%", name, bar, "##############################",
-            30 - bar, "", pct);
+    fprintf(stderr, "\r%s [%.*s%*s] %3ld%%", name, bar, "##############################", 30 - bar,
+            "", pct);
 }
 
 static void progress_end(struct progress *p)
@@ -277,8 +290,8 @@ static void progress_end(struct progress *p)
 /* ---- reading scenarios ---- */
 
 /* Called for each valid scenario; returns false to stop reading (a fatal error, reported). */
-typedef bool scenario_fn(void *ctx, const struct scenario *sc, const char *file,
-                         unsigned long line, struct diag *d);
+typedef bool scenario_fn(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
+                         struct diag *d);
 
 /* Reads every scenario of one file. Returns false if the file cannot be read to its end. */
 static bool read_file(const struct options *o, const char *path, const struct config_presets *pr,
@@ -447,7 +460,8 @@ static int cmd_figures(const struct options *o)
     diag_init(&d, print_message, (void *)o);
     if (o->n_files > 0)
         return usage_error("figures: takes no FILE (got '%s')", o->files[0]);
-    int rc = figures_write(o->out_dir ? o->out_dir : "out/figures", getenv("SOURCE_DATE_EPOCH"), &d);
+    int rc =
+        figures_write(o->out_dir ? o->out_dir : "out/figures", getenv("SOURCE_DATE_EPOCH"), &d);
     canvas_cairo_shutdown();
     if (rc != 0)
         return EXIT_USAGE;

@@ -1,4 +1,4 @@
-/* model: see model.h. Comments cite lesson.txt sections. */
+/* model: see model.h. Comments cite doc/model.md sections, which name the primary sources. */
 #include "model.h"
 
 #include <math.h>
@@ -7,9 +7,10 @@
 
 struct model_bytes_per_param model_bytes_per_param(enum precision p)
 {
-    /* Lesson section 3, "Model states": mixed-precision Adam 2 + 2 + 12 (bf16 weights and
-     * gradients; fp32 master weights and two moments), autocast 4 + 4 + 8, Megatron-LM with fp32
-     * gradient buffers 2 + 4 + 12, a frozen base (LoRA) keeps only its bf16 weights. */
+    /* doc/model.md section 3.1 (Rajbhandari et al. 2020, 3.1; Micikevicius et al. 2018, 3.1):
+     * mixed-precision Adam 2 + 2 + 12 (bf16 weights and gradients; fp32 master weights and two
+     * moments), autocast 4 + 4 + 8, Megatron-LM with fp32 gradient buffers 2 + 4 + 12, a frozen
+     * base (LoRA) keeps only its bf16 weights. */
     static const struct model_bytes_per_param table[] = {
         [PRECISION_MIXED] = {2, 2, 12},
         [PRECISION_AUTOCAST] = {4, 4, 8},
@@ -34,7 +35,7 @@ enum model_status model_layer_params(const struct scenario *sc, uint64_t *out)
     uint64_t n;
     if (sc->arch == ARCH_GPT) {
         /* Biases of Q, O (h each) and K, V (h_kv each); MLP h x f and f x h with biases f and h;
-         * two LayerNorms with scale and shift: 4h. Lesson section 3: 12h^2 + 13h at f = 4h. */
+         * two LayerNorms with scale and shift: 4h. doc/model.md 2.1: 12h^2 + 13h at f = 4h. */
         n = ck_add(&ck, attn, ck_add(&ck, 2 * h, ck_mul(&ck, 2, hkv)));
         n = ck_add(&ck, n, ck_add(&ck, ck_mul3(&ck, 2, h, f), ck_add(&ck, f, h)));
         n = ck_add(&ck, n, ck_mul(&ck, 4, h));
@@ -73,10 +74,11 @@ enum model_status model_params(const struct scenario *sc, uint64_t *out)
     return params_from_layer(sc, layer, out);
 }
 
-/* The attention term of one layer, whole (before tensor parallelism). Lesson section 3: the
- * core keeps the softmax output 2as^2b, the dropout mask as^2b and the dropout output 2as^2b
- * (5as^2b); without dropout the softmax output serves both uses (2as^2b). FlashAttention keeps
- * one fp32 log-sum-exp per row and head (4asb); selective recomputation rebuilds the core. */
+/* The attention term of one layer, whole (before tensor parallelism). doc/model.md section 4.2
+ * (Korthikanti et al. 2022, 4.1; Dao et al. 2022, 3.1): the core keeps the softmax output
+ * 2as^2b, the dropout mask as^2b and the dropout output 2as^2b (5as^2b); without dropout the
+ * softmax output serves both uses (2as^2b). FlashAttention keeps one fp32 log-sum-exp per row and
+ * head (4asb); selective recomputation rebuilds the core. */
 static uint64_t attention_term(const struct scenario *sc, uint64_t b, struct checked *ck)
 {
     uint64_t s = sc->seq, a = sc->heads;
@@ -106,15 +108,15 @@ static enum model_status layer_act_at(const struct scenario *sc, uint64_t b,
      * each: GQA does not copy them per head); these are split by tensor parallelism. */
     split = ck_add(&ck, ck_mul(&ck, 4, sbh), ck_mul(&ck, 4, sbhkv));
     if (sc->arch == ARCH_GPT) {
-        /* Lesson section 3, proof of the theorem: LN1 input, QKV input, LN2 input and fc1 input
-         * (2sbh each) and the two 1-byte dropout masks after the projection and the MLP stay on
-         * every tensor-parallel rank (check-yourself 3: 10 sbh); GeLU input and fc2 input
-         * (2sbf each, 8sbh at f = 4h) are split. */
+        /* doc/model.md sections 4.1 and 4.3 (Korthikanti et al. 2022, 4.1 and 4.2.1): LN1
+         * input, QKV input, LN2 input and fc1 input (2sbh each) and the two 1-byte dropout masks
+         * after the projection and the MLP stay on every tensor-parallel rank (10 sbh); GeLU
+         * input and fc2 input (2sbf each, 8sbh at f = 4h) are split. */
         whole = ck_mul(&ck, sc->dropout ? 10 : 8, sbh);
         split = ck_add(&ck, split, ck_mul(&ck, 4, sbf));
     } else {
-        /* Llama (SPEC section 3): two fused-RMSNorm inputs and their two outputs stay whole
-         * (8sbh); gate, up, silu(gate) and silu(gate)*up keep 2sbf each. */
+        /* Llama (doc/model.md section 4.5): two fused-RMSNorm inputs and their two outputs stay
+         * whole (8sbh); gate, up, silu(gate) and silu(gate)*up keep 2sbf each. */
         whole = ck_mul(&ck, 8, sbh);
         split = ck_add(&ck, split, ck_mul(&ck, 8, sbf));
     }
@@ -156,7 +158,7 @@ enum model_status model_ckpt_bytes(const struct scenario *sc, uint64_t *out)
 
 static enum model_status logits_bytes_at(const struct scenario *sc, uint64_t b, uint64_t *out)
 {
-    /* Lesson section 3, "The logits": the loss in fp32 keeps 4sbV (Korthikanti et al. 4.3);
+    /* doc/model.md section 7: the loss in fp32 keeps 4sbV (Korthikanti et al. 2022, 4.3);
      * the output layer is vocabulary-parallel under tensor parallelism. */
     struct checked ck = {false};
     uint64_t l = ck_mul(&ck, ck_mul3(&ck, 4, sc->seq, b), sc->vocab);
@@ -177,8 +179,8 @@ enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act,
     if (k == 0) {
         *out = ck_mul3(&ck, micro_batches, stage_layers, layer_act);
     } else {
-        /* Lesson section 3, "Checkpoint every k layers": M(k) = (L/k) c + k A, the peak at the
-         * end of the first rebuild; a segment never crosses a pipeline stage. */
+        /* doc/model.md sections 5.1 and 6.2 (Chen et al. 2016, 4): M(k) = ceil(L/k) c + k A,
+         * the peak at the end of the first rebuild; a segment never crosses a pipeline stage. */
         uint64_t kk = k < stage_layers ? k : stage_layers;
         uint64_t segments = div_up(stage_layers, kk);
         *out = ck_add(&ck, ck_mul3(&ck, micro_batches, segments, ckpt), ck_mul(&ck, kk, layer_act));
@@ -198,7 +200,8 @@ uint64_t model_budget_bytes(const struct scenario *sc)
 
 /* Model states of a GPU holding `params` parameters: ZeRO over dp shards the optimizer states
  * (stage 1), the gradients too (stage 2) and the weights too (stage 3), each rounded up to the
- * byte; offload moves the optimizer states to the CPU. Lesson section 4, step 9. */
+ * byte; offload moves the optimizer states to the CPU. doc/model.md sections 3.2 and 3.3
+ * (Rajbhandari et al. 2020, section 5; Ren et al. 2021). */
 static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct checked *ck)
 {
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
@@ -244,14 +247,13 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
     struct model_layer_act act;
     uint64_t logits;
     if (model_layer_params(sc, &t->layer_params) ||
-        params_from_layer(sc, t->layer_params, &t->params) ||
-        model_layer_act(sc, &act) || model_ckpt_bytes(sc, &t->ckpt_bytes) ||
-        model_logits_bytes(sc, &logits))
+        params_from_layer(sc, t->layer_params, &t->params) || model_layer_act(sc, &act) ||
+        model_ckpt_bytes(sc, &t->ckpt_bytes) || model_logits_bytes(sc, &logits))
         return MODEL_OVERFLOW;
     t->act_layer_bytes = act.total;
     stage_params(sc, t->layer_params, t, &ck);
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
-    /* 1F1B (lesson section 3, pipeline): the first stage holds pp micro-batches in flight,
+    /* 1F1B (doc/model.md section 6.1): the first stage holds pp micro-batches in flight,
      * the last one; with pp = 1 the two are the same GPU, computed once. */
     for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
         struct model_gpu *g = &t->stage[i];

@@ -1,14 +1,15 @@
 /*
- * model: the lesson's memory formulas (SPEC section 3), exact to the byte.
+ * model: the memory formulas of doc/model.md sections 2-8, exact to the byte.
  *
  * Pure: every function reads a const scenario and writes into the caller's structures; no I/O,
  * no allocation, no globals. Byte counts are uint64_t and every product is checked: a function
  * that returns MODEL_OVERFLOW has met a count that does not fit in 64 bits, and its outputs must
  * not be used. Divisions by a parallel degree round up to the byte.
  *
- * Sources: lesson.txt section 3 (parameters, 16 bytes per parameter, the activation theorem,
- * tensor/sequence/pipeline parallelism, logits, checkpointing every k), section 4 (worked example);
- * Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models".
+ * Sources: doc/model.md, which gives each formula with its primary source and its tests
+ * (parameters section 2, model states 3, activations 4, checkpointing every k 5, pipeline 6,
+ * logits 7, peak and budget 8, the worked example 9); above all Korthikanti et al. 2022,
+ * "Reducing Activation Recomputation in Large Transformer Models", Section 4.
  */
 #ifndef MEMFIT_MODEL_H
 #define MEMFIT_MODEL_H
@@ -23,17 +24,17 @@ enum model_status { MODEL_OK = 0, MODEL_OVERFLOW = 1 };
 /* Which pipeline stage a per-GPU figure belongs to. With pp = 1 both are the same GPU. */
 enum model_stage { MODEL_STAGE_FIRST = 0, MODEL_STAGE_LAST = 1 };
 
-/* Bytes per parameter of each model state, by precision (lesson section 3, "Model states"). */
+/* Bytes per parameter of each model state, by precision (doc/model.md section 3.1). */
 struct model_bytes_per_param {
     unsigned weights, grads, optimizer;
 };
 
-/* One layer's activations in bytes, on one tensor-parallel rank (lesson section 3). */
+/* One layer's activations in bytes, on one tensor-parallel rank (doc/model.md section 4). */
 struct model_layer_act {
     uint64_t whole; /* what tensor parallelism leaves on every rank (10 sbh for GPT with dropout) */
     uint64_t split; /* the rest of the linear part, on one rank */
     uint64_t attn;  /* the attention term (core s^2 or flash log-sum-exp), on one rank */
-    uint64_t total; /* A = whole + split + attn, rounded as SPEC section 3 says */
+    uint64_t total; /* A = whole + split + attn, rounded as doc/model.md section 4.3 says */
 };
 
 /* The memory of one GPU: model states, activations, logits. */
@@ -48,11 +49,11 @@ struct model_gpu {
 /* Every term of a scenario, on its most loaded GPU. (model.c's peak_terms sets each member by
  * name: a new member must be set there too.) */
 struct terms {
-    uint64_t params;          /* Psi of the whole model */
-    uint64_t layer_params;    /* one transformer layer, whole */
-    uint64_t act_layer_bytes; /* A in the scenario's attention mode and tp/sp */
-    uint64_t ckpt_bytes;      /* c: one stored layer input, 2sbh (/t with sp) */
-    struct model_gpu stage[2];  /* first and last pipeline stage */
+    uint64_t params;             /* Psi of the whole model */
+    uint64_t layer_params;       /* one transformer layer, whole */
+    uint64_t act_layer_bytes;    /* A in the scenario's attention mode and tp/sp */
+    uint64_t ckpt_bytes;         /* c: one stored layer input, 2sbh (/t with sp) */
+    struct model_gpu stage[2];   /* first and last pipeline stage */
     enum model_stage peak_stage; /* the most loaded of the two (the first on a tie) */
     /* The most loaded GPU, copied from stage[peak_stage]: */
     uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes;
@@ -60,10 +61,10 @@ struct terms {
     uint64_t budget_bytes; /* GPU memory * (1 - reserve) */
     bool fits;
     /* Checkpointing every k (filled by model_eval only): */
-    double k_star;            /* sqrt(L c / A) */
-    uint64_t k_best;          /* integer k in 1..L with the smallest M(k) (smallest k on a tie) */
+    double k_star;             /* sqrt(L c / A) */
+    uint64_t k_best;           /* integer k in 1..L with the smallest M(k) (smallest k on a tie) */
     uint64_t act_k_best_bytes; /* M(k_best) on the first stage */
-    uint64_t max_micro_batch; /* largest b that fits with the scenario's settings (0: none) */
+    uint64_t max_micro_batch;  /* largest b that fits with the scenario's settings (0: none) */
 };
 
 struct model_bytes_per_param model_bytes_per_param(enum precision p);
@@ -71,7 +72,8 @@ struct model_bytes_per_param model_bytes_per_param(enum precision p);
 /* h_kv = h * kv_heads / heads: the width of K and of V. */
 uint64_t model_kv_width(const struct scenario *sc);
 
-/* Parameters of one layer (GPT: 12h^2 + 13h with f = 4h and no GQA; Llama: 2h^2 + 2h h_kv + 3hf + 2h). */
+/* Parameters of one layer (GPT: 12h^2 + 13h with f = 4h and no GQA; Llama: 2h^2 + 2h h_kv + 3hf +
+ * 2h). */
 enum model_status model_layer_params(const struct scenario *sc, uint64_t *out);
 
 /* Psi: L layers + embedding (twice when untied) + final norm + learned positions. */
@@ -110,21 +112,23 @@ enum model_status model_eval(const struct scenario *sc, struct terms *t);
 /* The best integer k for checkpointing every k layers, and M(k) there (first stage). */
 enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes);
 
-/* Largest micro-batch b >= 1 whose peak fits the budget with every other setting kept; 0 if none. */
+/* Largest micro-batch b >= 1 whose peak fits the budget with every other setting kept; 0 if none.
+ */
 uint64_t model_max_micro_batch(const struct scenario *sc);
 
 /*
  * Whole GPUs of `mem_bytes` needed to hold the model states alone when every state is sharded
- * (ZeRO-3 over all of them): ceil(states_per_param * Psi / mem_bytes). Lesson check-yourself 2.
+ * (ZeRO-3 over all of them): ceil(states_per_param * Psi / mem_bytes). doc/model.md section 3.4.
  */
 uint64_t model_gpus_for_states(uint64_t params, enum precision p, uint64_t mem_bytes);
 
 /* The sequence length above which the attention core of plain attention outgrows the rest of
- * the layer (lesson section 3, quick check): 34h/(5a) for GPT with dropout, 16h/a without,
+ * the layer (doc/model.md section 4.6): 34h/(5a) for GPT with dropout, 16h/a without,
  * ((12 + 4/g)h + 8f)/(2a) for Llama; 0 on overflow. */
 double model_core_crossover_seq(const struct scenario *sc);
 
-/* Extra FLOPs of selective recomputation, as a fraction of a step: s / (18h + 3s) (lesson 3). */
+/* Extra FLOPs of selective recomputation, as a fraction of a step: s / (18h + 3s)
+ * (doc/model.md section 12.2). */
 double model_selective_overhead(uint64_t seq, uint64_t hidden);
 
 #endif

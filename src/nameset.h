@@ -1,5 +1,6 @@
 /*
- * nameset: the scenario names seen in a run, for SPEC section 2's "unique in the run".
+ * nameset: the scenario names seen in a run, for the rule that a name is unique in the run
+ * (doc/memfit.1, THE SCENARIO CSV).
  *
  * An open-addressing hash set of 64-bit name hashes, each with the line it was first seen on:
  * 16 bytes a slot, at most half full, so 16-32 bytes a name. It is the one piece of `eval`'s

@@ -2,7 +2,7 @@
  * out: output files - safe file names and atomic writes.
  *
  * A scenario name comes from the user's CSV; it becomes a file name only through out_safe_name()
- * (SPEC section 2: [A-Za-z0-9._-], no leading dot, never a path, never empty, bounded), so no
+ * (doc/memfit.1, OUTPUT: [A-Za-z0-9._-], no leading dot, never a path, never empty, bounded), so no
  * output can land outside the --out folder. Two names that sanitise alike are told apart by
  * out_unique_name() with a "-2", "-3", ... suffix, in input order, so the result is the same on
  * every run.

@@ -1,5 +1,5 @@
-/* plan: see plan.h. The ladder is the lesson's section 3 list "If it does not fit, estimate the
- * time cost of each fix and take the cheapest one", as SPEC section 4 makes it exact. */
+/* plan: see plan.h. The ladder, its order and the re-picked micro-batch are doc/model.md
+ * section 11; rung 4's order comes from the cost model of section 12. */
 #include "plan.h"
 
 #include "strbuf.h"
@@ -178,7 +178,8 @@ int plan_build_from(const struct scenario *sc, const struct terms *base, struct 
     out->fix_rung = -1;
     out->base_micro_batch = sc->micro_batch;
     out->base_sp = sc->sp;
-    out->gpus_for_states = model_gpus_for_states(out->base.params, sc->precision, sc->gpu_mem_bytes);
+    out->gpus_for_states =
+        model_gpus_for_states(out->base.params, sc->precision, sc->gpu_mem_bytes);
     out->fix_peak_bytes = out->base.peak_bytes;
     out->fix_micro_batch = sc->micro_batch;
     if (out->base.fits) {
@@ -234,7 +235,7 @@ int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size
         case PLAN_FIX_TP:
             if (!tp)
                 strbuf_printf(&w, "%stp=%llu%s", sep, (unsigned long long)fin->tp,
-                    p->base_sp ? "" : " sp=yes");
+                              p->base_sp ? "" : " sp=yes");
             tp = true;
             break;
         case PLAN_FIX_OFFLOAD:
@@ -269,8 +270,8 @@ const char *plan_mode_name(enum plan_mode mode)
 void plan_mode_scenario(const struct scenario *sc, enum plan_mode mode, struct scenario *out)
 {
     *out = *sc;
-    out->attention = mode == PLAN_MODE_FLASH || mode == PLAN_MODE_FULL ? ATTENTION_FLASH
-                                                                        : ATTENTION_PLAIN;
+    out->attention =
+        mode == PLAN_MODE_FLASH || mode == PLAN_MODE_FULL ? ATTENTION_FLASH : ATTENTION_PLAIN;
     out->recompute = mode == PLAN_MODE_SELECTIVE ? RECOMPUTE_SELECTIVE
                      : mode == PLAN_MODE_FULL    ? RECOMPUTE_EVERY_K
                                                  : RECOMPUTE_NONE;
@@ -285,4 +286,3 @@ void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES])
         out[m] = model_max_micro_batch(&trial);
     }
 }
-

@@ -1,6 +1,6 @@
 /*
- * plan: the cheapest fix (SPEC section 4, the lesson's ladder in section 3, "Does it fit, and
- * what is the cheapest fix?"), the largest micro-batch per activation mode.
+ * plan: the cheapest fix (the ladder of doc/model.md section 11), the largest micro-batch per
+ * activation mode (section 8.4).
  *
  * Pure: plan_build reads a const scenario and fills a caller's struct plan; no I/O, no allocation,
  * no globals. A scenario that fits as it is costs one model_peak, none with plan_build_from
@@ -41,7 +41,7 @@
  * 20-digit tp and micro_batch, is under 140 characters). */
 #define PLAN_SETTINGS_MAX 160
 
-/* Below this many tokens per micro-batch the matmuls get thin (lesson section 3, fix 3). */
+/* Below this many tokens per micro-batch the matmuls get thin (doc/model.md 11.2). */
 #define PLAN_THIN_TOKENS 4096
 
 enum plan_fix {
@@ -58,9 +58,9 @@ enum plan_fix {
 };
 
 struct plan_rung {
-    enum plan_fix fix;   /* what this rung added */
-    struct scenario sc;  /* the cumulative settings, micro-batch re-picked from rung 3 on */
-    struct terms terms;  /* model_peak of sc */
+    enum plan_fix fix;  /* what this rung added */
+    struct scenario sc; /* the cumulative settings, micro-batch re-picked from rung 3 on */
+    struct terms terms; /* model_peak of sc */
     bool fits;
     bool thin_matmuls;   /* b' < b and s * b' < PLAN_THIN_TOKENS */
     struct cost cost;    /* the step of sc */
@@ -69,17 +69,17 @@ struct plan_rung {
 
 /* About 20 KB (the rungs): keep one per thread and reuse it, not one per row. */
 struct plan {
-    struct terms base;        /* model_peak of the scenario */
+    struct terms base; /* model_peak of the scenario */
     enum plan_fix fix;
     int fix_rung;             /* index in rungs of the fix; -1 for none and nothing */
     uint64_t fix_peak_bytes;  /* none: the base peak; nothing: the last rung's (all fixes) */
     uint64_t fix_micro_batch; /* likewise */
-    /* Model states alone, fully sharded, on GPUs of the raw memory (lesson check-yourself 2:
+    /* Model states alone, fully sharded, on GPUs of the raw memory (doc/model.md section 3.4:
      * 70B needs 14 x 80 GB). Filled for every scenario. */
     uint64_t gpus_for_states;
     struct plan_rung rungs[PLAN_MAX_RUNGS]; /* rungs[0..n_rungs) are valid */
-    size_t n_rungs;           /* 0 when the scenario fits */
-    struct cost base_cost;    /* filled only when the ladder runs (the scenario does not fit) */
+    size_t n_rungs;                         /* 0 when the scenario fits */
+    struct cost base_cost;     /* filled only when the ladder runs (the scenario does not fit) */
     uint64_t base_micro_batch; /* the scenario's b and sp, for plan_fix_settings */
     bool base_sp;
 };
@@ -108,12 +108,12 @@ int plan_fix_settings(const struct plan *p, char *buf, size_t size);
  * "" when rung >= n_rungs. */
 int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size);
 
-/* Activation modes for the largest micro-batch (SPEC section 4; lesson section 4, step 8). */
+/* Activation modes for the largest micro-batch (doc/model.md sections 8.4 and 9.7). */
 enum plan_mode {
     PLAN_MODE_PLAIN,     /* attention=plain recompute=none */
     PLAN_MODE_FLASH,     /* attention=flash recompute=none */
-    PLAN_MODE_SELECTIVE, /* attention=plain recompute=selective (the lesson's 34sbh) */
-    PLAN_MODE_FULL,      /* attention=flash recompute=full (the lesson's b <= 62) */
+    PLAN_MODE_SELECTIVE, /* attention=plain recompute=selective (34sbh, doc/model.md 4.2) */
+    PLAN_MODE_FULL,      /* attention=flash recompute=full (b <= 62 in doc/model.md 9.7) */
     PLAN_MODES
 };
 

@@ -6,8 +6,8 @@
 
 void scenario_lesson_example(struct scenario *sc)
 {
-    /* Lesson section 4: L = 24, h = 2048, a = 16, V = 50257, s = 2048, b = 8, rotary positions,
-     * tied embedding, mixed-precision Adam, plain attention, one 80 GB GPU. */
+    /* doc/model.md section 9: L = 24, h = 2048, a = 16, V = 50257, s = 2048, b = 8, rotary
+     * positions, tied embedding, mixed-precision Adam, plain attention, one 80 GB GPU. */
     memset(sc, 0, sizeof *sc);
     snprintf(sc->name, sizeof sc->name, "%s", "lesson-1.3b");
     sc->arch = ARCH_GPT;

@@ -16,7 +16,7 @@
 
 enum arch { ARCH_GPT, ARCH_LLAMA };
 
-/* Bytes per parameter of weights + gradients + optimizer states (SPEC section 2). */
+/* Bytes per parameter of weights + gradients + optimizer states (doc/model.md section 3.1). */
 enum precision { PRECISION_MIXED, PRECISION_AUTOCAST, PRECISION_MEGATRON, PRECISION_FROZEN };
 
 enum attention { ATTENTION_PLAIN, ATTENTION_FLASH };
@@ -56,7 +56,8 @@ struct scenario {
     char gpu_preset[SCENARIO_NAME_MAX + 1];
 };
 
-/* The lesson's 1.3B GPT model of section 4 on one 80 GB GPU, s = 2048, b = 8: a base for tests. */
+/* The 1.3B GPT model of doc/model.md section 9 (the worked example) on one 80 GB GPU, s = 2048,
+ * b = 8: a base for tests. */
 void scenario_lesson_example(struct scenario *sc);
 
 const char *scenario_precision_name(enum precision p);

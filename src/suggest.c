@@ -65,8 +65,7 @@ const char *suggest_closest(const char *word, const char *const *candidates, siz
     return NULL;
 }
 
-char *suggest_join(const char *const *words, size_t n, const char *last_sep, char *buf,
-                   size_t size)
+char *suggest_join(const char *const *words, size_t n, const char *last_sep, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';

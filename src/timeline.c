@@ -1,5 +1,5 @@
-/* timeline: see timeline.h. The memory walk of lesson section 2 ("Memory over one training step")
- * and section 3 ("Checkpoint every k layers": the sawtooth, peak at the end of the first rebuild). */
+/* timeline: see timeline.h. The memory walk of doc/model.md section 10, and the checkpointing
+ * sawtooth of section 5.1 (the peak at the end of the first rebuild; Chen et al. 2016). */
 #include "timeline.h"
 
 #include "checked.h"
@@ -120,7 +120,7 @@ int timeline_build(const struct scenario *sc, struct timeline_event *events, siz
     const struct model_gpu *g = &t.stage[t.peak_stage];
     struct stage st = {0};
     st.layers = sc->layers / sc->pp;
-    /* 1F1B (lesson section 3): the first stage holds pp micro-batches, the last one. */
+    /* 1F1B (doc/model.md section 6.1): the first stage holds pp micro-batches, the last one. */
     st.micro_batches = t.peak_stage == MODEL_STAGE_FIRST ? sc->pp : 1;
     st.first_layer = t.peak_stage == MODEL_STAGE_LAST ? sc->layers - st.layers : 0;
     st.A = t.act_layer_bytes;
@@ -132,7 +132,7 @@ int timeline_build(const struct scenario *sc, struct timeline_event *events, siz
     forward(&w, &st);
     if (g->logits_bytes > 0) {
         /* The output layer and the fp32 loss keep 4sbV/t of logits at the end of the forward
-         * pass; the loss backward consumes them (lesson section 3, "The logits"). Both are
+         * pass; the loss backward consumes them (doc/model.md section 7). Both are
          * counted as taking no time next to the layers. */
         w.logits = g->logits_bytes;
         emit(&w, TIMELINE_LOGITS, 0, 0, 0.0);

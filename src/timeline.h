@@ -12,8 +12,8 @@
  * Which GPU, and which micro-batches: with pp = 1 the timeline is the one GPU's step, one
  * micro-batch of L layers (gradient accumulation repeats it). With pp > 1 it is the most loaded
  * stage of model_peak (terms.peak_stage) doing its own work on the micro-batches it holds at once
- * under 1F1B - pp micro-batches of L/pp layers on the first stage, one with the logits on the last -
- * run back to back (all their forwards, then all their backwards), not the interleaved schedule
+ * under 1F1B - pp micro-batches of L/pp layers on the first stage, one with the logits on the last
+ * - run back to back (all their forwards, then all their backwards), not the interleaved schedule
  * with its bubbles; its peak is still the analytic one. Layer numbers are global (the last stage
  * starts at L - L/pp).
  *
@@ -22,8 +22,9 @@
  * (the analytic M(k) + logits adds the logits to the rebuilt segment, but the loss backward frees
  * them before the first rebuild, and a short last segment rebuilds fewer than k layers). Total time
  * is 3 L' (L' = layers times micro-batches of the stage), 4 L' with checkpointing every k: every
- * layer is rebuilt once whatever k (lesson section 3). Selective recomputation makes no segments:
- * its A (model_layer_act) already lacks the attention core, whose rebuild is inside the backward.
+ * layer is rebuilt once whatever k (doc/model.md section 10). Selective recomputation makes no
+ * segments: its A (model_layer_act) already lacks the attention core, whose rebuild is inside the
+ * backward.
  */
 #ifndef MEMFIT_TIMELINE_H
 #define MEMFIT_TIMELINE_H
@@ -43,11 +44,11 @@ enum timeline_kind {
 
 struct timeline_event {
     enum timeline_kind kind;
-    uint64_t layer;          /* 0-based layer index; 0 for the logits and the loss */
-    uint64_t micro_batch;    /* which of the stage's in-flight micro-batches (0 with pp = 1) */
-    double t_start, t_end;   /* in layer-forward units */
-    uint64_t act_bytes;      /* stored activations (incl. checkpoints) after the event */
-    uint64_t logits_bytes;   /* logits held after the event */
+    uint64_t layer;        /* 0-based layer index; 0 for the logits and the loss */
+    uint64_t micro_batch;  /* which of the stage's in-flight micro-batches (0 with pp = 1) */
+    double t_start, t_end; /* in layer-forward units */
+    uint64_t act_bytes;    /* stored activations (incl. checkpoints) after the event */
+    uint64_t logits_bytes; /* logits held after the event */
 };
 
 struct timeline_summary {
