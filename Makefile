@@ -9,6 +9,7 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make validate   re-measure the activation fixture with PyTorch (slow)
+#   make format     clang-format every C file (make format-check: fail on a diff, as CI does)
 #   make fuzz       libFuzzer on the CSV and template parsers (clang; FUZZ_SECONDS=60 each)
 #   WERROR=1        warnings are errors
 
@@ -45,6 +46,7 @@ HDR      := $(wildcard src/*.h tests/unit/*.h tests/fuzz/*.h tests/validation/*.
 FORMAT_SRC = $(sort $(wildcard src/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] tests/tools/*.[ch]))
 
 MEMFIT   = $(BUILD)/memfit
+PNGCMP   = $(BUILD)/tests/pngcmp
 
 all: $(MEMFIT) memfit
 
@@ -66,20 +68,25 @@ $(BUILD)/tests/validation_summary: tests/validation/summary.c $(LIB_OBJ) $(HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/validation -o $@ $< $(LIB_OBJ) $(LIBS)
 
+# tests/cli/golden.sh compares renders with the golden PNGs through it.
+$(PNGCMP): tests/tools/pngcmp.c tests/unit/pngcmp.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(PKG_LIBS)
+
 # The suite first installs what is missing (a no-op when everything is there), like `make report`.
 test: deps
 	@$(MAKE) --no-print-directory run-tests
 
-run-tests: $(MEMFIT) $(TEST_BIN)
-	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+run-tests: $(MEMFIT) $(TEST_BIN) $(PNGCMP)
+	@MEMFIT=$(MEMFIT) PNGCMP=$(PNGCMP) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
 asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
-valgrind: $(MEMFIT) $(TEST_BIN)
+valgrind: $(MEMFIT) $(TEST_BIN) $(PNGCMP)
 	@VALGRIND="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
-	  MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
+	  MEMFIT=$(MEMFIT) PNGCMP=$(PNGCMP) BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
 report: deps
 	$(MAKE) memfit
@@ -110,17 +117,19 @@ fuzz:
 	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
 	done
 
-golden-update: $(MEMFIT) $(TEST_BIN)
-	@MEMFIT=$(MEMFIT) GOLDEN_UPDATE=1 sh tests/run.sh $(TEST_BIN)
+golden-update: $(MEMFIT) $(TEST_BIN) $(PNGCMP)
+	@MEMFIT=$(MEMFIT) PNGCMP=$(PNGCMP) GOLDEN_UPDATE=1 sh tests/run.sh $(TEST_BIN)
 
 install: $(MEMFIT)
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/configs $(DESTDIR)$(DATADIR)/templates
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/configs $(DESTDIR)$(DATADIR)/templates \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
 	cp $(MEMFIT) $(DESTDIR)$(BINDIR)/memfit
+	cp doc/memfit.1 $(DESTDIR)$(PREFIX)/share/man/man1/memfit.1
 	cp configs/*.csv $(DESTDIR)$(DATADIR)/configs/
 	if ls templates/*.tmpl >/dev/null 2>&1; then cp templates/*.tmpl $(DESTDIR)$(DATADIR)/templates/; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/memfit
+	rm -f $(DESTDIR)$(BINDIR)/memfit $(DESTDIR)$(PREFIX)/share/man/man1/memfit.1
 	rm -rf $(DESTDIR)$(DATADIR)
 
 format:
