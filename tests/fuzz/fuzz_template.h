@@ -1,8 +1,8 @@
 /*
  * The template fuzz target: any bytes, parsed as a report template against the report's own
  * names and phrases (a scenario template may redefine any phrase of templates/phrases.tmpl),
- * then every block expanded, phrases included. It must never crash, leak or hit undefined behaviour: a
- * template is either accepted whole or rejected with messages. Built into
+ * then every block expanded, phrases included. It must never crash, leak or hit undefined
+ * behaviour: a template is either accepted whole or rejected with messages. Built into
  * tests/unit/test_fuzz_template.c (make test, make asan) and with libFuzzer by `make fuzz`.
  */
 #ifndef MEMFIT_FUZZ_TEMPLATE_H
