@@ -759,6 +759,7 @@ static bool parse_model_shape(struct row *row, struct scenario *sc)
     sc->ffn = sc->arch == ARCH_GPT ? 4 * sc->hidden : 256 * ((8 * sc->hidden / 3 + 255) / 256);
     sc->tied = sc->arch == ARCH_GPT;
     sc->dropout = sc->arch == ARCH_GPT;
+    sc->qkv_bias = sc->arch == ARCH_GPT;
     sc->positions = 0;
     if (sc->hidden > UINT64_MAX / 8)
         return row_error(row, COL_HIDDEN, "'%s' is too large", row->cell[COL_HIDDEN]);
@@ -928,6 +929,13 @@ static void scenario_defaults(struct scenario *sc, double reserve)
     sc->offload = OFFLOAD_NONE;
     sc->sp = false;
     sc->dp = sc->tp = sc->pp = 1;
+    sc->ep = 1;
+    sc->etp = sc->head_dim = 0;
+    sc->qk_norm = sc->shared_gate = sc->router_bias = false;
+    sc->layer_norms = 2;
+    sc->experts = sc->top_k = sc->expert_ffn = sc->shared_ffn = sc->dense_layers = 0;
+    sc->capacity_factor = 0;
+    sc->q_lora_rank = sc->kv_lora_rank = sc->qk_nope_dim = sc->qk_rope_dim = sc->v_head_dim = 0;
     sc->gpus_per_node = 8;
     sc->reserve = reserve;
     sc->model_preset[0] = sc->gpu_preset[0] = '\0';

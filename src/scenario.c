@@ -15,6 +15,7 @@ void scenario_lesson_example(struct scenario *sc)
     sc->hidden = 2048;
     sc->heads = 16;
     sc->kv_heads = 16;
+    sc->layer_norms = 2;
     sc->vocab = 50257;
     sc->ffn = 4 * 2048;
     sc->tied = true;
@@ -26,6 +27,7 @@ void scenario_lesson_example(struct scenario *sc)
     sc->attention = ATTENTION_PLAIN;
     sc->recompute = RECOMPUTE_NONE;
     sc->dp = sc->tp = sc->pp = 1;
+    sc->ep = 1;
     sc->gpu_mem_bytes = 80000000000ull;
     sc->reserve = 0.15;
     sc->gpus_per_node = 8;

@@ -39,6 +39,27 @@ struct scenario {
     enum arch arch;
     uint64_t layers, hidden, heads, kv_heads, vocab, ffn, positions;
     bool tied, dropout;
+    /* Attention and norms (doc/model.md section 2): */
+    uint64_t head_dim;    /* d_h, per-head width (Gemma: 256); 0: h / heads */
+    bool qkv_bias;        /* biases on Q, K and V of a llama layer (Qwen2); a gpt layer has
+                           * biases on every linear whatever this says */
+    bool qk_norm;         /* an RMSNorm on each head of q and k (Qwen3) */
+    uint64_t layer_norms; /* norms per layer: 2, or 4 with post-norms (Gemma 2); 0: 2 */
+    /* Mixture of experts (experts = 0: a dense model): */
+    uint64_t experts;       /* E, routed experts per MoE layer */
+    uint64_t top_k;         /* k, experts per token */
+    uint64_t expert_ffn;    /* f_e, width of one routed expert (a gated MLP) */
+    uint64_t shared_ffn;    /* f_s, total width of the shared experts (0: none) */
+    bool shared_gate;       /* a sigmoid gate on the shared experts (Qwen2-MoE): +h */
+    bool router_bias;       /* a per-expert score bias (DeepSeek-V3): +E */
+    uint64_t dense_layers;  /* leading layers with a dense MLP of width ffn (DeepSeek-V3: 3) */
+    double capacity_factor; /* tokens per expert capped at ceil(k T cf / E); 0: dropless */
+    /* Multi-head latent attention (kv_lora_rank > 0 turns it on; DeepSeek-V2/V3): */
+    uint64_t q_lora_rank;  /* r_q; 0: Q projected directly from h */
+    uint64_t kv_lora_rank; /* r_kv */
+    uint64_t qk_nope_dim;  /* d_n, per-head width of q and k without rotary */
+    uint64_t qk_rope_dim;  /* d_r, per-head rotary width (one shared rotary k) */
+    uint64_t v_head_dim;   /* d_v */
     uint64_t seq, micro_batch, global_batch;
     enum precision precision;
     enum attention attention;
@@ -46,6 +67,8 @@ struct scenario {
     uint64_t ckpt_every; /* k of RECOMPUTE_EVERY_K */
     uint64_t dp, tp, pp;
     bool sp;
+    uint64_t ep;   /* expert parallel degree (1 without experts) */
+    uint64_t etp;  /* expert tensor parallel degree; 0: = tp */
     unsigned zero; /* ZeRO stage 0..3 over dp */
     enum offload offload;
     uint64_t gpu_mem_bytes;
