@@ -754,38 +754,20 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
 
 /* ---------------------------------------------------------------- checkpoint every k */
 
-/* The peak of the most loaded GPU when every stage checkpoints every k layers (k = 0: none),
- * with the scenario's own A and c (as model_k_best uses them). */
-static int kcurve_peak(const struct scenario *sc, const struct terms *t, uint64_t k, uint64_t *out)
-{
-    *out = 0;
-    for (int i = 0; i < 2; i++) {
-        uint64_t act, in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
-        if (model_stage_act(sc, t->act_layer_bytes, t->ckpt_bytes, in_flight, k, &act) != MODEL_OK)
-            return -1;
-        uint64_t p = t->stage[i].states_bytes + act + t->stage[i].logits_bytes;
-        if (p < act)
-            return -1;
-        if (p > *out)
-            *out = p;
-    }
-    return 0;
-}
-
 int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, struct chart_kcurve *d)
 {
     struct terms t;
     size_t n = sc->pp ? (size_t)(sc->layers / sc->pp) : 0; /* a segment stays inside a stage */
     if (n == 0 || cap < n || model_peak(sc, &t) != MODEL_OK)
         return -1;
-    if (kcurve_peak(sc, &t, 0, &d->none_bytes) != 0)
+    if (model_ckpt_peak(sc, &t, 0, &d->none_bytes) != MODEL_OK)
         return -1;
     /* doc/model.md sections 5.2 and 12.2: k* = sqrt(L c / A); the extra compute is one forward
      * pass per step whatever k is: 8 Psi instead of 6 Psi per token. */
     d->k_star = sqrt((double)sc->layers * (double)t.ckpt_bytes / (double)t.act_layer_bytes);
     d->extra_compute = 1.0 / 3.0;
     for (size_t k = 1; k <= n; k++)
-        if (kcurve_peak(sc, &t, k, &peak[k - 1]) != 0)
+        if (model_ckpt_peak(sc, &t, k, &peak[k - 1]) != MODEL_OK)
             return -1;
     uint64_t best;
     if (model_k_best(sc, &d->k_best, &best) != MODEL_OK)
@@ -903,65 +885,26 @@ static size_t push_op(struct chart_walk_op *ops, size_t n, size_t cap, const cha
     return n + 1;
 }
 
-/* The attention core, or what replaces it (doc/model.md section 4.2). */
-static size_t core_ops(const struct scenario *sc, struct chart_walk_op *ops, size_t n, size_t cap)
-{
-    bool masks = sc->arch == ARCH_GPT && sc->dropout;
-    if (sc->attention == ATTENTION_FLASH)
-        return push_op(ops, n, cap, "log-sum-exp (fp32)", 4, CHART_WALK_ASB);
-    if (sc->recompute == RECOMPUTE_SELECTIVE)
-        return n; /* the core is rebuilt in the backward pass */
-    n = push_op(ops, n, cap, "softmax output", 2, CHART_WALK_AS2B);
-    if (masks) {
-        n = push_op(ops, n, cap, "dropout mask", 1, CHART_WALK_AS2B);
-        n = push_op(ops, n, cap, "dropout output", 2, CHART_WALK_AS2B);
-    }
-    return n;
-}
-
 size_t chart_layer_walk_ops(const struct scenario *sc, struct chart_walk_op *ops, size_t cap)
 {
-    double h = (double)sc->hidden, g = (double)sc->heads / (double)sc->kv_heads;
-    double f = (double)sc->ffn / h;
-    bool flash = sc->attention == ATTENTION_FLASH;
+    /* The layer's kept tensors as model's inventory lists them (layer.h), in forward order,
+     * without those the recomputation drops; per-token bytes in sbh units. */
+    struct layer_inventory inv;
+    enum layer_kind kind = sc->experts > 0 ? LAYER_MOE : LAYER_DENSE;
+    if (!layer_inventory(sc, kind, &inv))
+        return 0;
+    double h = (double)sc->hidden;
     size_t n = 0;
-    if (sc->arch == ARCH_GPT) {
-        /* doc/model.md section 4.1 (Korthikanti et al. 2022, 4.1), in the order of the forward
-         * pass; K and V of section 4.4. */
-        bool drop = sc->dropout;
-        n = push_op(ops, n, cap, "LN1 input", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "QKV input", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "Q", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "K", 2 / g, CHART_WALK_SBH);
-        if (flash)
-            n = push_op(ops, n, cap, "V", 2 / g, CHART_WALK_SBH);
-        n = core_ops(sc, ops, n, cap);
-        if (!flash)
-            n = push_op(ops, n, cap, "V", 2 / g, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "projection input", 2, CHART_WALK_SBH);
-        if (drop)
-            n = push_op(ops, n, cap, "projection dropout mask", 1, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "LN2 input", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "fc1 input", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "GeLU input", 2 * f, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "fc2 input", 2 * f, CHART_WALK_SBH);
-        if (drop)
-            n = push_op(ops, n, cap, "MLP dropout mask", 1, CHART_WALK_SBH);
-    } else {
-        /* doc/model.md section 4.5, Llama layer: fused RMSNorm, rotary q and k, GQA, SwiGLU. */
-        n = push_op(ops, n, cap, "norm 1 input", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "norm 1 output", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "Q (rotary)", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "K (rotary)", 2 / g, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "V", 2 / g, CHART_WALK_SBH);
-        n = core_ops(sc, ops, n, cap);
-        n = push_op(ops, n, cap, "projection input", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "norm 2 input", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "norm 2 output", 2, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "gate", 2 * f, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "up", 2 * f, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "silu(gate)", 2 * f, CHART_WALK_SBH);
-        n = push_op(ops, n, cap, "silu(gate) \xc3\x97 up", 2 * f, CHART_WALK_SBH);
+    for (size_t i = 0; i < inv.n_kept; i++) {
+        const struct layer_tensor *t = &inv.kept[i];
+        if (t->recomputed)
+            continue;
+        if (t->extent == LAYER_PER_HEAD_SCORE)
+            n = push_op(ops, n, cap, t->name, (double)t->per, CHART_WALK_AS2B);
+        else if (t->extent == LAYER_PER_HEAD_ROW)
+            n = push_op(ops, n, cap, t->name, (double)t->per, CHART_WALK_ASB);
+        else
+            n = push_op(ops, n, cap, t->name, (double)t->per / h, CHART_WALK_SBH);
     }
     return n <= cap ? n : 0;
 }
@@ -1147,30 +1090,37 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
 size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_item *items,
                                size_t cap)
 {
-    double h = (double)sc->hidden, hkv = (double)model_kv_width(sc), f = (double)sc->ffn;
-    struct chart_param_item gpt[] = {
-        /* doc/model.md section 2.1: W_Q, W_K, W_V, W_O; the MLP h x f and f x h; biases and two
-         * LayerNorms (2h + 2h_kv + f + h + 4h). */
-        {"W_Q", 1, CHART_PARAM_ATTN},
-        {"W_K", hkv / h, CHART_PARAM_ATTN},
-        {"W_V", hkv / h, CHART_PARAM_ATTN},
-        {"W_O", 1, CHART_PARAM_ATTN},
-        {"MLP in", f / h, CHART_PARAM_MLP},
-        {"MLP out", f / h, CHART_PARAM_MLP},
-        {"biases,\nnorms", (2 * h + 2 * hkv + f + h + 4 * h) / (h * h), CHART_PARAM_SMALL},
+    /* The layer's parameter tensors as model's inventory lists them (layer.h), in h^2 units;
+     * the biases and norm scales, each too small to see, are drawn as one bar at the end. */
+    static const enum chart_param_group group[LAYER_PARTS] = {
+        [LAYER_PART_ATTENTION] = CHART_PARAM_ATTN, [LAYER_PART_SMALL] = CHART_PARAM_SMALL,
+        [LAYER_PART_MLP] = CHART_PARAM_MLP,        [LAYER_PART_SHARED] = CHART_PARAM_SHARED,
+        [LAYER_PART_ROUTER] = CHART_PARAM_ROUTER,  [LAYER_PART_EXPERTS] = CHART_PARAM_EXPERTS,
     };
-    struct chart_param_item llama[] = {
-        /* No biases; SwiGLU's three h x f matrices; two RMSNorm scales (2h). */
-        {"W_Q", 1, CHART_PARAM_ATTN},       {"W_K", hkv / h, CHART_PARAM_ATTN},
-        {"W_V", hkv / h, CHART_PARAM_ATTN}, {"W_O", 1, CHART_PARAM_ATTN},
-        {"gate", f / h, CHART_PARAM_MLP},   {"up", f / h, CHART_PARAM_MLP},
-        {"down", f / h, CHART_PARAM_MLP},   {"norms", 2 * h / (h * h), CHART_PARAM_SMALL},
-    };
-    const struct chart_param_item *src = sc->arch == ARCH_GPT ? gpt : llama;
-    size_t n = sc->arch == ARCH_GPT ? sizeof gpt / sizeof gpt[0] : sizeof llama / sizeof llama[0];
-    if (cap < n)
+    struct layer_inventory inv;
+    enum layer_kind kind = sc->experts > 0 ? LAYER_MOE : LAYER_DENSE;
+    if (!layer_inventory(sc, kind, &inv))
         return 0;
-    memcpy(items, src, n * sizeof *items);
+    double h2 = (double)sc->hidden * (double)sc->hidden, small = 0;
+    bool biases = false;
+    size_t n = 0;
+    for (size_t i = 0; i < inv.n_params; i++) {
+        const struct layer_param *p = &inv.params[i];
+        if (p->part == LAYER_PART_SMALL) {
+            small += (double)p->count;
+            biases = biases || strstr(p->name, "bias") != NULL;
+        } else if (n < cap) {
+            items[n++] = (struct chart_param_item){p->name, (double)p->count / h2, group[p->part]};
+        } else {
+            return 0;
+        }
+    }
+    if (small > 0) {
+        if (n == cap)
+            return 0;
+        items[n++] = (struct chart_param_item){biases ? "biases,\nnorms" : "norms", small / h2,
+                                               CHART_PARAM_SMALL};
+    }
     return n;
 }
 

@@ -153,7 +153,14 @@ void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_walk *d, struct chart_geom *geom);
 
 /* One layer's parameters, matrix by matrix, in h^2 units (doc/model.md sections 2.1 and 2.2). */
-enum chart_param_group { CHART_PARAM_ATTN, CHART_PARAM_MLP, CHART_PARAM_SMALL };
+enum chart_param_group {
+    CHART_PARAM_ATTN,
+    CHART_PARAM_MLP,
+    CHART_PARAM_SMALL,
+    CHART_PARAM_SHARED,
+    CHART_PARAM_ROUTER,
+    CHART_PARAM_EXPERTS
+};
 
 struct chart_param_item {
     const char *name; /* static string */
@@ -161,7 +168,7 @@ struct chart_param_item {
     enum chart_param_group group;
 };
 
-#define CHART_PARAM_MAX 8
+#define CHART_PARAM_MAX LAYER_PARAMS_MAX
 
 /* The matrices of one layer of `sc` (and its biases and norms together). Returns the count. */
 size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_item *items,

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "checked.h"
+#include "layer.h"
 
 struct model_bytes_per_param model_bytes_per_param(enum precision p)
 {
@@ -28,23 +29,11 @@ uint64_t model_kv_width(const struct scenario *sc)
 
 enum model_status model_layer_params(const struct scenario *sc, uint64_t *out)
 {
-    struct checked ck = {false};
-    uint64_t h = sc->hidden, hkv = model_kv_width(sc), f = sc->ffn;
-    /* W_Q and W_O are h x h, W_K and W_V are h x h_kv (GQA). */
-    uint64_t attn = ck_add(&ck, ck_mul3(&ck, 2, h, h), ck_mul3(&ck, 2, h, hkv));
-    uint64_t n;
-    if (sc->arch == ARCH_GPT) {
-        /* Biases of Q, O (h each) and K, V (h_kv each); MLP h x f and f x h with biases f and h;
-         * two LayerNorms with scale and shift: 4h. doc/model.md 2.1: 12h^2 + 13h at f = 4h. */
-        n = ck_add(&ck, attn, ck_add(&ck, 2 * h, ck_mul(&ck, 2, hkv)));
-        n = ck_add(&ck, n, ck_add(&ck, ck_mul3(&ck, 2, h, f), ck_add(&ck, f, h)));
-        n = ck_add(&ck, n, ck_mul(&ck, 4, h));
-    } else {
-        /* No biases; SwiGLU has three h x f matrices; two RMSNorms with a scale only: 2h. */
-        n = ck_add(&ck, attn, ck_add(&ck, ck_mul3(&ck, 3, h, f), ck_mul(&ck, 2, h)));
-    }
-    *out = n;
-    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+    /* The sum of the layer's parameter tensors (doc/model.md section 2; layer.h lists them). */
+    struct layer_inventory inv;
+    if (!layer_inventory(sc, LAYER_DENSE, &inv) || !layer_params_of(&inv, LAYER_PARTS, out))
+        return MODEL_OVERFLOW;
+    return MODEL_OK;
 }
 
 static uint64_t final_norm_params(const struct scenario *sc)
@@ -74,59 +63,26 @@ enum model_status model_params(const struct scenario *sc, uint64_t *out)
     return params_from_layer(sc, layer, out);
 }
 
-/* The attention term of one layer, whole (before tensor parallelism). doc/model.md section 4.2
- * (Korthikanti et al. 2022, 4.1; Dao et al. 2022, 3.1): the core keeps the softmax output
- * 2as^2b, the dropout mask as^2b and the dropout output 2as^2b (5as^2b); without dropout the
- * softmax output serves both uses (2as^2b). FlashAttention keeps one fp32 log-sum-exp per row and
- * head (4asb); selective recomputation rebuilds the core. */
-static uint64_t attention_term(const struct scenario *sc, uint64_t b, struct checked *ck)
-{
-    uint64_t s = sc->seq, a = sc->heads;
-    if (sc->attention == ATTENTION_FLASH)
-        return ck_mul(ck, ck_mul3(ck, 4, a, s), b);
-    if (sc->recompute == RECOMPUTE_SELECTIVE)
-        return 0;
-    bool masks = sc->arch == ARCH_GPT && sc->dropout;
-    return ck_mul(ck, ck_mul3(ck, masks ? 5 : 2, a, s), ck_mul(ck, s, b));
-}
-
 /*
- * The terms that grow with the micro-batch are computed at a given b, not sc->micro_batch: the
- * search for the largest micro-batch evaluates several b of one scenario, and copying the
- * scenario for each was a sizeable part of eval's time.
+ * One layer's activations at micro-batch b from the sums of its kept tensors (layer.h): the
+ * search for the largest micro-batch evaluates several b of one scenario, and the sums do not
+ * depend on b. Tensor parallelism divides the split part and the attention term; sequence
+ * parallelism the whole layer (doc/model.md section 4.3). Each division rounds up.
  */
-static enum model_status layer_act_at(const struct scenario *sc, uint64_t b,
-                                      struct model_layer_act *out)
+static enum model_status layer_act_from(const struct scenario *sc, const struct layer_act_sums *s,
+                                        uint64_t b, struct model_layer_act *out)
 {
     struct checked ck = {false};
     uint64_t sb = ck_mul(&ck, sc->seq, b);
-    uint64_t sbh = ck_mul(&ck, sb, sc->hidden);
-    uint64_t sbhkv = ck_mul(&ck, sb, model_kv_width(sc));
-    uint64_t sbf = ck_mul(&ck, sb, sc->ffn);
-    uint64_t whole, split;
-    /* Both layers keep Q and the output projection's input (2sbh each) and K and V (2 s b h_kv
-     * each: GQA does not copy them per head); these are split by tensor parallelism. */
-    split = ck_add(&ck, ck_mul(&ck, 4, sbh), ck_mul(&ck, 4, sbhkv));
-    if (sc->arch == ARCH_GPT) {
-        /* doc/model.md sections 4.1 and 4.3 (Korthikanti et al. 2022, 4.1 and 4.2.1): LN1
-         * input, QKV input, LN2 input and fc1 input (2sbh each) and the two 1-byte dropout masks
-         * after the projection and the MLP stay on every tensor-parallel rank (10 sbh); GeLU
-         * input and fc2 input (2sbf each, 8sbh at f = 4h) are split. */
-        whole = ck_mul(&ck, sc->dropout ? 10 : 8, sbh);
-        split = ck_add(&ck, split, ck_mul(&ck, 4, sbf));
-    } else {
-        /* Llama (doc/model.md section 4.5): two fused-RMSNorm inputs and their two outputs stay
-         * whole (8sbh); gate, up, silu(gate) and silu(gate)*up keep 2sbf each. */
-        whole = ck_mul(&ck, 8, sbh);
-        split = ck_add(&ck, split, ck_mul(&ck, 8, sbf));
-    }
-    uint64_t attn = attention_term(sc, b, &ck);
+    uint64_t whole = ck_mul(&ck, s->whole_per_token, sb);
+    uint64_t split = ck_mul(&ck, s->split_per_token, sb);
+    uint64_t attn = ck_add(&ck, ck_mul(&ck, s->attn_per_token, sb),
+                           ck_mul3(&ck, s->attn_per_score, sc->seq, sb));
     uint64_t t = sc->tp;
     out->whole = whole;
     out->split = t > 1 ? div_up(split, t) : split;
     out->attn = t > 1 ? div_up(attn, t) : attn;
     if (t > 1 && sc->sp) {
-        /* Sequence parallelism splits the rest along s: the whole layer divided by t. */
         out->total = div_up(ck_add(&ck, whole, ck_add(&ck, split, attn)), t);
         out->whole = div_up(whole, t);
     } else if (t > 1) {
@@ -138,9 +94,21 @@ static enum model_status layer_act_at(const struct scenario *sc, uint64_t b,
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
+/* The sums of the kept tensors of sc's dense layer. */
+static enum model_status act_sums(const struct scenario *sc, struct layer_act_sums *out)
+{
+    struct layer_inventory inv;
+    if (!layer_inventory(sc, LAYER_DENSE, &inv) || !layer_act_sums(sc, &inv, out))
+        return MODEL_OVERFLOW;
+    return MODEL_OK;
+}
+
 enum model_status model_layer_act(const struct scenario *sc, struct model_layer_act *out)
 {
-    return layer_act_at(sc, sc->micro_batch, out);
+    struct layer_act_sums sums;
+    if (act_sums(sc, &sums) != MODEL_OK)
+        return MODEL_OVERFLOW;
+    return layer_act_from(sc, &sums, sc->micro_batch, out);
 }
 
 static enum model_status ckpt_bytes_at(const struct scenario *sc, uint64_t b, uint64_t *out)
@@ -184,6 +152,23 @@ enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act,
         uint64_t kk = k < stage_layers ? k : stage_layers;
         uint64_t segments = div_up(stage_layers, kk);
         *out = ck_add(&ck, ck_mul3(&ck, micro_batches, segments, ckpt), ck_mul(&ck, kk, layer_act));
+    }
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms *t, uint64_t k,
+                                  uint64_t *out)
+{
+    struct checked ck = {false};
+    *out = 0;
+    for (int i = 0; i < 2; i++) {
+        uint64_t act, in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
+        if (model_stage_act(sc, t->act_layer_bytes, t->ckpt_bytes, in_flight, k, &act) != MODEL_OK)
+            return MODEL_OVERFLOW;
+        uint64_t p =
+            ck_add(&ck, t->stage[i].states_bytes, ck_add(&ck, act, t->stage[i].logits_bytes));
+        if (p > *out)
+            *out = p;
     }
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
@@ -245,9 +230,14 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
 {
     struct checked ck = {false};
     struct model_layer_act act;
+    struct layer_inventory inv;
     uint64_t logits;
-    if (model_layer_params(sc, &t->layer_params) ||
-        params_from_layer(sc, t->layer_params, &t->params) || model_layer_act(sc, &act) ||
+    /* One inventory of the layer serves its parameters and its activations at every b. */
+    if (!layer_inventory(sc, LAYER_DENSE, &inv) ||
+        !layer_params_of(&inv, LAYER_PARTS, &t->layer_params) ||
+        !layer_act_sums(sc, &inv, &t->act_sums) ||
+        params_from_layer(sc, t->layer_params, &t->params) ||
+        layer_act_from(sc, &t->act_sums, sc->micro_batch, &act) ||
         model_ckpt_bytes(sc, &t->ckpt_bytes) || model_logits_bytes(sc, &logits))
         return MODEL_OVERFLOW;
     t->act_layer_bytes = act.total;
@@ -369,7 +359,8 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, 
 {
     struct model_layer_act act;
     uint64_t c, logits;
-    if (layer_act_at(sc, b, &act) || ckpt_bytes_at(sc, b, &c) || logits_bytes_at(sc, b, &logits))
+    if (layer_act_from(sc, &base->act_sums, b, &act) || ckpt_bytes_at(sc, b, &c) ||
+        logits_bytes_at(sc, b, &logits))
         return false;
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     struct checked ck = {false};

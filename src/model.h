@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "layer.h"
 #include "scenario.h"
 
 enum model_status { MODEL_OK = 0, MODEL_OVERFLOW = 1 };
@@ -58,7 +59,8 @@ struct terms {
     /* The most loaded GPU, copied from stage[peak_stage]: */
     uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes;
     uint64_t act_bytes, logits_bytes, peak_bytes;
-    uint64_t budget_bytes; /* GPU memory * (1 - reserve) */
+    uint64_t budget_bytes;          /* GPU memory * (1 - reserve) */
+    struct layer_act_sums act_sums; /* the layer's kept bytes per token, to re-evaluate at any b */
     bool fits;
     /* Checkpointing every k (filled by model_eval only): */
     double k_star;             /* sqrt(L c / A) */
@@ -95,6 +97,14 @@ enum model_status model_logits_bytes(const struct scenario *sc, uint64_t *out);
  */
 enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act, uint64_t ckpt,
                                   uint64_t micro_batches, uint64_t k, uint64_t *out);
+
+/*
+ * The peak of the most loaded GPU of t's scenario (its model states and logits kept, t from
+ * model_peak) when checkpointing every k layers (k = 0: no checkpointing) - one point of the
+ * M(k) curve (doc/model.md section 5). MODEL_OVERFLOW when a count overflows.
+ */
+enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms *t, uint64_t k,
+                                  uint64_t *out);
 
 /* GPU memory * (1 - reserve), rounded to the byte. */
 uint64_t model_budget_bytes(const struct scenario *sc);

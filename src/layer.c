@@ -1,0 +1,258 @@
+/* layer: see layer.h. */
+#include "layer.h"
+
+#include "checked.h"
+
+/* The list being filled: entries past the capacity are counted and make layer_inventory fail. */
+struct filler {
+    struct layer_inventory *inv;
+    struct checked ck;
+    bool full;
+};
+
+static void param(struct filler *f, const char *name, uint64_t count, enum layer_part part)
+{
+    struct layer_inventory *inv = f->inv;
+    if (inv->n_params == LAYER_PARAMS_MAX) {
+        f->full = true;
+        return;
+    }
+    inv->params[inv->n_params++] = (struct layer_param){name, count, part};
+}
+
+static void kept(struct filler *f, const char *name, uint64_t per, enum layer_extent extent,
+                 enum layer_split split)
+{
+    struct layer_inventory *inv = f->inv;
+    if (inv->n_kept == LAYER_KEPT_MAX) {
+        f->full = true;
+        return;
+    }
+    inv->kept[inv->n_kept++] = (struct layer_tensor){name, per, extent, split, false};
+}
+
+uint64_t layer_head_dim(const struct scenario *sc)
+{
+    return sc->head_dim ? sc->head_dim : sc->hidden / sc->heads;
+}
+
+static bool has_mla(const struct scenario *sc)
+{
+    return sc->kv_lora_rank > 0;
+}
+
+/* ---- parameters (doc/model.md section 2) ---- */
+
+/* Multi-head attention with grouped K and V heads of width d_h: W_Q and W_O are h x a d_h, W_K
+ * and W_V h x g d_h; GPT layers (and llama ones with qkv_bias, Qwen2) have biases on Q, K and V,
+ * GPT also on the output projection; qk_norm (Qwen3) adds an RMSNorm scale of d_h for q and
+ * one for k. */
+static void attention_params(struct filler *f, const struct scenario *sc)
+{
+    struct checked *ck = &f->ck;
+    uint64_t h = sc->hidden, dh = layer_head_dim(sc), a = sc->heads, g = sc->kv_heads;
+    uint64_t q = ck_mul(ck, a, dh), kv = ck_mul(ck, g, dh);
+    bool gpt = sc->arch == ARCH_GPT;
+    param(f, "W_Q", ck_mul(ck, h, q), LAYER_PART_ATTENTION);
+    param(f, "W_K", ck_mul(ck, h, kv), LAYER_PART_ATTENTION);
+    param(f, "W_V", ck_mul(ck, h, kv), LAYER_PART_ATTENTION);
+    param(f, "W_O", ck_mul(ck, q, h), LAYER_PART_ATTENTION);
+    if (gpt || sc->qkv_bias)
+        param(f, "Q, K, V biases", ck_add(ck, q, ck_mul(ck, 2, kv)), LAYER_PART_SMALL);
+    if (gpt)
+        param(f, "output bias", h, LAYER_PART_SMALL);
+    if (sc->qk_norm)
+        param(f, "q, k norms", ck_mul(ck, 2, dh), LAYER_PART_SMALL);
+}
+
+/* Multi-head latent attention (DeepSeek-V2/V3; Megatron-LM theoretical_memory_usage.py, the same
+ * count as DeepSeek-V3 inference/model.py): Q through a rank-r_q bottleneck with its norm (or
+ * directly from h), K and V through a rank-r_kv bottleneck with its norm, one rotary key head of
+ * d_r shared by all heads, the output projection from a d_v. */
+static void mla_params(struct filler *f, const struct scenario *sc)
+{
+    struct checked *ck = &f->ck;
+    uint64_t h = sc->hidden, a = sc->heads, rq = sc->q_lora_rank, rkv = sc->kv_lora_rank;
+    uint64_t qk = ck_mul(ck, a, ck_add(ck, sc->qk_nope_dim, sc->qk_rope_dim));
+    uint64_t kv = ck_mul(ck, a, ck_add(ck, sc->qk_nope_dim, sc->v_head_dim));
+    if (rq > 0) {
+        param(f, "W_Q down", ck_mul(ck, h, rq), LAYER_PART_ATTENTION);
+        param(f, "q norm", rq, LAYER_PART_SMALL);
+        param(f, "W_Q up", ck_mul(ck, rq, qk), LAYER_PART_ATTENTION);
+    } else {
+        param(f, "W_Q", ck_mul(ck, h, qk), LAYER_PART_ATTENTION);
+    }
+    param(f, "W_KV down", ck_mul(ck, h, ck_add(ck, rkv, sc->qk_rope_dim)), LAYER_PART_ATTENTION);
+    param(f, "kv norm", rkv, LAYER_PART_SMALL);
+    param(f, "W_KV up", ck_mul(ck, rkv, kv), LAYER_PART_ATTENTION);
+    param(f, "W_O", ck_mul3(ck, a, sc->v_head_dim, h), LAYER_PART_ATTENTION);
+}
+
+/* GPT: h x f and f x h with biases f and h; llama: SwiGLU's gate, up and down. */
+static void mlp_params(struct filler *f, const struct scenario *sc)
+{
+    struct checked *ck = &f->ck;
+    uint64_t hf = ck_mul(ck, sc->hidden, sc->ffn);
+    if (sc->arch == ARCH_GPT) {
+        param(f, "MLP in", hf, LAYER_PART_MLP);
+        param(f, "MLP out", hf, LAYER_PART_MLP);
+        param(f, "MLP biases", ck_add(ck, sc->ffn, sc->hidden), LAYER_PART_SMALL);
+    } else {
+        param(f, "gate", hf, LAYER_PART_MLP);
+        param(f, "up", hf, LAYER_PART_MLP);
+        param(f, "down", hf, LAYER_PART_MLP);
+    }
+}
+
+/* An MoE layer's MLP: E routed gated experts of width f_e, shared experts of total width f_s
+ * (with Qwen2-MoE's sigmoid gate, h), the router h x E (with DeepSeek-V3's score bias, E). */
+static void moe_params(struct filler *f, const struct scenario *sc)
+{
+    struct checked *ck = &f->ck;
+    uint64_t h = sc->hidden, e = sc->experts;
+    param(f, "experts (routed)", ck_mul(ck, ck_mul3(ck, 3, h, sc->expert_ffn), e),
+          LAYER_PART_EXPERTS);
+    if (sc->shared_ffn > 0)
+        param(f, "shared experts", ck_mul3(ck, 3, h, sc->shared_ffn), LAYER_PART_SHARED);
+    if (sc->shared_gate)
+        param(f, "shared gate", h, LAYER_PART_SHARED);
+    param(f, "router", ck_mul(ck, h, e), LAYER_PART_ROUTER);
+    if (sc->router_bias)
+        param(f, "router bias", e, LAYER_PART_ROUTER);
+}
+
+/* GPT LayerNorms have a scale and a shift (2h), RMSNorms a scale (h). */
+static void norm_params(struct filler *f, const struct scenario *sc)
+{
+    uint64_t norms = sc->layer_norms ? sc->layer_norms : 2;
+    uint64_t each = sc->arch == ARCH_GPT ? 2 * sc->hidden : sc->hidden;
+    param(f, "norms", ck_mul(&f->ck, norms, each), LAYER_PART_SMALL);
+}
+
+/* ---- kept tensors (doc/model.md section 4) ---- */
+
+/*
+ * The attention core of plain attention: the softmax output 2as^2b; with GPT's dropout also the
+ * mask (1 byte) and the dropout output (doc/model.md 4.2; Korthikanti et al. 2022, 4.1). Selective
+ * recomputation drops them. FlashAttention keeps one fp32 log-sum-exp per row and head instead.
+ */
+static void core_kept(struct filler *f, const struct scenario *sc)
+{
+    struct layer_inventory *inv = f->inv;
+    size_t first = inv->n_kept;
+    if (sc->attention == ATTENTION_FLASH) {
+        kept(f, "log-sum-exp (fp32)", 4, LAYER_PER_HEAD_ROW, LAYER_SPLIT);
+        return;
+    }
+    kept(f, "softmax output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
+    if (sc->arch == ARCH_GPT && sc->dropout) {
+        kept(f, "dropout mask", 1, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
+        kept(f, "dropout output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
+    }
+    for (size_t i = first; i < inv->n_kept; i++)
+        inv->kept[i].recomputed = sc->recompute == RECOMPUTE_SELECTIVE;
+}
+
+/* A pre-LN GPT layer (doc/model.md 4.1 and 4.4): norm inputs, the QKV and fc1 inputs and the
+ * dropout masks stay whole under tp; Q, K, V, the projection input and the MLP's inner tensors
+ * are split. V is kept after the core with plain attention (the product reads it then). */
+static void gpt_kept(struct filler *f, const struct scenario *sc)
+{
+    struct checked *ck = &f->ck;
+    uint64_t h = sc->hidden, dh = layer_head_dim(sc);
+    uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
+    uint64_t fb = ck_mul(ck, 2, sc->ffn);
+    bool flash = sc->attention == ATTENTION_FLASH, drop = sc->dropout;
+    kept(f, "LN1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "QKV input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "Q", q, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "K", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
+    if (flash)
+        kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
+    core_kept(f, sc);
+    if (!flash)
+        kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "projection input", q, LAYER_PER_TOKEN, LAYER_SPLIT);
+    if (drop)
+        kept(f, "projection dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "LN2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "fc1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "GeLU input", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "fc2 input", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    if (drop)
+        kept(f, "MLP dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE);
+}
+
+/* A llama layer (doc/model.md 4.5): fused RMSNorms keep their input, their output is shared by
+ * Q/K/V and by gate/up; rotary q and k; SwiGLU keeps gate, up, silu(gate) and the product. */
+static void llama_kept(struct filler *f, const struct scenario *sc)
+{
+    struct checked *ck = &f->ck;
+    uint64_t h = sc->hidden, dh = layer_head_dim(sc);
+    uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
+    uint64_t fb = ck_mul(ck, 2, sc->ffn);
+    kept(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "norm 1 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "Q (rotary)", q, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "K (rotary)", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
+    core_kept(f, sc);
+    kept(f, "projection input", q, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "gate", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "silu(gate)", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "silu(gate) \xc3\x97 up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+}
+
+bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct layer_inventory *inv)
+{
+    struct filler f = {inv, {false}, false};
+    inv->kind = kind;
+    inv->n_params = inv->n_kept = 0;
+    if (has_mla(sc))
+        mla_params(&f, sc);
+    else
+        attention_params(&f, sc);
+    if (kind == LAYER_MOE)
+        moe_params(&f, sc);
+    else
+        mlp_params(&f, sc);
+    norm_params(&f, sc);
+    if (sc->arch == ARCH_GPT)
+        gpt_kept(&f, sc);
+    else
+        llama_kept(&f, sc);
+    return !f.ck.overflow && !f.full;
+}
+
+bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint64_t *out)
+{
+    struct checked ck = {false};
+    uint64_t n = 0;
+    for (size_t i = 0; i < inv->n_params; i++)
+        if (p == LAYER_PARTS || inv->params[i].part == p)
+            n = ck_add(&ck, n, inv->params[i].count);
+    *out = n;
+    return !ck.overflow;
+}
+
+bool layer_act_sums(const struct scenario *sc, const struct layer_inventory *inv,
+                    struct layer_act_sums *out)
+{
+    struct checked ck = {false};
+    *out = (struct layer_act_sums){0, 0, 0, 0};
+    for (size_t i = 0; i < inv->n_kept; i++) {
+        const struct layer_tensor *t = &inv->kept[i];
+        if (t->recomputed)
+            continue;
+        uint64_t per = t->extent == LAYER_PER_TOKEN ? t->per : ck_mul(&ck, t->per, sc->heads);
+        uint64_t *sum = t->extent == LAYER_PER_HEAD_SCORE ? &out->attn_per_score
+                        : t->extent == LAYER_PER_HEAD_ROW ? &out->attn_per_token
+                        : t->split == LAYER_WHOLE         ? &out->whole_per_token
+                                                          : &out->split_per_token;
+        *sum = ck_add(&ck, *sum, per);
+    }
+    return !ck.overflow;
+}

@@ -1,0 +1,106 @@
+/*
+ * layer: the inventory of one transformer layer - the one place that says what a layer holds.
+ *
+ * A layer is two lists: its parameter tensors (name, count, which part of the layer: attention,
+ * norms and biases, dense MLP, shared experts, router, routed experts) and the tensors it keeps
+ * for the backward pass (name, bytes per token or per attention score, what tensor and sequence
+ * parallelism do to it, whether the scenario's recomputation drops it). model.c's totals, the
+ * report's layer walk and parameter charts and their tests all read these lists; a new layer kind
+ * is new entries here, not new code in three places.
+ *
+ * Formulas and sources: doc/model.md sections 2 (parameters) and 4 (activations). A scenario has
+ * up to two layer kinds: dense layers (every layer of a dense model; the leading dense_layers of
+ * a mixture-of-experts model) and MoE layers.
+ *
+ * Pure: reads a const scenario, fills a caller's struct; no I/O, no allocation, no globals.
+ * Counts are checked: a function returning false met a count that overflows 64 bits.
+ */
+#ifndef MEMFIT_LAYER_H
+#define MEMFIT_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scenario.h"
+
+enum layer_kind { LAYER_DENSE, LAYER_MOE };
+
+/* Which part of a layer a parameter tensor belongs to. Routed experts are divided by etp * ep on
+ * a GPU, everything else by tp. */
+enum layer_part {
+    LAYER_PART_ATTENTION, /* the projection matrices of attention */
+    LAYER_PART_SMALL,     /* biases and norm scales */
+    LAYER_PART_MLP,       /* the dense MLP */
+    LAYER_PART_SHARED,    /* the shared experts and their gate */
+    LAYER_PART_ROUTER,    /* the router's matrix and score bias */
+    LAYER_PART_EXPERTS,   /* the routed experts, all E of them */
+    LAYER_PARTS
+};
+
+struct layer_param {
+    const char *name; /* static string: "W_Q", "gate", "experts (routed)" */
+    uint64_t count;
+    enum layer_part part;
+};
+
+/* How many bytes a kept tensor takes, per unit of what it grows with. */
+enum layer_extent {
+    LAYER_PER_TOKEN,        /* bytes = per * s * b */
+    LAYER_PER_HEAD_ROW,     /* per query row and head: bytes = per * a * s * b */
+    LAYER_PER_HEAD_SCORE,   /* per attention score and head: bytes = per * a * s^2 * b */
+    LAYER_PER_ROUTED_TOKEN, /* per token-expert pair: bytes = per * routed tokens */
+};
+
+/* What tensor (t), sequence and expert tensor (u) parallelism do to a kept tensor. */
+enum layer_split {
+    LAYER_WHOLE, /* outside the tensor-parallel regions: whole on every rank, / t with sp */
+    LAYER_SPLIT, /* inside: / t */
+};
+
+struct layer_tensor {
+    const char *name; /* static string: "Q (rotary)", "softmax output" */
+    uint64_t per;     /* bytes per unit of extent, the whole layer (before any division) */
+    enum layer_extent extent;
+    enum layer_split split;
+    bool recomputed; /* dropped by the scenario's recomputation (selective: the attention core) */
+};
+
+#define LAYER_PARAMS_MAX 24
+#define LAYER_KEPT_MAX 32
+
+struct layer_inventory {
+    enum layer_kind kind;
+    struct layer_param params[LAYER_PARAMS_MAX];
+    size_t n_params;
+    struct layer_tensor kept[LAYER_KEPT_MAX]; /* in the order of the forward pass */
+    size_t n_kept;
+};
+
+/* The inventory of a layer of `kind` in sc (LAYER_MOE only when sc has experts). Returns false
+ * when a count overflows 64 bits. */
+bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct layer_inventory *inv);
+
+/* d_h: sc->head_dim, or h / heads. */
+uint64_t layer_head_dim(const struct scenario *sc);
+
+/* The parameters of part p (LAYER_PARTS: all of them). false on overflow. */
+bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint64_t *out);
+
+/*
+ * The kept tensors summed by how they grow and divide, the whole layer (before tp and sp), for
+ * the tensors the recomputation keeps: bytes = whole_per_token * s b (the whole group),
+ * + split_per_token * s b (the split linear part), + attn_per_token * s b + attn_per_score * s^2 b
+ * (the attention term: scores, or FlashAttention's per-row statistics). Per-head entries are
+ * multiplied by a. false on overflow.
+ */
+struct layer_act_sums {
+    uint64_t whole_per_token;
+    uint64_t split_per_token;
+    uint64_t attn_per_token;
+    uint64_t attn_per_score;
+};
+bool layer_act_sums(const struct scenario *sc, const struct layer_inventory *inv,
+                    struct layer_act_sums *out);
+
+#endif
