@@ -41,26 +41,79 @@ static uint64_t final_norm_params(const struct scenario *sc)
     return sc->arch == ARCH_GPT ? 2 * sc->hidden : sc->hidden;
 }
 
-/* Psi from the parameters of one layer (model_peak has them already: computing them twice was a
- * tenth of its time). */
-static enum model_status params_from_layer(const struct scenario *sc, uint64_t layer, uint64_t *out)
+/*
+ * The layer kinds of a scenario (layer.h): a dense model has L dense layers; a mixture of experts
+ * has its leading dense_layers dense and the others MoE. One inventory per kind gives its
+ * parameters and the sums of its kept tensors (model_peak builds them once: building them for
+ * every term was a sizeable part of its time).
+ */
+struct kinds {
+    uint64_t count[2];  /* layers of each kind, LAYER_DENSE and LAYER_MOE */
+    uint64_t params[2]; /* one layer of each kind, whole, routed experts included */
+    uint64_t routed;    /* the routed experts of one MoE layer (all E of them) */
+    struct layer_act_sums sums[2];
+};
+
+static enum model_status layer_kinds(const struct scenario *sc, struct kinds *k)
+{
+    struct layer_inventory inv;
+    *k = (struct kinds){{0, 0}, {0, 0}, 0, {{0, 0, 0, 0}, {0, 0, 0, 0}}};
+    k->count[LAYER_DENSE] = sc->experts ? sc->dense_layers : sc->layers;
+    k->count[LAYER_MOE] = sc->layers - k->count[LAYER_DENSE];
+    for (int kind = 0; kind < 2; kind++) {
+        if (k->count[kind] == 0)
+            continue;
+        if (!layer_inventory(sc, (enum layer_kind)kind, &inv) ||
+            !layer_params_of(&inv, LAYER_PARTS, &k->params[kind]) ||
+            !layer_act_sums(sc, &inv, &k->sums[kind]))
+            return MODEL_OVERFLOW;
+        if (kind == LAYER_MOE && !layer_params_of(&inv, LAYER_PART_EXPERTS, &k->routed))
+            return MODEL_OVERFLOW;
+    }
+    return MODEL_OK;
+}
+
+/* The kind whose layer the scenario's per-layer terms describe: MoE when there are MoE layers. */
+static enum layer_kind main_kind(const struct kinds *k)
+{
+    return k->count[LAYER_MOE] > 0 ? LAYER_MOE : LAYER_DENSE;
+}
+
+/* Psi and the active parameters (k of the E routed experts of each MoE layer; doc/model.md
+ * section 2.3): the layers + embedding (twice when untied) + final norm + learned positions. */
+static enum model_status params_of(const struct scenario *sc, const struct kinds *k, uint64_t *all,
+                                   uint64_t *active)
 {
     struct checked ck = {false};
     uint64_t emb = ck_mul(&ck, sc->vocab, sc->hidden);
-    uint64_t n = ck_mul(&ck, sc->layers, layer);
+    uint64_t n =
+        ck_add(&ck, ck_mul(&ck, k->count[0], k->params[0]), ck_mul(&ck, k->count[1], k->params[1]));
     n = ck_add(&ck, n, sc->tied ? emb : ck_mul(&ck, 2, emb));
     n = ck_add(&ck, n, final_norm_params(sc));
     n = ck_add(&ck, n, ck_mul(&ck, sc->positions, sc->hidden));
-    *out = n;
+    *all = n;
+    /* routed / E is one expert's 3 h f_e: exact. */
+    uint64_t idle = sc->experts ? k->routed / sc->experts * (sc->experts - sc->top_k) : 0;
+    *active = n - ck_mul(&ck, k->count[LAYER_MOE], idle);
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
 enum model_status model_params(const struct scenario *sc, uint64_t *out)
 {
-    uint64_t layer;
-    if (model_layer_params(sc, &layer) != MODEL_OK)
+    struct kinds k;
+    uint64_t active;
+    if (layer_kinds(sc, &k) != MODEL_OK)
         return MODEL_OVERFLOW;
-    return params_from_layer(sc, layer, out);
+    return params_of(sc, &k, out, &active);
+}
+
+enum model_status model_active_params(const struct scenario *sc, uint64_t *out)
+{
+    struct kinds k;
+    uint64_t all;
+    if (layer_kinds(sc, &k) != MODEL_OK)
+        return MODEL_OVERFLOW;
+    return params_of(sc, &k, &all, out);
 }
 
 /*
@@ -94,11 +147,12 @@ static enum model_status layer_act_from(const struct scenario *sc, const struct 
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
-/* The sums of the kept tensors of sc's dense layer. */
+/* The sums of the kept tensors of sc's main layer kind (MoE when it has MoE layers). */
 static enum model_status act_sums(const struct scenario *sc, struct layer_act_sums *out)
 {
     struct layer_inventory inv;
-    if (!layer_inventory(sc, LAYER_DENSE, &inv) || !layer_act_sums(sc, &inv, out))
+    bool moe = sc->experts > 0 && sc->dense_layers < sc->layers;
+    if (!layer_inventory(sc, moe ? LAYER_MOE : LAYER_DENSE, &inv) || !layer_act_sums(sc, &inv, out))
         return MODEL_OVERFLOW;
     return MODEL_OK;
 }
@@ -139,21 +193,51 @@ enum model_status model_logits_bytes(const struct scenario *sc, uint64_t *out)
     return logits_bytes_at(sc, sc->micro_batch, out);
 }
 
+/*
+ * The activations of a stage holding count[kind] layers of each kind, each kind's layer keeping
+ * act[kind], with `micro_batches` in flight, checkpointing every k layers (0: none). Without
+ * checkpointing every layer keeps its own A; with it, M(k) = ceil(n/k) c + k A, the peak at the
+ * end of the first rebuild, with A the largest of the stage's kinds (doc/model.md sections 5.1
+ * and 6.2; Chen et al. 2016, 4); a segment never crosses a pipeline stage.
+ */
+static enum model_status stage_act_mix(const uint64_t count[2], const uint64_t act[2],
+                                       uint64_t ckpt, uint64_t micro_batches, uint64_t k,
+                                       uint64_t *out)
+{
+    struct checked ck = {false};
+    uint64_t stage_layers = count[0] + count[1];
+    if (k == 0) {
+        uint64_t one = ck_add(&ck, ck_mul(&ck, count[0], act[0]), ck_mul(&ck, count[1], act[1]));
+        *out = ck_mul(&ck, micro_batches, one);
+    } else {
+        uint64_t a = 0;
+        for (int i = 0; i < 2; i++)
+            if (count[i] > 0 && act[i] > a)
+                a = act[i];
+        uint64_t kk = k < stage_layers ? k : stage_layers;
+        uint64_t segments = div_up(stage_layers, kk);
+        *out = ck_add(&ck, ck_mul3(&ck, micro_batches, segments, ckpt), ck_mul(&ck, kk, a));
+    }
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
 enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act, uint64_t ckpt,
                                   uint64_t micro_batches, uint64_t k, uint64_t *out)
 {
-    struct checked ck = {false};
-    uint64_t stage_layers = sc->layers / sc->pp;
-    if (k == 0) {
-        *out = ck_mul3(&ck, micro_batches, stage_layers, layer_act);
-    } else {
-        /* doc/model.md sections 5.1 and 6.2 (Chen et al. 2016, 4): M(k) = ceil(L/k) c + k A,
-         * the peak at the end of the first rebuild; a segment never crosses a pipeline stage. */
-        uint64_t kk = k < stage_layers ? k : stage_layers;
-        uint64_t segments = div_up(stage_layers, kk);
-        *out = ck_add(&ck, ck_mul3(&ck, micro_batches, segments, ckpt), ck_mul(&ck, kk, layer_act));
-    }
-    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+    const uint64_t count[2] = {sc->layers / sc->pp, 0}, act[2] = {layer_act, 0};
+    return stage_act_mix(count, act, ckpt, micro_batches, k, out);
+}
+
+/* Layers of each kind on pipeline stage `stage` (the first holds layers [0, L/pp), the last
+ * [L - L/pp, L)); the dense kind comes first in the model. */
+static void stage_mix(const struct scenario *sc, const uint64_t kind_count[2],
+                      enum model_stage stage, uint64_t out[2])
+{
+    uint64_t per = sc->layers / sc->pp;
+    uint64_t lo = stage == MODEL_STAGE_FIRST ? 0 : sc->layers - per;
+    uint64_t dense = kind_count[LAYER_DENSE] > lo ? kind_count[LAYER_DENSE] - lo : 0;
+    out[LAYER_DENSE] = dense < per ? dense : per;
+    out[LAYER_MOE] = per - out[LAYER_DENSE];
 }
 
 enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms *t, uint64_t k,
@@ -163,7 +247,8 @@ enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms 
     *out = 0;
     for (int i = 0; i < 2; i++) {
         uint64_t act, in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
-        if (model_stage_act(sc, t->act_layer_bytes, t->ckpt_bytes, in_flight, k, &act) != MODEL_OK)
+        if (stage_act_mix(t->stage[i].layers, t->kind_act, t->ckpt_bytes, in_flight, k, &act) !=
+            MODEL_OK)
             return MODEL_OVERFLOW;
         uint64_t p =
             ck_add(&ck, t->stage[i].states_bytes, ck_add(&ck, act, t->stage[i].logits_bytes));
@@ -187,41 +272,83 @@ uint64_t model_budget_bytes(const struct scenario *sc)
  * (stage 1), the gradients too (stage 2) and the weights too (stage 3), each rounded up to the
  * byte; offload moves the optimizer states to the CPU. doc/model.md sections 3.2 and 3.3
  * (Rajbhandari et al. 2020, section 5; Ren et al. 2021). */
-static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct checked *ck)
+struct states {
+    uint64_t weights, grads, optimizer;
+};
+
+/* The states of `params` parameters sharded by ZeRO over n GPUs. */
+static struct states sharded_states(const struct scenario *sc, uint64_t params, uint64_t n,
+                                    struct checked *ck)
 {
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
-    uint64_t n = sc->dp;
-    g->weights_bytes = ck_mul(ck, bpp.weights, g->params);
-    g->grads_bytes = ck_mul(ck, bpp.grads, g->params);
-    g->optimizer_bytes = ck_mul(ck, bpp.optimizer, g->params);
+    struct states st = {ck_mul(ck, bpp.weights, params), ck_mul(ck, bpp.grads, params),
+                        ck_mul(ck, bpp.optimizer, params)};
     if (sc->zero >= 1)
-        g->optimizer_bytes = div_up(g->optimizer_bytes, n);
+        st.optimizer = div_up(st.optimizer, n);
     if (sc->zero >= 2)
-        g->grads_bytes = div_up(g->grads_bytes, n);
+        st.grads = div_up(st.grads, n);
     if (sc->zero >= 3)
-        g->weights_bytes = div_up(g->weights_bytes, n);
+        st.weights = div_up(st.weights, n);
     if (sc->offload == OFFLOAD_OPTIMIZER)
-        g->optimizer_bytes = 0;
+        st.optimizer = 0;
+    return st;
+}
+
+/* The expert data-parallel size: the GPUs of a stage (dp * tp) over the expert group (etp * ep),
+ * which ZeRO shards the routed experts' states over (doc/model.md section 3.2). */
+static uint64_t expert_dp(const struct scenario *sc)
+{
+    uint64_t etp = sc->etp ? sc->etp : sc->tp, ep = sc->ep ? sc->ep : 1;
+    uint64_t edp = sc->dp * sc->tp / (etp * ep);
+    return edp ? edp : 1;
+}
+
+/* Model states of a GPU holding g->params parameters, g->expert_params of them routed experts:
+ * ZeRO shards the dense states over dp and the experts' over the expert data-parallel size;
+ * stage 1 the optimizer states, stage 2 the gradients too, stage 3 the weights too, each rounded
+ * up to the byte; offload moves the optimizer states to the CPU. doc/model.md sections 3.2 and
+ * 3.3 (Rajbhandari et al. 2020, section 5; Ren et al. 2021). */
+static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct checked *ck)
+{
+    struct states d = sharded_states(sc, g->params - g->expert_params, sc->dp, ck);
+    struct states e = sharded_states(sc, g->expert_params, expert_dp(sc), ck);
+    g->weights_bytes = ck_add(ck, d.weights, e.weights);
+    g->grads_bytes = ck_add(ck, d.grads, e.grads);
+    g->optimizer_bytes = ck_add(ck, d.optimizer, e.optimizer);
+    g->expert_bytes = ck_add(ck, e.weights, ck_add(ck, e.grads, e.optimizer));
     g->states_bytes = ck_add(ck, g->weights_bytes, ck_add(ck, g->grads_bytes, g->optimizer_bytes));
 }
 
 /* Parameters on one GPU of each stage: tp divides every layer and the (vocabulary-parallel)
  * embedding; the first stage holds the embedding and learned positions, the last the output
  * layer (a copy of a tied embedding when pp > 1) and the final norm. */
-static void stage_params(const struct scenario *sc, uint64_t layer_params, struct terms *t,
+static void stage_params(const struct scenario *sc, const struct kinds *k, struct terms *t,
                          struct checked *ck)
 {
-    uint64_t layers = ck_mul(ck, sc->layers / sc->pp, div_up(layer_params, sc->tp));
+    uint64_t etp = sc->etp ? sc->etp : sc->tp, ep = sc->ep ? sc->ep : 1;
+    /* Per layer: the dense part / tp, the routed experts / (etp * ep), each rounded up. */
+    uint64_t dense_part[2], routed = div_up(k->routed, ck_mul(ck, etp, ep));
+    dense_part[LAYER_DENSE] = div_up(k->params[LAYER_DENSE], sc->tp);
+    dense_part[LAYER_MOE] = div_up(k->params[LAYER_MOE] - k->routed, sc->tp);
     uint64_t emb = div_up(ck_mul(ck, sc->vocab, sc->hidden), sc->tp);
     uint64_t positions = ck_mul(ck, sc->positions, sc->hidden);
-    uint64_t first = ck_add(ck, layers, ck_add(ck, emb, positions));
-    uint64_t last = ck_add(ck, layers, ck_add(ck, emb, final_norm_params(sc)));
-    if (sc->pp == 1) {
-        uint64_t all = ck_add(ck, first, final_norm_params(sc));
-        first = last = sc->tied ? all : ck_add(ck, all, emb);
+    for (int i = 0; i < 2; i++) {
+        struct model_gpu *g = &t->stage[i];
+        stage_mix(sc, k->count, (enum model_stage)i, g->layers);
+        g->expert_params = ck_mul(ck, g->layers[LAYER_MOE], routed);
+        uint64_t layers = ck_add(ck, ck_mul(ck, g->layers[LAYER_DENSE], dense_part[LAYER_DENSE]),
+                                 ck_mul(ck, g->layers[LAYER_MOE], dense_part[LAYER_MOE]));
+        layers = ck_add(ck, layers, g->expert_params);
+        if (sc->pp == 1) {
+            uint64_t all =
+                ck_add(ck, layers, ck_add(ck, emb, ck_add(ck, positions, final_norm_params(sc))));
+            g->params = sc->tied ? all : ck_add(ck, all, emb);
+        } else if (i == MODEL_STAGE_FIRST) {
+            g->params = ck_add(ck, layers, ck_add(ck, emb, positions));
+        } else {
+            g->params = ck_add(ck, layers, ck_add(ck, emb, final_norm_params(sc)));
+        }
     }
-    t->stage[MODEL_STAGE_FIRST].params = first;
-    t->stage[MODEL_STAGE_LAST].params = last;
 }
 
 /* model_peak's work: sets every member of *t but model_eval's own (k_star, k_best,
@@ -229,19 +356,23 @@ static void stage_params(const struct scenario *sc, uint64_t layer_params, struc
 static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
 {
     struct checked ck = {false};
-    struct model_layer_act act;
-    struct layer_inventory inv;
+    struct kinds kinds;
     uint64_t logits;
-    /* One inventory of the layer serves its parameters and its activations at every b. */
-    if (!layer_inventory(sc, LAYER_DENSE, &inv) ||
-        !layer_params_of(&inv, LAYER_PARTS, &t->layer_params) ||
-        !layer_act_sums(sc, &inv, &t->act_sums) ||
-        params_from_layer(sc, t->layer_params, &t->params) ||
-        layer_act_from(sc, &t->act_sums, sc->micro_batch, &act) ||
+    /* One inventory per layer kind serves its parameters and its activations at every b. */
+    if (layer_kinds(sc, &kinds) != MODEL_OK ||
+        params_of(sc, &kinds, &t->params, &t->active_params) != MODEL_OK ||
         model_ckpt_bytes(sc, &t->ckpt_bytes) || model_logits_bytes(sc, &logits))
         return MODEL_OVERFLOW;
-    t->act_layer_bytes = act.total;
-    stage_params(sc, t->layer_params, t, &ck);
+    for (int i = 0; i < 2; i++) {
+        struct model_layer_act act = {0, 0, 0, 0};
+        t->act_sums[i] = kinds.sums[i];
+        if (kinds.count[i] > 0 && layer_act_from(sc, &kinds.sums[i], sc->micro_batch, &act))
+            return MODEL_OVERFLOW;
+        t->kind_act[i] = act.total;
+    }
+    t->layer_params = kinds.params[main_kind(&kinds)];
+    t->act_layer_bytes = t->kind_act[main_kind(&kinds)];
+    stage_params(sc, &kinds, t, &ck);
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     /* 1F1B (doc/model.md section 6.1): the first stage holds pp micro-batches in flight,
      * the last one; with pp = 1 the two are the same GPU, computed once. */
@@ -249,7 +380,7 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
         struct model_gpu *g = &t->stage[i];
         uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
         gpu_states(sc, g, &ck);
-        if (model_stage_act(sc, act.total, t->ckpt_bytes, in_flight, k, &g->act_bytes))
+        if (stage_act_mix(g->layers, t->kind_act, t->ckpt_bytes, in_flight, k, &g->act_bytes))
             return MODEL_OVERFLOW;
         g->logits_bytes = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
         g->peak_bytes = ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
@@ -266,6 +397,7 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
     t->grads_bytes = g->grads_bytes;
     t->optimizer_bytes = g->optimizer_bytes;
     t->states_bytes = g->states_bytes;
+    t->expert_bytes = g->expert_bytes;
     t->act_bytes = g->act_bytes;
     t->logits_bytes = g->logits_bytes;
     t->peak_bytes = g->peak_bytes;
@@ -357,10 +489,16 @@ enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint
 static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, uint64_t b,
                            uint64_t peak[2])
 {
-    struct model_layer_act act;
-    uint64_t c, logits;
-    if (layer_act_from(sc, &base->act_sums, b, &act) || ckpt_bytes_at(sc, b, &c) ||
-        logits_bytes_at(sc, b, &logits))
+    uint64_t kind_act[2] = {0, 0}, c, logits;
+    for (int i = 0; i < 2; i++) {
+        struct model_layer_act act;
+        if (base->kind_act[i] == 0)
+            continue; /* no layer of that kind */
+        if (layer_act_from(sc, &base->act_sums[i], b, &act))
+            return false;
+        kind_act[i] = act.total;
+    }
+    if (ckpt_bytes_at(sc, b, &c) || logits_bytes_at(sc, b, &logits))
         return false;
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     struct checked ck = {false};
@@ -368,7 +506,7 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, 
     for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
         uint64_t act_bytes;
         uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
-        if (model_stage_act(sc, act.total, c, in_flight, k, &act_bytes))
+        if (stage_act_mix(base->stage[i].layers, kind_act, c, in_flight, k, &act_bytes))
             return false;
         uint64_t l = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
         peak[i] = ck_add(&ck, base->stage[i].states_bytes, ck_add(&ck, act_bytes, l));

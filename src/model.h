@@ -40,8 +40,11 @@ struct model_layer_act {
 
 /* The memory of one GPU: model states, activations, logits. */
 struct model_gpu {
-    uint64_t params; /* parameters held (after tp and pp, before ZeRO) */
+    uint64_t layers[2];     /* transformer layers of each kind held (layer.h: dense, MoE) */
+    uint64_t params;        /* parameters held (after tp, ep and pp, before ZeRO) */
+    uint64_t expert_params; /* of which routed experts */
     uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes;
+    uint64_t expert_bytes; /* the routed experts' share of the states */
     uint64_t act_bytes;    /* L*A, or M(k) with checkpointing */
     uint64_t logits_bytes; /* 0 on a stage without the output layer */
     uint64_t peak_bytes;
@@ -51,16 +54,18 @@ struct model_gpu {
  * name: a new member must be set there too.) */
 struct terms {
     uint64_t params;             /* Psi of the whole model */
-    uint64_t layer_params;       /* one transformer layer, whole */
-    uint64_t act_layer_bytes;    /* A in the scenario's attention mode and tp/sp */
+    uint64_t active_params;      /* Psi with k of the E routed experts of each MoE layer */
+    uint64_t layer_params;       /* one layer, whole (an MoE layer when there are any) */
+    uint64_t act_layer_bytes;    /* A of that layer in the scenario's attention mode and tp/sp */
+    uint64_t kind_act[2];        /* A of a dense and of an MoE layer (0: no such layer) */
     uint64_t ckpt_bytes;         /* c: one stored layer input, 2sbh (/t with sp) */
     struct model_gpu stage[2];   /* first and last pipeline stage */
     enum model_stage peak_stage; /* the most loaded of the two (the first on a tie) */
     /* The most loaded GPU, copied from stage[peak_stage]: */
-    uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes;
+    uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes, expert_bytes;
     uint64_t act_bytes, logits_bytes, peak_bytes;
-    uint64_t budget_bytes;          /* GPU memory * (1 - reserve) */
-    struct layer_act_sums act_sums; /* the layer's kept bytes per token, to re-evaluate at any b */
+    uint64_t budget_bytes;             /* GPU memory * (1 - reserve) */
+    struct layer_act_sums act_sums[2]; /* each kind's kept bytes per token (any b) */
     bool fits;
     /* Checkpointing every k (filled by model_eval only): */
     double k_star;             /* sqrt(L c / A) */
@@ -80,6 +85,9 @@ enum model_status model_layer_params(const struct scenario *sc, uint64_t *out);
 
 /* Psi: L layers + embedding (twice when untied) + final norm + learned positions. */
 enum model_status model_params(const struct scenario *sc, uint64_t *out);
+
+/* Psi with only k of the E routed experts of each MoE layer (= Psi for a dense model). */
+enum model_status model_active_params(const struct scenario *sc, uint64_t *out);
 
 /* One layer's activations for the scenario's attention, recomputation, dropout, tp and sp. */
 enum model_status model_layer_act(const struct scenario *sc, struct model_layer_act *out);
