@@ -20,7 +20,7 @@ struct evalout_table_row {
 static const char *const csv_columns =
     "name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,"
     "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"
-    "fix_peak_bytes,fix_micro_batch,fix_plan";
+    "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes";
 
 void evalout_init(struct evalout *w, enum evalout_format format, enum units units, FILE *out)
 {
@@ -225,6 +225,8 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
     line_put_numbers(&l, fix_numbers, 2);
     line_putc(&l, ',');
     line_put_csv_text(&l, f->plan);
+    const uint64_t moe_numbers[] = {t->active_params, t->expert_bytes};
+    line_put_numbers(&l, moe_numbers, 2);
     line_putc(&l, '\n');
     line_flush(&l);
 }
@@ -250,7 +252,8 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
             ", \"fix_peak_bytes\": %" PRIu64 ", \"fix_micro_batch\": %" PRIu64 ", \"fix_plan\": ",
             f->peak_bytes, f->micro_batch);
     put_json_text(o, f->plan);
-    putc('}', o);
+    fprintf(o, ", \"active_params\": %" PRIu64 ", \"expert_bytes\": %" PRIu64 "}", t->active_params,
+            t->expert_bytes);
 }
 
 static void row_table(struct evalout *w, const struct scenario *sc, const struct terms *t,

@@ -422,17 +422,28 @@ enum model_status model_peak(const struct scenario *sc, struct terms *t)
 bool model_peak_cannot_overflow(const struct scenario *sc)
 {
     /* Every count model_peak computes is a sum of products of the sizes (each >= 1, but
-     * positions) and small constants, so each step's value is at most the whole term it belongs
-     * to; the terms are bounded here from above, in double (relative error ~1e-15), for both
-     * architectures at once. Below 2^62 no uint64_t step can overflow. */
-    double h = (double)sc->hidden, hkv = (double)model_kv_width(sc), f = (double)sc->ffn;
-    double v = (double)sc->vocab, l = (double)sc->layers, a = (double)sc->heads;
+     * positions and the optional widths) and small constants, so each step's value is at most
+     * the whole term it belongs to; the terms are bounded here from above, in double (relative
+     * error ~1e-15), for every layer kind at once. Below 2^62 no uint64_t step can overflow. */
+    double h = (double)sc->hidden, f = (double)sc->ffn, a = (double)sc->heads;
+    double dh = (double)layer_head_dim(sc), g = (double)sc->kv_heads;
+    double v = (double)sc->vocab, l = (double)sc->layers;
     double s = (double)sc->seq, b = (double)sc->micro_batch, m = (double)sc->pp;
-    double layer = 2 * h * h + 2 * h * hkv + 3 * h * f + 8 * h + 2 * hkv + f;
+    double e = (double)sc->experts, fe = (double)sc->expert_ffn, fs = (double)sc->shared_ffn;
+    double k = (double)sc->top_k, rq = (double)sc->q_lora_rank, rkv = (double)sc->kv_lora_rank;
+    double dn = (double)sc->qk_nope_dim, dr = (double)sc->qk_rope_dim;
+    double dv = (double)sc->v_head_dim, norms = sc->layer_norms ? (double)sc->layer_norms : 2;
+    double attn = 2 * h * dh * (a + g) + 2 * (a + 2 * g) * dh + 2 * h +
+                  (rq + h) * (h + a * (dn + dr) + 1) + rkv * (h + a * (dn + dv) + 1) + h * dr +
+                  a * dv * h;
+    double mlp = 3 * h * f + f + h + 3 * h * fe * e + 3 * h * fs + 2 * h * e + e + h;
+    double layer = attn + mlp + 2 * norms * h;
     double params = l * layer + 2 * v * h + 2 * h + (double)sc->positions * h;
     double states = 18 * params; /* Megatron's 2 + 4 + 12 bytes per parameter, the most */
     double sb = s * b;
-    double act = sb * (14 * h + 4 * hkv + 8 * f + 4 * a + 5 * a * s); /* A, before tp */
+    double width = 16 * h + 6 * (a + g) * dh + 8 * f + 8 * a + 4 * e + k * (4 * h + 10 * fe) +
+                   10 * fs + 4 * (rq + rkv + dr) + 6 * a * (dn + dr + dv) + 4 * norms * h;
+    double act = sb * (width + 5 * a * s); /* A of any kind, before tp */
     double ckpt = 2 * sb * h;
     double logits = 4 * sb * v;
     /* Activations of the first stage: m (L/pp) A without checkpointing, m ceil((L/pp)/k) c + k A

@@ -5,7 +5,7 @@
 
 expect_status "examples evaluate" 0 eval configs/examples.csv
 check "csv header is the column order of doc/memfit.1" test "$(head -n 1 "$T/out")" = \
-"name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,fix_peak_bytes,fix_micro_batch,fix_plan"
+"name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes"
 expect_out "worked example row" "lesson-1.3b,1311528960,2623057920,2623057920,15738347520,20984463360,"
 check "one row per scenario" test "$(wc -l <"$T/out")" -eq "$(( $(wc -l <configs/examples.csv) ))"
 
@@ -62,8 +62,8 @@ check "quiet stderr is empty" test ! -s "$T/err"
 
 # The planner's columns (doc/model.md section 11).
 run eval configs/examples.csv >"$T/out" 2>"$T/err"
-check "fits as it is: fix none" grep -q '^lesson-1.3b-flash,.*,none,51683688448,8,$' "$T/out"
-check "worked example (doc/model.md 9.5): the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,.*,flash,51683688448,8,attention=flash$' "$T/out"
+check "fits as it is: fix none" grep -q '^lesson-1.3b-flash,.*,none,51683688448,8,,1311528960,0$' "$T/out"
+check "worked example (doc/model.md 9.5): the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,.*,flash,51683688448,8,attention=flash,1311528960,0$' "$T/out"
 printf 'name,model,seq,micro_batch,gpu,gpus_per_node\nhuge,llama2-70b,4096,1,H100-80GB,1\n' >"$T/nothing.csv"
 expect_status "nothing fits" 0 eval --format table "$T/nothing.csv"
 expect_out "nothing fits names the GPUs the states need" "nothing fits: the model states alone need 14 GPUs"

@@ -54,7 +54,7 @@ static void numbers_match_printf(void **state)
         memset(&t, 0, sizeof t);
         t.params = t.weights_bytes = t.grads_bytes = t.optimizer_bytes = t.states_bytes = v;
         t.act_layer_bytes = t.act_bytes = t.logits_bytes = t.peak_bytes = t.budget_bytes = v;
-        t.k_best = t.max_micro_batch = v;
+        t.k_best = t.max_micro_batch = t.active_params = t.expert_bytes = v;
         t.fits = true;
         struct evalout_fix fix = {"none", v, v, "", 0};
         char got[1024], want[1024];
@@ -62,8 +62,8 @@ static void numbers_match_printf(void **state)
         snprintf(want, sizeof want,
                  "n,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                  ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",1,%" PRIu64 ",%" PRIu64
-                 ",none,%" PRIu64 ",%" PRIu64 ",\n",
-                 v, v, v, v, v, v, v, v, v, v, v, v, v, v);
+                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 "\n",
+                 v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
         assert_string_equal(got, want);
     }
 }
@@ -79,7 +79,7 @@ static void text_is_quoted_when_needed(void **state)
     struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0};
     char got[1024];
     csv_row(&sc, &t, &fix, got, sizeof got);
-    assert_string_equal(got, "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes\n");
+    assert_string_equal(got, "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0\n");
 }
 
 /* A plan longer than the row buffer is written whole. */
@@ -96,7 +96,7 @@ static void long_fields_are_written_whole(void **state)
     plan[sizeof plan - 1] = '\0';
     struct evalout_fix fix = {"nothing", 1, 1, plan, 0};
     csv_row(&sc, &t, &fix, got, sizeof got);
-    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s\n", plan);
+    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0\n", plan);
     assert_string_equal(got, want);
 }
 
