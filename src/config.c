@@ -19,6 +19,7 @@
 enum col {
     COL_NAME,
     COL_MODEL,
+    /* The model columns (a model preset sets them), COL_ARCH to COL_V_HEAD_DIM: */
     COL_ARCH,
     COL_LAYERS,
     COL_HIDDEN,
@@ -29,16 +30,36 @@ enum col {
     COL_TIED,
     COL_POSITIONS,
     COL_DROPOUT,
+    COL_HEAD_DIM,
+    COL_QKV_BIAS,
+    COL_QK_NORM,
+    COL_LAYER_NORMS,
+    COL_EXPERTS,
+    COL_TOP_K,
+    COL_EXPERT_FFN,
+    COL_SHARED_FFN,
+    COL_SHARED_GATE,
+    COL_ROUTER_BIAS,
+    COL_DENSE_LAYERS,
+    COL_Q_LORA_RANK,
+    COL_KV_LORA_RANK,
+    COL_QK_NOPE_DIM,
+    COL_QK_ROPE_DIM,
+    COL_V_HEAD_DIM,
+    /* The run: */
     COL_SEQ,
     COL_MICRO_BATCH,
     COL_GLOBAL_BATCH,
     COL_PRECISION,
     COL_ATTENTION,
     COL_RECOMPUTE,
+    COL_CAPACITY_FACTOR,
     COL_DP,
     COL_TP,
     COL_PP,
     COL_SP,
+    COL_EP,
+    COL_ETP,
     COL_ZERO,
     COL_OFFLOAD,
     COL_GPU,
@@ -48,17 +69,25 @@ enum col {
     COL_COUNT
 };
 
+/* struct row marks the cells that came from a preset with one bit per column. */
+_Static_assert(COL_COUNT <= 64, "a column needs a bit of row.from_preset");
+
 static const char *const column_names[COL_COUNT] = {
-    "name",     "model",       "arch",         "layers",       "hidden",    "heads",
-    "kv_heads", "vocab",       "ffn",          "tied",         "positions", "dropout",
-    "seq",      "micro_batch", "global_batch", "precision",    "attention", "recompute",
-    "dp",       "tp",          "pp",           "sp",           "zero",      "offload",
-    "gpu",      "gpu_mem_gb",  "reserve",      "gpus_per_node"};
+    "name",         "model",        "arch",         "layers",      "hidden",
+    "heads",        "kv_heads",     "vocab",        "ffn",         "tied",
+    "positions",    "dropout",      "head_dim",     "qkv_bias",    "qk_norm",
+    "layer_norms",  "experts",      "top_k",        "expert_ffn",  "shared_ffn",
+    "shared_gate",  "router_bias",  "dense_layers", "q_lora_rank", "kv_lora_rank",
+    "qk_nope_dim",  "qk_rope_dim",  "v_head_dim",   "seq",         "micro_batch",
+    "global_batch", "precision",    "attention",    "recompute",   "capacity_factor",
+    "dp",           "tp",           "pp",           "sp",          "ep",
+    "etp",          "zero",         "offload",      "gpu",         "gpu_mem_gb",
+    "reserve",      "gpus_per_node"};
 
 /* Columns a model preset may set. */
 static bool is_model_column(enum col c)
 {
-    return c >= COL_ARCH && c <= COL_DROPOUT;
+    return c >= COL_ARCH && c <= COL_V_HEAD_DIM;
 }
 
 const char *const *config_column_names(size_t *n)
@@ -319,7 +348,7 @@ struct row {
     const char *cell[COL_COUNT]; /* NULL: empty */
     /* Bit c: cell c came from the model preset (COL_GPU_MEM_GB: the GPU preset). A mask, not an
      * array per column, so that nothing but cell[] is set for every row. */
-    uint32_t from_preset;
+    uint64_t from_preset;
     const struct preset *model, *gpu;
     bool quiet; /* errors are not reported (parsing a preset's cells at load time) */
 };
@@ -448,6 +477,12 @@ static bool parse_bool_cell(struct row *r, enum col c, bool *out)
     return row_error(r, c, "'%s' is not a boolean (0/1/yes/no/true/false)", r->cell[c]);
 }
 
+/* An optional boolean: *out keeps its default when the cell is empty. */
+static bool opt_bool(struct row *r, enum col c, bool *out)
+{
+    return !r->cell[c] || parse_bool_cell(r, c, out);
+}
+
 static bool parse_double(struct row *r, enum col c, double *out)
 {
     const union cell_value *typed = typed_cell(r, c);
@@ -481,7 +516,8 @@ static int parse_word(struct row *r, enum col c, const char *const *words, size_
 
 static const char *const arch_words[] = {"gpt", "llama"};
 
-/* A cell of a preset column by that column's rules (those of parse_model_shape and parse_gpu). */
+/* A cell of a preset column by that column's rules (those of parse_model_shape, parse_layer_shape
+ * and parse_gpu): the two must agree, as a typed preset cell skips the row's parser. */
 static bool parse_column(struct row *r, enum col c, union cell_value *v)
 {
     switch (c) {
@@ -490,12 +526,22 @@ static bool parse_column(struct row *r, enum col c, union cell_value *v)
         return v->word >= 0;
     case COL_TIED:
     case COL_DROPOUT:
+    case COL_QKV_BIAS:
+    case COL_QK_NORM:
+    case COL_SHARED_GATE:
+    case COL_ROUTER_BIAS:
         return parse_bool_cell(r, c, &v->b);
     case COL_POSITIONS:
+    case COL_EXPERTS:
+    case COL_SHARED_FFN:
+    case COL_DENSE_LAYERS:
+    case COL_Q_LORA_RANK:
+    case COL_KV_LORA_RANK:
         return parse_uint(r, c, &v->u, true);
     case COL_GPU_MEM_GB:
         return parse_double(r, c, &v->d);
-    default: /* layers, hidden, heads, kv_heads, vocab, ffn */
+    default: /* layers, hidden, heads, kv_heads, vocab, ffn, head_dim, layer_norms, top_k,
+              * expert_ffn, qk_nope_dim, qk_rope_dim, v_head_dim */
         return parse_uint(r, c, &v->u, false);
     }
 }
@@ -664,7 +710,7 @@ static void fill_from_preset(struct row *row, const struct preset *p, enum col f
     for (int c = (int)first; c <= (int)last; c++) {
         if (!row->cell[c] && p->cells[c]) {
             row->cell[c] = p->cells[c];
-            row->from_preset |= 1u << c;
+            row->from_preset |= (uint64_t)1 << c;
         }
     }
 }
@@ -679,7 +725,7 @@ static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_s
         if (!p)
             return false;
         row->model = p;
-        fill_from_preset(row, p, COL_ARCH, COL_DROPOUT);
+        fill_from_preset(row, p, COL_ARCH, COL_V_HEAD_DIM);
     }
     if (row->cell[COL_GPU]) {
         p = row_preset(row, COL_GPU, r->presets ? &r->presets->gpus : NULL, "GPU");
@@ -766,8 +812,39 @@ static bool parse_model_shape(struct row *row, struct scenario *sc)
     return opt_uint(row, COL_KV_HEADS, &sc->kv_heads, false) &&
            opt_uint(row, COL_FFN, &sc->ffn, false) &&
            opt_uint(row, COL_POSITIONS, &sc->positions, true) &&
-           (!row->cell[COL_TIED] || parse_bool_cell(row, COL_TIED, &sc->tied)) &&
-           (!row->cell[COL_DROPOUT] || parse_bool_cell(row, COL_DROPOUT, &sc->dropout));
+           opt_bool(row, COL_TIED, &sc->tied) && opt_bool(row, COL_DROPOUT, &sc->dropout);
+}
+
+/* The columns of modern layers (doc/model.md section 13.1): head width, biases and norms, the
+ * experts, latent attention. Only their syntax; the rules between them are check_attention's and
+ * check_experts'. */
+static bool parse_layer_shape(struct row *row, struct scenario *sc)
+{
+    if (!opt_uint(row, COL_HEAD_DIM, &sc->head_dim, false) ||
+        !opt_bool(row, COL_QKV_BIAS, &sc->qkv_bias) || !opt_bool(row, COL_QK_NORM, &sc->qk_norm) ||
+        !opt_uint(row, COL_LAYER_NORMS, &sc->layer_norms, false) ||
+        !opt_uint(row, COL_EXPERTS, &sc->experts, true) ||
+        !opt_uint(row, COL_TOP_K, &sc->top_k, false) ||
+        !opt_uint(row, COL_EXPERT_FFN, &sc->expert_ffn, false) ||
+        !opt_uint(row, COL_SHARED_FFN, &sc->shared_ffn, true) ||
+        !opt_bool(row, COL_SHARED_GATE, &sc->shared_gate) ||
+        !opt_bool(row, COL_ROUTER_BIAS, &sc->router_bias) ||
+        !opt_uint(row, COL_DENSE_LAYERS, &sc->dense_layers, true) ||
+        !opt_uint(row, COL_Q_LORA_RANK, &sc->q_lora_rank, true) ||
+        !opt_uint(row, COL_KV_LORA_RANK, &sc->kv_lora_rank, true) ||
+        !opt_uint(row, COL_QK_NOPE_DIM, &sc->qk_nope_dim, false) ||
+        !opt_uint(row, COL_QK_ROPE_DIM, &sc->qk_rope_dim, false) ||
+        !opt_uint(row, COL_V_HEAD_DIM, &sc->v_head_dim, false))
+        return false;
+    if (!row->cell[COL_CAPACITY_FACTOR])
+        return true; /* 0: dropless */
+    if (!parse_double(row, COL_CAPACITY_FACTOR, &sc->capacity_factor))
+        return false;
+    if (!(sc->capacity_factor > 0))
+        return row_error(row, COL_CAPACITY_FACTOR,
+                         "'%s' must be a positive number (empty: dropless)",
+                         row->cell[COL_CAPACITY_FACTOR]);
+    return true;
 }
 
 static bool parse_recompute(struct row *row, struct scenario *sc)
@@ -820,8 +897,8 @@ static bool parse_training(struct row *row, struct scenario *sc)
     uint64_t zero = 0;
     if (!parse_recompute(row, sc) || !opt_uint(row, COL_DP, &sc->dp, false) ||
         !opt_uint(row, COL_TP, &sc->tp, false) || !opt_uint(row, COL_PP, &sc->pp, false) ||
-        (row->cell[COL_SP] && !parse_bool_cell(row, COL_SP, &sc->sp)) ||
-        !opt_uint(row, COL_ZERO, &zero, true) ||
+        !opt_bool(row, COL_SP, &sc->sp) || !opt_uint(row, COL_EP, &sc->ep, false) ||
+        !opt_uint(row, COL_ETP, &sc->etp, false) || !opt_uint(row, COL_ZERO, &zero, true) ||
         !opt_uint(row, COL_GPUS_PER_NODE, &sc->gpus_per_node, false))
         return false;
     if (zero > 3)
@@ -852,47 +929,148 @@ static bool parse_gpu(struct row *row, struct scenario *sc)
     return true;
 }
 
+#define ULL(x) ((unsigned long long)(x))
+
+/* Head width, biases and latent attention (doc/model.md section 13.2). */
+static bool check_attention(struct row *row, const struct scenario *sc)
+{
+    static const enum col mla_dims[] = {COL_QK_NOPE_DIM, COL_QK_ROPE_DIM, COL_V_HEAD_DIM};
+    static const enum col mla_cols[] = {COL_Q_LORA_RANK, COL_QK_NOPE_DIM, COL_QK_ROPE_DIM,
+                                        COL_V_HEAD_DIM};
+    if (sc->arch == ARCH_GPT && !sc->qkv_bias)
+        return row_error(row, COL_QKV_BIAS,
+                         "'%s' is not possible with arch=gpt (a gpt layer has biases on every "
+                         "linear)",
+                         row->cell[COL_QKV_BIAS]);
+    if (sc->kv_lora_rank == 0) {
+        for (size_t i = 0; i < sizeof mla_cols / sizeof mla_cols[0]; i++)
+            if (row->cell[mla_cols[i]])
+                return row_error(row, mla_cols[i],
+                                 "'%s' needs kv_lora_rank > 0 (a multi-head latent attention "
+                                 "column)",
+                                 row->cell[mla_cols[i]]);
+        return true;
+    }
+    for (size_t i = 0; i < sizeof mla_dims / sizeof mla_dims[0]; i++)
+        if (!row->cell[mla_dims[i]])
+            return row_error(row, mla_dims[i],
+                             "a value is required with kv_lora_rank (multi-head latent "
+                             "attention)");
+    /* MLA's widths are its own: d_n + d_r for q and k, d_v for v, one head of each per query
+     * head (doc/model.md section 2). */
+    if (sc->kv_heads != sc->heads)
+        return row_error(row, COL_KV_HEADS,
+                         "'%llu' is not possible with multi-head latent attention (kv_lora_rank): "
+                         "kv_heads must equal heads (%llu)",
+                         ULL(sc->kv_heads), ULL(sc->heads));
+    if (row->cell[COL_HEAD_DIM])
+        return row_error(row, COL_HEAD_DIM,
+                         "'%s' is not possible with multi-head latent attention (kv_lora_rank), "
+                         "whose widths are qk_nope_dim, qk_rope_dim and v_head_dim",
+                         row->cell[COL_HEAD_DIM]);
+    return true;
+}
+
+/* The experts and their parallelism (doc/model.md section 13.2). */
+static bool check_experts(struct row *row, const struct scenario *sc)
+{
+    static const enum col moe_cols[] = {COL_TOP_K,           COL_EXPERT_FFN,  COL_SHARED_FFN,
+                                        COL_SHARED_GATE,     COL_ROUTER_BIAS, COL_DENSE_LAYERS,
+                                        COL_CAPACITY_FACTOR, COL_ETP};
+    if (sc->experts == 0) {
+        for (size_t i = 0; i < sizeof moe_cols / sizeof moe_cols[0]; i++)
+            if (row->cell[moe_cols[i]])
+                return row_error(row, moe_cols[i],
+                                 "'%s' needs experts > 0 (a mixture-of-experts column)",
+                                 row->cell[moe_cols[i]]);
+        if (sc->ep > 1)
+            return row_error(row, COL_EP, "'%llu' needs experts > 0 (a mixture-of-experts column)",
+                             ULL(sc->ep));
+        return true;
+    }
+    if (sc->arch == ARCH_GPT)
+        return row_error(row, COL_EXPERTS,
+                         "'%llu' is not possible with arch=gpt (MoE layers are modelled as gated "
+                         "llama-style experts: use arch=llama)",
+                         ULL(sc->experts));
+    if (!row->cell[COL_TOP_K])
+        return row_error(row, COL_TOP_K, "a value is required with experts");
+    if (!row->cell[COL_EXPERT_FFN])
+        return row_error(row, COL_EXPERT_FFN, "a value is required with experts");
+    if (sc->top_k > sc->experts)
+        return row_error(row, COL_TOP_K, "'%llu' is more than experts (%llu)", ULL(sc->top_k),
+                         ULL(sc->experts));
+    if (sc->dense_layers > sc->layers)
+        return row_error(row, COL_DENSE_LAYERS, "'%llu' is more than layers (%llu)",
+                         ULL(sc->dense_layers), ULL(sc->layers));
+    if (sc->experts % sc->ep)
+        return row_error(row, COL_EP, "'%llu' does not divide experts (%llu)", ULL(sc->ep),
+                         ULL(sc->experts));
+    /* The expert groups tile the GPUs of a pipeline stage (doc/model.md section 13.2). */
+    uint64_t etp = sc->etp ? sc->etp : sc->tp, group, stage;
+    if (__builtin_mul_overflow(sc->dp, sc->tp, &stage))
+        return row_error(row, COL_DP, "'%llu' times tp is too large", ULL(sc->dp));
+    if (__builtin_mul_overflow(sc->ep, etp, &group) || stage % group) {
+        if (sc->ep > 1)
+            return row_error(row, COL_EP,
+                             "'%llu' times etp (%llu) does not divide dp * tp (%llu), the GPUs "
+                             "of a pipeline stage",
+                             ULL(sc->ep), ULL(etp), ULL(stage));
+        return row_error(row, COL_ETP,
+                         "'%llu' times ep (%llu) does not divide dp * tp (%llu), the GPUs of a "
+                         "pipeline stage",
+                         ULL(etp), ULL(sc->ep), ULL(stage));
+    }
+    return true;
+}
+
 /* Rules between columns: every degree divides what it splits (doc/model.md section 13.2). */
 static bool check_consistency(struct row *row, const struct scenario *sc)
 {
-    if (sc->hidden % sc->heads)
-        return row_error(row, COL_HEADS, "'%llu' does not divide hidden (%llu)",
-                         (unsigned long long)sc->heads, (unsigned long long)sc->hidden);
+    if (!check_attention(row, sc))
+        return false;
+    /* A head width of its own (head_dim, or latent attention's) frees heads from hidden. */
+    if (!row->cell[COL_HEAD_DIM] && sc->kv_lora_rank == 0 && sc->hidden % sc->heads)
+        return row_error(row, COL_HEADS, "'%llu' does not divide hidden (%llu)", ULL(sc->heads),
+                         ULL(sc->hidden));
     if (sc->heads % sc->kv_heads)
         return row_error(row, COL_KV_HEADS, "'%llu' does not divide heads (%llu)",
-                         (unsigned long long)sc->kv_heads, (unsigned long long)sc->heads);
+                         ULL(sc->kv_heads), ULL(sc->heads));
     if (sc->heads % sc->tp || sc->kv_heads % sc->tp)
         return row_error(row, COL_TP, "'%llu' does not divide heads (%llu) and kv_heads (%llu)",
-                         (unsigned long long)sc->tp, (unsigned long long)sc->heads,
-                         (unsigned long long)sc->kv_heads);
+                         ULL(sc->tp), ULL(sc->heads), ULL(sc->kv_heads));
     if (sc->layers % sc->pp)
-        return row_error(row, COL_PP, "'%llu' does not divide layers (%llu)",
-                         (unsigned long long)sc->pp, (unsigned long long)sc->layers);
+        return row_error(row, COL_PP, "'%llu' does not divide layers (%llu)", ULL(sc->pp),
+                         ULL(sc->layers));
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > sc->layers)
         return row_error(row, COL_RECOMPUTE,
                          "checkpointing every %llu layers is more than layers (%llu)",
-                         (unsigned long long)sc->ckpt_every, (unsigned long long)sc->layers);
+                         ULL(sc->ckpt_every), ULL(sc->layers));
     if (sc->arch == ARCH_LLAMA && sc->dropout)
         return row_error(row, COL_DROPOUT, "'%s' is not possible with arch=llama (no dropout)",
                          row->cell[COL_DROPOUT] ? row->cell[COL_DROPOUT] : "yes");
+    if (!check_experts(row, sc))
+        return false;
     uint64_t step;
     if (__builtin_mul_overflow(sc->micro_batch, sc->dp, &step))
-        return row_error(row, COL_DP, "'%llu' times micro_batch is too large",
-                         (unsigned long long)sc->dp);
+        return row_error(row, COL_DP, "'%llu' times micro_batch is too large", ULL(sc->dp));
     if (!row->cell[COL_GLOBAL_BATCH])
         return true;
     if (sc->global_batch % step)
         return row_error(row, COL_GLOBAL_BATCH,
                          "'%llu' is not a multiple of micro_batch * dp (%llu)",
-                         (unsigned long long)sc->global_batch, (unsigned long long)step);
+                         ULL(sc->global_batch), ULL(step));
     return true;
 }
 
 /* A scenario whose byte counts overflow: blame the largest size, the likely typo. */
 static bool report_overflow(struct row *row)
 {
-    static const enum col sizes[] = {COL_LAYERS, COL_HIDDEN, COL_HEADS,       COL_VOCAB,
-                                     COL_FFN,    COL_SEQ,    COL_MICRO_BATCH, COL_POSITIONS};
+    static const enum col sizes[] = {
+        COL_LAYERS,       COL_HIDDEN,      COL_HEADS,       COL_VOCAB,      COL_FFN,
+        COL_SEQ,          COL_MICRO_BATCH, COL_POSITIONS,   COL_HEAD_DIM,   COL_LAYER_NORMS,
+        COL_EXPERTS,      COL_TOP_K,       COL_EXPERT_FFN,  COL_SHARED_FFN, COL_Q_LORA_RANK,
+        COL_KV_LORA_RANK, COL_QK_NOPE_DIM, COL_QK_ROPE_DIM, COL_V_HEAD_DIM};
     enum col worst = COL_SEQ;
     unsigned long long worst_v = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -946,7 +1124,7 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
     struct gpu_speed speed;
     scenario_defaults(sc, r->opt.reserve);
     if (!parse_name(row, sc) || !merge_presets(r, row, &speed) || !parse_model_shape(row, sc) ||
-        !parse_training(row, sc) || !parse_gpu(row, sc))
+        !parse_layer_shape(row, sc) || !parse_training(row, sc) || !parse_gpu(row, sc))
         return false;
     sc->speed = speed;
     if (!row->cell[COL_GLOBAL_BATCH])

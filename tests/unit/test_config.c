@@ -89,7 +89,8 @@ static void assert_message(const struct run *r, const char *want)
         fail_msg("expected message containing \"%s\", got:\n%s", want, r->messages);
 }
 
-#define HEADER "name,layers,hidden,heads,vocab,seq,micro_batch,gpu_mem_gb\n"
+#define HEADER_NO_NL "name,layers,hidden,heads,vocab,seq,micro_batch,gpu_mem_gb"
+#define HEADER HEADER_NO_NL "\n"
 
 /* ---- the CSV dialect ---- */
 
@@ -252,6 +253,240 @@ static void reserve_column_wins(void **state)
     assert_true(r.sc[0].reserve == 0.1);
 }
 
+/* ---- the columns of modern architectures (doc/model.md section 13.1) ---- */
+
+#define LLAMA "name,arch,layers,hidden,heads,vocab,seq,micro_batch,gpu_mem_gb"
+#define LLAMA_ROW "llama,4,256,4,1000,64,1,80"
+
+static void modern_columns_default_when_empty(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, LLAMA ",head_dim,experts,kv_lora_rank,ep,etp,capacity_factor\n"
+                      "g,gpt,24,2048,16,50257,2048,8,80,,,,,,\n"
+                      "l," LLAMA_ROW ",,,,,,\n");
+    assert_int_equal(r.n_messages, 0);
+    assert_int_equal(r.n, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const struct scenario *sc = &r.sc[i];
+        assert_int_equal(sc->qkv_bias, sc->arch == ARCH_GPT); /* gpt yes, llama no */
+        assert_int_equal(sc->head_dim, 0);                    /* h / heads */
+        assert_false(sc->qk_norm);
+        assert_int_equal(sc->layer_norms, 2);
+        assert_int_equal(sc->experts, 0);
+        assert_int_equal(sc->top_k, 0);
+        assert_int_equal(sc->expert_ffn, 0);
+        assert_int_equal(sc->shared_ffn, 0);
+        assert_false(sc->shared_gate);
+        assert_false(sc->router_bias);
+        assert_int_equal(sc->dense_layers, 0);
+        assert_true(sc->capacity_factor == 0); /* dropless */
+        assert_int_equal(sc->q_lora_rank, 0);
+        assert_int_equal(sc->kv_lora_rank, 0);
+        assert_int_equal(sc->qk_nope_dim, 0);
+        assert_int_equal(sc->qk_rope_dim, 0);
+        assert_int_equal(sc->v_head_dim, 0);
+        assert_int_equal(sc->ep, 1);
+        assert_int_equal(sc->etp, 0); /* = tp */
+    }
+    assert_int_equal(r.sc[0].arch, ARCH_GPT);
+}
+
+static void modern_columns_parse(void **state)
+{
+    (void)state;
+    struct run r;
+    /* Head width, biases and norms; then experts with latent attention, every column given. */
+    run_csv(&r, LLAMA ",head_dim,qkv_bias,qk_norm,layer_norms\n"
+                      "a,llama,4,256,3,1000,64,1,80,96,yes,1,4\n");
+    assert_int_equal(r.n_messages, 0);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.sc[0].head_dim, 96); /* heads need not divide hidden */
+    assert_true(r.sc[0].qkv_bias);
+    assert_true(r.sc[0].qk_norm);
+    assert_int_equal(r.sc[0].layer_norms, 4);
+    run_csv(&r, LLAMA ",experts,top_k,expert_ffn,shared_ffn,shared_gate,router_bias,dense_layers,"
+                      "capacity_factor,q_lora_rank,kv_lora_rank,qk_nope_dim,qk_rope_dim,"
+                      "v_head_dim,dp,tp,ep,etp\n"
+                      "m,llama,4,256,4,1000,64,1,80,16,4,128,256,yes,true,1,1.25,96,64,32,16,48,"
+                      "4,2,8,1\n");
+    assert_int_equal(r.n_messages, 0);
+    assert_int_equal(r.n, 1);
+    const struct scenario *sc = &r.sc[0];
+    assert_int_equal(sc->experts, 16);
+    assert_int_equal(sc->top_k, 4);
+    assert_int_equal(sc->expert_ffn, 128);
+    assert_int_equal(sc->shared_ffn, 256);
+    assert_true(sc->shared_gate);
+    assert_true(sc->router_bias);
+    assert_int_equal(sc->dense_layers, 1);
+    assert_true(sc->capacity_factor == 1.25);
+    assert_int_equal(sc->q_lora_rank, 96);
+    assert_int_equal(sc->kv_lora_rank, 64);
+    assert_int_equal(sc->qk_nope_dim, 32);
+    assert_int_equal(sc->qk_rope_dim, 16);
+    assert_int_equal(sc->v_head_dim, 48);
+    assert_int_equal(sc->ep, 8);
+    assert_int_equal(sc->etp, 1);
+}
+
+/* The presets of modern models load with the values of their configs (configs/models.csv);
+ * their parameter counts are tested in test_model.c. */
+static void modern_presets_load_with_their_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model;
+        struct scenario want; /* the members compared below */
+    } P[] = {
+        {"llama3.1-8b",
+         {.layers = 32,
+          .hidden = 4096,
+          .heads = 32,
+          .kv_heads = 8,
+          .vocab = 128256,
+          .ffn = 14336,
+          .layer_norms = 2}},
+        {"llama3.1-405b",
+         {.layers = 126,
+          .hidden = 16384,
+          .heads = 128,
+          .kv_heads = 8,
+          .vocab = 128256,
+          .ffn = 53248,
+          .layer_norms = 2}},
+        {"qwen2.5-7b",
+         {.layers = 28,
+          .hidden = 3584,
+          .heads = 28,
+          .kv_heads = 4,
+          .vocab = 152064,
+          .ffn = 18944,
+          .qkv_bias = true,
+          .layer_norms = 2}},
+        {"gemma2-9b",
+         {.layers = 42,
+          .hidden = 3584,
+          .heads = 16,
+          .kv_heads = 8,
+          .vocab = 256000,
+          .ffn = 14336,
+          .tied = true,
+          .head_dim = 256,
+          .layer_norms = 4}},
+        {"mixtral-8x7b",
+         {.layers = 32,
+          .hidden = 4096,
+          .heads = 32,
+          .kv_heads = 8,
+          .vocab = 32000,
+          .ffn = 14336,
+          .layer_norms = 2,
+          .experts = 8,
+          .top_k = 2,
+          .expert_ffn = 14336}},
+        {"qwen3-30b-a3b",
+         {.layers = 48,
+          .hidden = 2048,
+          .heads = 32,
+          .kv_heads = 4,
+          .vocab = 151936,
+          .ffn = 6144,
+          .head_dim = 128,
+          .qk_norm = true,
+          .layer_norms = 2,
+          .experts = 128,
+          .top_k = 8,
+          .expert_ffn = 768}},
+        {"qwen2-57b-a14b",
+         {.layers = 28,
+          .hidden = 3584,
+          .heads = 28,
+          .kv_heads = 4,
+          .vocab = 151936,
+          .ffn = 18944,
+          .qkv_bias = true,
+          .layer_norms = 2,
+          .experts = 64,
+          .top_k = 8,
+          .expert_ffn = 2560,
+          .shared_ffn = 20480,
+          .shared_gate = true}},
+        {"deepseek-v3",
+         {.layers = 61,
+          .hidden = 7168,
+          .heads = 128,
+          .kv_heads = 128,
+          .vocab = 129280,
+          .ffn = 18432,
+          .layer_norms = 2,
+          .experts = 256,
+          .top_k = 8,
+          .expert_ffn = 2048,
+          .shared_ffn = 2048,
+          .router_bias = true,
+          .dense_layers = 3,
+          .q_lora_rank = 1536,
+          .kv_lora_rank = 512,
+          .qk_nope_dim = 128,
+          .qk_rope_dim = 64,
+          .v_head_dim = 128}},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof P / sizeof P[0]; i++) {
+        char csv[256];
+        snprintf(csv, sizeof csv, "name,model,seq,micro_batch,gpu\nx,%s,4096,1,H100-80GB\n",
+                 P[i].model);
+        struct run r;
+        run_csv(&r, csv);
+        if (r.n != 1) {
+            print_error("%s: not read:\n%s", P[i].model, r.messages);
+            failed++;
+            continue;
+        }
+        const struct scenario *sc = &r.sc[0], *w = &P[i].want;
+#define SAME(m)                                                                                    \
+    do {                                                                                           \
+        if (sc->m != w->m) {                                                                       \
+            print_error("%s: " #m " is %llu, expected %llu\n", P[i].model,                         \
+                        (unsigned long long)sc->m, (unsigned long long)w->m);                      \
+            failed++;                                                                              \
+        }                                                                                          \
+    } while (0)
+        if (sc->arch != ARCH_LLAMA) {
+            print_error("%s: not arch=llama\n", P[i].model);
+            failed++;
+        }
+        SAME(layers);
+        SAME(hidden);
+        SAME(heads);
+        SAME(kv_heads);
+        SAME(vocab);
+        SAME(ffn);
+        SAME(tied);
+        SAME(positions);
+        SAME(dropout);
+        SAME(head_dim);
+        SAME(qkv_bias);
+        SAME(qk_norm);
+        SAME(layer_norms);
+        SAME(experts);
+        SAME(top_k);
+        SAME(expert_ffn);
+        SAME(shared_ffn);
+        SAME(shared_gate);
+        SAME(router_bias);
+        SAME(dense_layers);
+        SAME(q_lora_rank);
+        SAME(kv_lora_rank);
+        SAME(qk_nope_dim);
+        SAME(qk_rope_dim);
+        SAME(v_head_dim);
+#undef SAME
+    }
+    assert_int_equal(failed, 0);
+}
+
 /* ---- one row per bad-input class (doc/model.md section 13.2) ---- */
 
 /*
@@ -349,6 +584,148 @@ static const struct bad_input BAD[] = {
     {"name,model,seq,micro_batch,gpu_mem_gb,dropout\n"
      "a,llama2-7b,4096,1,80,yes\n",
      "", "in.csv:2: column 'dropout': 'yes' is not possible with arch=llama (no dropout)\n"},
+
+    /* modern architectures (doc/model.md section 13.2): head width, biases, norms */
+    {LLAMA ",head_dim\n"
+           "a,llama,4,256,3,1000,64,1,80,\n"
+           "b,llama,4,256,3,1000,64,1,80,64\n",
+     "b", "in.csv:2: column 'heads': '3' does not divide hidden (256)\n"},
+    {"name,model,seq,micro_batch,gpu_mem_gb,qkv_bias\n"
+     "a,gpt-1.3b,2048,8,80,no\n"
+     "b,gpt-1.3b,2048,8,80,yes\n"
+     "c,llama2-7b,4096,1,80,yes\n",
+     "b,c",
+     "in.csv:2: column 'qkv_bias': 'no' is not possible with arch=gpt (a gpt layer has biases on "
+     "every linear)\n"},
+    {LLAMA ",head_dim,layer_norms,qk_norm\n"
+           "a," LLAMA_ROW ",0,,\n"
+           "b," LLAMA_ROW ",,0,\n"
+           "c," LLAMA_ROW ",,,maybe\n",
+     "",
+     "in.csv:2: column 'head_dim': '0' is zero: expected a positive integer\n"
+     "in.csv:3: column 'layer_norms': '0' is zero: expected a positive integer\n"
+     "in.csv:4: column 'qk_norm': 'maybe' is not a boolean (0/1/yes/no/true/false)\n"},
+
+    /* experts: llama-style only; their columns need them; top_k and expert_ffn required */
+    {"name,model,arch,seq,micro_batch,gpu_mem_gb,experts,top_k,expert_ffn\n"
+     "a,gpt-1.3b,,2048,8,80,8,2,1024\n"
+     "b,mixtral-8x7b,gpt,4096,1,80,,,\n"
+     "c,gpt-1.3b,,2048,8,80,0,,\n",
+     "c",
+     "in.csv:2: column 'experts': '8' is not possible with arch=gpt (MoE layers are modelled as "
+     "gated llama-style experts: use arch=llama)\n"
+     "in.csv:3: column 'experts': '8' is not possible with arch=gpt (MoE layers are modelled as "
+     "gated llama-style experts: use arch=llama) (from preset 'mixtral-8x7b')\n"},
+    {"name,model,seq,micro_batch,gpu_mem_gb,experts,top_k,expert_ffn,shared_ffn,shared_gate,"
+     "router_bias,dense_layers,capacity_factor,ep,etp\n"
+     "k,gpt-1.3b,2048,8,80,,2,,,,,,,,\n"
+     "f,gpt-1.3b,2048,8,80,,,1024,,,,,,,\n"
+     "s,gpt-1.3b,2048,8,80,,,,0,,,,,,\n"
+     "g,gpt-1.3b,2048,8,80,,,,,no,,,,,\n"
+     "r,gpt-1.3b,2048,8,80,,,,,,yes,,,,\n"
+     "d,gpt-1.3b,2048,8,80,,,,,,,1,,,\n"
+     "c,gpt-1.3b,2048,8,80,,,,,,,,1.25,,\n"
+     "e,gpt-1.3b,2048,8,80,,,,,,,,,2,\n"
+     "t,gpt-1.3b,2048,8,80,,,,,,,,,,1\n"
+     "m,mixtral-8x7b,4096,1,80,0,,,,,,,,,\n"
+     "ok,gpt-1.3b,2048,8,80,0,,,,,,,,1,\n",
+     "ok",
+     "in.csv:2: column 'top_k': '2' needs experts > 0 (a mixture-of-experts column)\n"
+     "in.csv:3: column 'expert_ffn': '1024' needs experts > 0 (a mixture-of-experts column)\n"
+     "in.csv:4: column 'shared_ffn': '0' needs experts > 0 (a mixture-of-experts column)\n"
+     "in.csv:5: column 'shared_gate': 'no' needs experts > 0 (a mixture-of-experts column)\n"
+     "in.csv:6: column 'router_bias': 'yes' needs experts > 0 (a mixture-of-experts column)\n"
+     "in.csv:7: column 'dense_layers': '1' needs experts > 0 (a mixture-of-experts column)\n"
+     "in.csv:8: column 'capacity_factor': '1.25' needs experts > 0 (a mixture-of-experts "
+     "column)\n"
+     "in.csv:9: column 'ep': '2' needs experts > 0 (a mixture-of-experts column)\n"
+     "in.csv:10: column 'etp': '1' needs experts > 0 (a mixture-of-experts column)\n"
+     "in.csv:11: column 'top_k': '2' needs experts > 0 (a mixture-of-experts column) (from "
+     "preset 'mixtral-8x7b')\n"},
+    {LLAMA ",experts,top_k,expert_ffn,dense_layers\n"
+           "k," LLAMA_ROW ",8,,512,\n"
+           "f," LLAMA_ROW ",8,2,,\n"
+           "z," LLAMA_ROW ",8,0,512,\n"
+           "n," LLAMA_ROW ",-8,2,512,\n"
+           "t," LLAMA_ROW ",8,9,512,\n"
+           "d," LLAMA_ROW ",8,2,512,5\n"
+           "ok," LLAMA_ROW ",8,8,512,4\n",
+     "ok",
+     "in.csv:2: column 'top_k': a value is required with experts\n"
+     "in.csv:3: column 'expert_ffn': a value is required with experts\n"
+     "in.csv:4: column 'top_k': '0' is zero: expected a positive integer\n"
+     "in.csv:5: column 'experts': '-8' is negative: expected a non-negative integer\n"
+     "in.csv:6: column 'top_k': '9' is more than experts (8)\n"
+     "in.csv:7: column 'dense_layers': '5' is more than layers (4)\n"},
+    {LLAMA ",experts,top_k,expert_ffn,capacity_factor\n"
+           "a," LLAMA_ROW ",8,2,512,0\n"
+           "b," LLAMA_ROW ",8,2,512,-1\n"
+           "c," LLAMA_ROW ",8,2,512,lots\n"
+           "ok," LLAMA_ROW ",8,2,512,0.5\n",
+     "ok",
+     "in.csv:2: column 'capacity_factor': '0' must be a positive number (empty: dropless)\n"
+     "in.csv:3: column 'capacity_factor': '-1' must be a positive number (empty: dropless)\n"
+     "in.csv:4: column 'capacity_factor': 'lots' is not a number\n"},
+
+    /* expert parallelism: ep divides experts; the expert groups (ep * etp) tile dp * tp */
+    {LLAMA ",experts,top_k,expert_ffn,dp,tp,ep,etp\n"
+           "e," LLAMA_ROW ",8,2,512,3,1,3,\n"
+           "g," LLAMA_ROW ",8,2,512,2,2,8,\n"
+           "t," LLAMA_ROW ",8,2,512,1,2,,4\n"
+           "z," LLAMA_ROW ",8,2,512,1,1,0,\n"
+           "o," LLAMA_ROW ",8,2,512,9223372036854775808,2,,\n"
+           "ok," LLAMA_ROW ",8,2,512,2,2,4,1\n"
+           "ok2," LLAMA_ROW ",8,2,512,4,2,4,\n",
+     "ok,ok2",
+     "in.csv:2: column 'ep': '3' does not divide experts (8)\n"
+     "in.csv:3: column 'ep': '8' times etp (2) does not divide dp * tp (4), the GPUs of a "
+     "pipeline stage\n"
+     "in.csv:4: column 'etp': '4' times ep (1) does not divide dp * tp (2), the GPUs of a "
+     "pipeline stage\n"
+     "in.csv:5: column 'ep': '0' is zero: expected a positive integer\n"
+     "in.csv:6: column 'dp': '9223372036854775808' times tp is too large\n"},
+
+    /* multi-head latent attention: all its widths or none, its own heads */
+    {LLAMA ",q_lora_rank,kv_lora_rank,qk_nope_dim,qk_rope_dim,v_head_dim\n"
+           "q," LLAMA_ROW ",64,,,,\n"
+           "n," LLAMA_ROW ",,,32,,\n"
+           "r," LLAMA_ROW ",,,,16,\n"
+           "v," LLAMA_ROW ",,0,,,32\n"
+           "k1," LLAMA_ROW ",,64,,16,32\n"
+           "k2," LLAMA_ROW ",,64,32,,32\n"
+           "k3," LLAMA_ROW ",,64,32,16,\n"
+           "ok," LLAMA_ROW ",,64,32,16,32\n"
+           "ok2,llama,4,256,3,1000,64,1,80,96,64,32,16,32\n",
+     "ok,ok2",
+     "in.csv:2: column 'q_lora_rank': '64' needs kv_lora_rank > 0 (a multi-head latent attention "
+     "column)\n"
+     "in.csv:3: column 'qk_nope_dim': '32' needs kv_lora_rank > 0 (a multi-head latent attention "
+     "column)\n"
+     "in.csv:4: column 'qk_rope_dim': '16' needs kv_lora_rank > 0 (a multi-head latent attention "
+     "column)\n"
+     "in.csv:5: column 'v_head_dim': '32' needs kv_lora_rank > 0 (a multi-head latent attention "
+     "column)\n"
+     "in.csv:6: column 'qk_nope_dim': a value is required with kv_lora_rank (multi-head latent "
+     "attention)\n"
+     "in.csv:7: column 'qk_rope_dim': a value is required with kv_lora_rank (multi-head latent "
+     "attention)\n"
+     "in.csv:8: column 'v_head_dim': a value is required with kv_lora_rank (multi-head latent "
+     "attention)\n"},
+    {"name,model,seq,micro_batch,gpu_mem_gb,kv_heads,head_dim\n"
+     "k,deepseek-v3,4096,1,80,8,\n"
+     "h,deepseek-v3,4096,1,80,,128\n",
+     "",
+     "in.csv:2: column 'kv_heads': '8' is not possible with multi-head latent attention "
+     "(kv_lora_rank): kv_heads must equal heads (128)\n"
+     "in.csv:3: column 'head_dim': '128' is not possible with multi-head latent attention "
+     "(kv_lora_rank), whose widths are qk_nope_dim, qk_rope_dim and v_head_dim\n"},
+
+    /* an overflow blames the largest size, a new one too */
+    {HEADER_NO_NL ",head_dim\n"
+                  "a,24,2048,16,50257,4000000000000,8,80,9000000000000\n",
+     "",
+     "in.csv:2: column 'head_dim': '9000000000000' is so large that a byte count would overflow "
+     "64 bits\n"},
 
     /* the header: an unknown column rejects the whole file, with one message */
     {"name,layers,hidden,heads,vocab,seq,micro_bacth,gpu_mem_gb\n"
@@ -497,6 +874,9 @@ int main(void)
         cmocka_unit_test(llama_ffn_default),
         cmocka_unit_test(recompute_and_booleans),
         cmocka_unit_test(reserve_column_wins),
+        cmocka_unit_test(modern_columns_default_when_empty),
+        cmocka_unit_test(modern_columns_parse),
+        cmocka_unit_test(modern_presets_load_with_their_values),
         cmocka_unit_test(bad_inputs),
         cmocka_unit_test(unknown_column_rejects_every_row),
         cmocka_unit_test(names_count_characters_not_bytes),
