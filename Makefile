@@ -100,10 +100,11 @@ deps:
 bench: $(MEMFIT)
 	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh bench/run.sh
 
-# Re-measures the fixture, then writes what the report quotes of it (src/validation_summary.h).
+# Re-measures the fixtures (activations.csv, and modern.csv for the modern layers), then writes
+# what the report quotes of activations.csv (src/validation_summary.h).
 validate: $(BUILD)/tests/validation_summary
 	@sh tools/deps.sh validate
-	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv
+	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv tests/validation/modern.csv
 	$(BUILD)/tests/validation_summary tests/validation/activations.csv src/validation_summary.h
 
 FUZZ_SECONDS ?= 60

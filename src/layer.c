@@ -1,6 +1,8 @@
 /* layer: see layer.h. */
 #include "layer.h"
 
+#include <math.h>
+
 #include "checked.h"
 
 /* The list being filled: entries past the capacity are counted and make layer_inventory fail. */
@@ -183,27 +185,108 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
         kept(f, "MLP dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE);
 }
 
-/* A llama layer (doc/model.md 4.5): fused RMSNorms keep their input, their output is shared by
- * Q/K/V and by gate/up; rotary q and k; SwiGLU keeps gate, up, silu(gate) and the product. */
-static void llama_kept(struct filler *f, const struct scenario *sc)
+/* Llama-style attention (doc/model.md 4.5): rotary q and k, GQA with K and V of g d_h, Qwen3's
+ * q/k norms keeping their inputs, Gemma 2's post-attention norm keeping the output projection's
+ * result; a qkv bias keeps nothing. Measured: tests/validation/modern.csv. */
+static void llama_attention_kept(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
     uint64_t h = sc->hidden, dh = layer_head_dim(sc);
     uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
-    uint64_t fb = ck_mul(ck, 2, sc->ffn);
     kept(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     kept(f, "norm 1 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    if (sc->qk_norm)
+        kept(f, "q, k norm inputs", ck_add(ck, q, kv), LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "Q (rotary)", q, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "K (rotary)", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
     core_kept(f, sc);
     kept(f, "projection input", q, LAYER_PER_TOKEN, LAYER_SPLIT);
-    kept(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
-    kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    if (sc->layer_norms >= 4)
+        kept(f, "post-attention norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+}
+
+/*
+ * Multi-head latent attention (doc/model.md 4.8; DeepSeek-V3 inference/model.py): the down
+ * projections are replicated under tensor parallelism, so their outputs (the q bottleneck and its
+ * norm, the kv bottleneck with the rotary key, its norm) stay whole; q, k, the kv up-projection's
+ * output (V is a view of it), the core and the output projection's input are split by heads.
+ */
+static void mla_kept(struct filler *f, const struct scenario *sc)
+{
+    struct checked *ck = &f->ck;
+    uint64_t h = sc->hidden, a = sc->heads, dn = sc->qk_nope_dim, dr = sc->qk_rope_dim;
+    uint64_t dv = sc->v_head_dim, rkv = sc->kv_lora_rank;
+    uint64_t qk = ck_mul3(ck, 2, a, ck_add(ck, dn, dr));
+    kept(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "norm 1 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    if (sc->q_lora_rank > 0)
+        kept(f, "q down, q norm outputs", ck_mul(ck, 4, sc->q_lora_rank), LAYER_PER_TOKEN,
+             LAYER_WHOLE);
+    kept(f, "kv down output", ck_mul(ck, 2, ck_add(ck, rkv, dr)), LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "kv norm output", ck_mul(ck, 2, rkv), LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "Q (rotary)", qk, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "K (rotary)", qk, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "kv up output (V)", ck_mul3(ck, 2, a, ck_add(ck, dn, dv)), LAYER_PER_TOKEN,
+         LAYER_SPLIT);
+    core_kept(f, sc);
+    kept(f, "projection input", ck_mul3(ck, 2, a, dv), LAYER_PER_TOKEN, LAYER_SPLIT);
+}
+
+/* SwiGLU keeps gate, up, silu(gate) and the product, 2f each (doc/model.md 4.5). */
+static void swiglu_kept(struct filler *f, const struct scenario *sc)
+{
+    uint64_t fb = ck_mul(&f->ck, 2, sc->ffn);
     kept(f, "gate", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "silu(gate)", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "silu(gate) \xc3\x97 up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+}
+
+/*
+ * An eager MoE MLP (doc/model.md 4.7; measured, tests/validation/modern.csv): the router's fp32
+ * softmax (4E per token) and its top-k bookkeeping (int64 indices, fp32 weights and their sum:
+ * 12k + 4); per routed row the gathered input, the expert's SwiGLU (8 f_e), its output kept by
+ * the weighting and the weighted output kept by the index_add combine (2h each), and the
+ * dispatch indices and weight (18); the shared experts' SwiGLU (8 f_s per token) and Qwen2-MoE's
+ * gate (the shared output and the sigmoid: 2h + 2).
+ */
+static void moe_kept(struct filler *f, const struct scenario *sc)
+{
+    struct checked *ck = &f->ck;
+    uint64_t h = sc->hidden, k = sc->top_k;
+    kept(f, "router softmax (fp32)", ck_mul(ck, 4, sc->experts), LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "top-k indices, weights", ck_add(ck, ck_mul(ck, 12, k), 4), LAYER_PER_TOKEN,
+         LAYER_WHOLE);
+    kept(f, "expert inputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
+    kept(f, "expert SwiGLU", ck_mul(ck, 8, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN,
+         LAYER_EXPERT_WIDTH);
+    kept(f, "expert outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
+    kept(f, "weighted outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
+    kept(f, "dispatch indices", 18, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
+    if (sc->shared_ffn > 0)
+        kept(f, "shared SwiGLU", ck_mul(ck, 8, sc->shared_ffn), LAYER_PER_TOKEN, LAYER_SPLIT);
+    if (sc->shared_gate)
+        kept(f, "shared gate", ck_add(ck, 2 * h, 2), LAYER_PER_TOKEN, LAYER_WHOLE);
+}
+
+/* A llama-style layer: attention (GQA or latent), norm 2, then a dense SwiGLU or an MoE MLP;
+ * Gemma 2's post-MLP norm keeps the MLP's output. */
+static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_kind kind)
+{
+    uint64_t h = sc->hidden;
+    if (has_mla(sc))
+        mla_kept(f, sc);
+    else
+        llama_attention_kept(f, sc);
+    kept(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    if (kind == LAYER_MOE)
+        moe_kept(f, sc);
+    else
+        swiglu_kept(f, sc);
+    if (sc->layer_norms >= 4)
+        kept(f, "post-MLP norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
 }
 
 bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct layer_inventory *inv)
@@ -223,7 +306,7 @@ bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct lay
     if (sc->arch == ARCH_GPT)
         gpt_kept(&f, sc);
     else
-        llama_kept(&f, sc);
+        llama_kept(&f, sc, kind);
     return !f.ck.overflow && !f.full;
 }
 
@@ -242,17 +325,31 @@ bool layer_act_sums(const struct scenario *sc, const struct layer_inventory *inv
                     struct layer_act_sums *out)
 {
     struct checked ck = {false};
-    *out = (struct layer_act_sums){0, 0, 0, 0};
+    *out = (struct layer_act_sums){0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < inv->n_kept; i++) {
         const struct layer_tensor *t = &inv->kept[i];
         if (t->recomputed)
             continue;
-        uint64_t per = t->extent == LAYER_PER_TOKEN ? t->per : ck_mul(&ck, t->per, sc->heads);
+        bool per_head = t->extent == LAYER_PER_HEAD_ROW || t->extent == LAYER_PER_HEAD_SCORE;
+        uint64_t per = per_head ? ck_mul(&ck, t->per, sc->heads) : t->per;
         uint64_t *sum = t->extent == LAYER_PER_HEAD_SCORE ? &out->attn_per_score
                         : t->extent == LAYER_PER_HEAD_ROW ? &out->attn_per_token
+                        : t->split == LAYER_EXPERT_ROWS   ? &out->rows_per_routed
+                        : t->split == LAYER_EXPERT_WIDTH  ? &out->width_per_routed
                         : t->split == LAYER_WHOLE         ? &out->whole_per_token
                                                           : &out->split_per_token;
         *sum = ck_add(&ck, *sum, per);
     }
     return !ck.overflow;
+}
+
+uint64_t layer_routed_rows(const struct scenario *sc, uint64_t tokens)
+{
+    if (sc->experts == 0)
+        return 0;
+    double kt = (double)sc->top_k * (double)tokens;
+    if (sc->capacity_factor <= 0)
+        return sc->top_k * tokens;
+    double rows = ceil(kt * sc->capacity_factor / (double)sc->experts) * (double)sc->experts;
+    return rows < 18446744073709551616.0 ? (uint64_t)rows : UINT64_MAX; /* 2^64: overflows later */
 }

@@ -52,10 +52,17 @@ enum layer_extent {
     LAYER_PER_ROUTED_TOKEN, /* per token-expert pair: bytes = per * routed tokens */
 };
 
-/* What tensor (t), sequence and expert tensor (u) parallelism do to a kept tensor. */
+/*
+ * What tensor (t), sequence and expert tensor (u) parallelism do to a kept tensor. The routed
+ * rows of an MoE layer live on the GPUs of an expert-tensor-parallel group of u, which holds the
+ * distinct tokens of its members (D sets of them: u with sp, else u / t when u > t, else 1);
+ * expert parallelism moves rows between GPUs without removing any (doc/model.md section 4.7).
+ */
 enum layer_split {
-    LAYER_WHOLE, /* outside the tensor-parallel regions: whole on every rank, / t with sp */
-    LAYER_SPLIT, /* inside: / t */
+    LAYER_WHOLE,        /* outside the tensor-parallel regions: whole on every rank, / t with sp */
+    LAYER_SPLIT,        /* inside: / t */
+    LAYER_EXPERT_ROWS,  /* h-wide per routed row: * D, / t with sp */
+    LAYER_EXPERT_WIDTH, /* expert-wide per routed row: * D / u, / t with sp */
 };
 
 struct layer_tensor {
@@ -91,15 +98,24 @@ bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint6
  * The kept tensors summed by how they grow and divide, the whole layer (before tp and sp), for
  * the tensors the recomputation keeps: bytes = whole_per_token * s b (the whole group),
  * + split_per_token * s b (the split linear part), + attn_per_token * s b + attn_per_score * s^2 b
- * (the attention term: scores, or FlashAttention's per-row statistics). Per-head entries are
- * multiplied by a. false on overflow.
+ * (the attention term: scores, or FlashAttention's per-row statistics), + (rows_per_routed +
+ * width_per_routed) * routed rows (an MoE layer's experts). Per-head entries are multiplied by
+ * a. false on overflow.
  */
 struct layer_act_sums {
     uint64_t whole_per_token;
     uint64_t split_per_token;
     uint64_t attn_per_token;
     uint64_t attn_per_score;
+    uint64_t rows_per_routed;  /* LAYER_EXPERT_ROWS: bytes per routed row */
+    uint64_t width_per_routed; /* LAYER_EXPERT_WIDTH */
 };
+
+/*
+ * Routed rows of an MoE layer for T tokens: k T with dropless routing (balanced), else the
+ * padded capacity E ceil(k T cf / E) (Megatron-LM moe_utils.get_capacity). 0 without experts.
+ */
+uint64_t layer_routed_rows(const struct scenario *sc, uint64_t tokens);
 bool layer_act_sums(const struct scenario *sc, const struct layer_inventory *inv,
                     struct layer_act_sums *out);
 

@@ -57,7 +57,8 @@ struct kinds {
 static enum model_status layer_kinds(const struct scenario *sc, struct kinds *k)
 {
     struct layer_inventory inv;
-    *k = (struct kinds){{0, 0}, {0, 0}, 0, {{0, 0, 0, 0}, {0, 0, 0, 0}}};
+    static const struct kinds none;
+    *k = none;
     k->count[LAYER_DENSE] = sc->experts ? sc->dense_layers : sc->layers;
     k->count[LAYER_MOE] = sc->layers - k->count[LAYER_DENSE];
     for (int kind = 0; kind < 2; kind++) {
@@ -117,6 +118,24 @@ enum model_status model_active_params(const struct scenario *sc, uint64_t *out)
 }
 
 /*
+ * The routed rows' activations on one GPU (doc/model.md section 4.7): an expert-tensor-parallel
+ * group of u GPUs holds the distinct tokens of its members - u sets with sequence parallelism (each
+ * rank its s b / t), else one set per tensor-parallel group it spans - and splits the expert
+ * width by u; expert parallelism trades rows between GPUs and removes none.
+ */
+static uint64_t routed_act(const struct scenario *sc, const struct layer_act_sums *s, uint64_t sb,
+                           struct checked *ck)
+{
+    uint64_t t = sc->tp, u = sc->etp ? sc->etp : t;
+    bool sp = t > 1 && sc->sp;
+    uint64_t sets = sp ? u : u > t ? u / t : 1, local = sp ? t : 1;
+    uint64_t rows = ck_mul(ck, layer_routed_rows(sc, sb), sets);
+    uint64_t hwide = div_up(ck_mul(ck, s->rows_per_routed, rows), local);
+    uint64_t ewide = div_up(ck_mul(ck, s->width_per_routed, rows), ck_mul(ck, local, u));
+    return ck_add(ck, hwide, ewide);
+}
+
+/*
  * One layer's activations at micro-batch b from the sums of its kept tensors (layer.h): the
  * search for the largest micro-batch evaluates several b of one scenario, and the sums do not
  * depend on b. Tensor parallelism divides the split part and the attention term; sequence
@@ -144,6 +163,8 @@ static enum model_status layer_act_from(const struct scenario *sc, const struct 
     } else {
         out->total = ck_add(&ck, whole, ck_add(&ck, split, attn));
     }
+    if (s->rows_per_routed || s->width_per_routed)
+        out->total = ck_add(&ck, out->total, routed_act(sc, s, sb, &ck));
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 

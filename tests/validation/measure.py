@@ -1,13 +1,18 @@
 #!/usr/bin/python3
-"""Measure the activation bytes of one GPT layer and one Llama layer with PyTorch.
+"""Measure the activation bytes of one GPT layer and one Llama layer with PyTorch, and of the
+modern layers (a Llama layer with a decoupled head_dim, qkv bias, qk norm and 4 norms; an eager
+MoE layer; a multi-head latent attention layer).
 
-Usage: /usr/bin/python3 tests/validation/measure.py OUT.csv     (run by `make validate`)
+Usage: /usr/bin/python3 tests/validation/measure.py OUT.csv [MODERN.csv]
+       (`make validate`: activations.csv and modern.csv)
 
 Every layer is built the way doc/model.md sections 4.1-4.5 describe it, tensor by tensor, and run
 forward once in bf16 on the CPU under torch.autograd.graph.saved_tensors_hooks. The pack hook sees
 every tensor that autograd saves for the backward pass; we add up the bytes of their storages,
 each storage once, without the parameters and the constant rotary tables (doc/model.md section
 14.4). The result goes to a CSV that tests/unit/test_validation.c compares with memfit's formulas.
+The modern layers go to MODERN.csv, and every row is checked against the closed formulas of
+modern_formula (tests/validation/README.md, "Modern layers"): the script fails if one differs.
 
 Written for Debian's python3-torch (PyTorch 1.13, CPU):
 - Tensor.untyped_storage() is Tensor._storage() there;
@@ -37,6 +42,8 @@ import csv
 import math
 import sys
 import time
+from fractions import Fraction
+from functools import partial
 
 import torch
 import torch.nn as nn
@@ -86,7 +93,8 @@ def llama_default_ffn(h):
 
 
 class FusedAttention(torch.autograd.Function):
-    """A FlashAttention-like kernel: q (s, b, a, d), k and v (s, b, a_kv, d) -> o (s, b, a, d).
+    """A FlashAttention-like kernel: q and k (s, b, a or a_kv, d), v (s, b, a_kv, d_v) ->
+    o (s, b, a, d_v) (d_v = d but for multi-head latent attention).
 
     Saves q, k, v, o and the fp32 log-sum-exp (b, a, s): 2sbh + 4 s b h_kv + 2sbh + 4asb bytes.
     Attention dropout is regenerated in the backward pass from a seed kept as a Python int, as
@@ -147,7 +155,7 @@ class FusedAttention(torch.autograd.Function):
         vrep = vg.repeat_interleave(g, dim=1)                   # backward only: transient
         dpd = torch.matmul(dof, vrep.transpose(-1, -2)) * keep  # dL/dP
         pd = probs * keep
-        dv = torch.matmul(pd.transpose(-1, -2), dof).reshape(b, kvh, g, s, d).sum(2)
+        dv = torch.matmul(pd.transpose(-1, -2), dof).reshape(b, kvh, g, s, v.shape[-1]).sum(2)
         delta = (dpd * probs).sum(-1, keepdim=True)
         ds = probs * (dpd - delta) * ctx.scale
         qf = q.float().permute(1, 2, 0, 3)
@@ -208,27 +216,31 @@ def dropout(t, p):
 
 
 def plain_attention(q, k, v, p, causal):
-    """q (s, b, a, d), k and v (s, b, a_kv, d) -> (s, b, a * d), with autograd.
+    """q (s, b, a, d), k (s, b, a_kv, d), v (s, b, a_kv, d_v) -> (s, b, a * d_v), with autograd
+    (d_v = d but for multi-head latent attention).
 
     The g = a / a_kv query heads of one KV head are stacked along the rows, so the two matmuls
     run once per KV head on K and V of kv width (no repeat_interleave: K and V are not copied per
-    head). Keeps q, k, v (one copy each, in the matmul layout), the softmax output, and with
-    dropout the 1-byte mask and the dropout output: 2as^2b (5as^2b with dropout).
+    head). Keeps q, k, v once each in the matmul layout (q a copy when g > 1, else a view; k and
+    v views of their storage when they are laid out (s, b, heads, d), which for a v split off a
+    wider tensor, as in MLA, is that whole tensor), the softmax output, and with dropout the
+    1-byte mask and the dropout output: 2as^2b (5as^2b with dropout).
     """
     s, b, a, d = q.shape
     kvh = k.shape[2]
     g = a // kvh
-    qg = q.permute(1, 2, 0, 3).reshape(b * kvh, g * s, d)       # copy: (b kvh, g s, d)
-    kt = k.permute(1, 2, 3, 0).reshape(b * kvh, d, s)           # copy: (b kvh, d, s)
-    vg = v.permute(1, 2, 0, 3).reshape(b * kvh, s, d)           # copy: (b kvh, s, d)
+    qg = q.permute(1, 2, 0, 3).reshape(b * kvh, g * s, d)       # (b kvh, g s, d), copy if g > 1
+    kt = k.permute(1, 2, 3, 0).reshape(b * kvh, d, s)           # (b kvh, d, s), a view
+    dv = v.shape[-1]
+    vg = v.permute(1, 2, 0, 3).reshape(b * kvh, s, dv)          # (b kvh, s, d_v), a view
     scores = torch.bmm(qg, kt) / math.sqrt(d)                   # (b kvh, g s, s)
     if causal:
         # An additive bias: an addition saves nothing, masked_fill would keep a bool mask.
         bias = torch.full((s, s), float("-inf"), dtype=scores.dtype).triu(1).repeat(g, 1)
         scores = scores + bias
     probs = dropout(torch.softmax(scores, dim=-1), p)
-    o = torch.bmm(probs, vg)                                    # (b kvh, g s, d)
-    return o.reshape(b, kvh, g, s, d).permute(3, 0, 1, 2, 4).reshape(s, b, a * d)
+    o = torch.bmm(probs, vg)                                    # (b kvh, g s, d_v)
+    return o.reshape(b, kvh, g, s, dv).permute(3, 0, 1, 2, 4).reshape(s, b, a * dv)
 
 
 class Rotary(nn.Module):
@@ -315,6 +327,232 @@ class LlamaLayer(nn.Module):
 
 
 # ---------------------------------------------------------------------------------------------
+# The modern layers (modern.csv): a Llama layer with a decoupled head_dim, qkv bias, qk norm and
+# four norms; an eager MoE layer; a multi-head latent attention (MLA) layer. All in the style of
+# LlamaLayer above: fused RMSNorm, rotary q and k, GQA without repeat_interleave, no biases but
+# the optional qkv ones, no dropout, plain or fused attention.
+
+
+class SwiGLU(nn.Module):
+    """down(silu(gate(x)) * up(x)) without biases. For n rows it keeps x (one tensor for gate and
+    up), gate(x) (silu's input), silu(gate(x)) and up(x) (the product's inputs) and the product
+    (down's input): 2 n h + 8 n f bytes."""
+
+    def __init__(self, h, f):
+        super().__init__()
+        self.gate = nn.Linear(h, f, bias=False)
+        self.up = nn.Linear(h, f, bias=False)
+        self.down = nn.Linear(f, h, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class GQAttention(nn.Module):
+    """Llama attention with a decoupled head_dim d (a d need not equal h, Gemma), optional q, k,
+    v biases (Qwen2) and an optional fused RMSNorm over each head's d of q and of k before rotary
+    (Qwen3). Takes the norm output y (s, b, h), returns the output projection's (s, b, h)."""
+
+    def __init__(self, s, h, a, kvh, d, flash, qkv_bias, qk_norm):
+        super().__init__()
+        self.a, self.kvh, self.d, self.flash = a, kvh, d, flash
+        self.wq = nn.Linear(h, a * d, bias=qkv_bias)
+        self.wk = nn.Linear(h, kvh * d, bias=qkv_bias)
+        self.wv = nn.Linear(h, kvh * d, bias=qkv_bias)
+        self.wo = nn.Linear(a * d, h, bias=False)
+        self.q_norm = RMSNorm(d, True) if qk_norm else None
+        self.k_norm = RMSNorm(d, True) if qk_norm else None
+        self.rope = Rotary(s, d)
+
+    def forward(self, y):
+        s, b, _ = y.shape
+        q = self.wq(y).view(s, b, self.a, self.d)
+        k = self.wk(y).view(s, b, self.kvh, self.d)
+        v = self.wv(y).view(s, b, self.kvh, self.d)
+        if self.q_norm is not None:
+            # Each norm keeps its input (the projection's output) and one fp32 1/rms per head
+            # and token; its output goes to rotary, which keeps nothing.
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = self.rope(q), self.rope(k)
+        if self.flash:
+            o = FusedAttention.apply(q, k, v, 0.0, True, 0).view(s, b, self.a * self.d)
+        else:
+            o = plain_attention(q, k, v, 0.0, True)
+        return self.wo(o)
+
+
+class ModernLlamaLayer(nn.Module):
+    """LlamaLayer with GQAttention, and with layer_norms = 4 (Gemma 2) a norm after the attention
+    and one after the MLP too, each before its residual add (they keep the output projection's
+    and the down projection's outputs)."""
+
+    def __init__(self, s, h, a, kvh, d, f, flash, qkv_bias, qk_norm, layer_norms):
+        super().__init__()
+        self.norm1, self.norm2 = RMSNorm(h, True), RMSNorm(h, True)
+        self.post_attn = RMSNorm(h, True) if layer_norms == 4 else None
+        self.post_mlp = RMSNorm(h, True) if layer_norms == 4 else None
+        self.attn = GQAttention(s, h, a, kvh, d, flash, qkv_bias, qk_norm)
+        self.mlp = SwiGLU(h, f)
+
+    def forward(self, x):
+        o = self.attn(self.norm1(x))
+        x = x + (self.post_attn(o) if self.post_attn is not None else o)
+        m = self.mlp(self.norm2(x))
+        return x + (self.post_mlp(m) if self.post_mlp is not None else m)
+
+
+def expert_capacity(tokens, experts, top_k, cf):
+    """ceil(k T cf / E), exactly (cf is a decimal string such as "1.25"); None when dropless."""
+    if cf == "0":
+        return None
+    return math.ceil(Fraction(top_k * tokens) * Fraction(cf) / experts)
+
+
+def balanced_choice(tokens, experts, top_k):
+    """A constant selection bias that makes top-k pick experts (i k + j) mod E for token i, in
+    slot order j = 0 .. k-1 (k <= E, so they are distinct): k - j + 1 on those, 0 elsewhere. The
+    probabilities are in (0, 1), so the biased scores of slot j lie in (k-j+1, k-j+2), above
+    slot j+1 and above every unchosen expert. Over T tokens the kT (token, slot) pairs go round
+    the experts cyclically: each expert gets floor(kT/E) or ceil(kT/E) of them."""
+    bias = torch.zeros(tokens, experts)
+    i = torch.arange(tokens).unsqueeze(1)
+    j = torch.arange(top_k).unsqueeze(0)
+    bias[i, (i * top_k + j) % experts] = (top_k - j + 1).float()
+    return bias
+
+
+class MoEBlock(nn.Module):
+    """An eager MoE MLP in the style of transformers' MixtralSparseMoeBlock and
+    Qwen2MoeSparseMoeBlock, made deterministic and balanced.
+
+    Router: a linear h -> E, an fp32 softmax over the E scores, top-k, the k probabilities
+    gathered and normalised to sum 1 (Mixtral, Qwen3-MoE, DeepSeek-V3), cast to bf16. The
+    experts are chosen as DeepSeek-V3's router chooses them, by top-k over the probabilities plus
+    a constant selection bias, with the weights gathered from the unbiased probabilities; here
+    the bias (balanced_choice) is per token and routes token i to experts (i k + j) mod E, so
+    every expert gets kT/E tokens (+-1) whatever the weights are, and the tensors autograd keeps
+    are those of a real router (softmax output, top-k indices, gathered and normalised weights).
+
+    Dispatch, per expert: the (token, slot) positions routed to it, the tokens gathered with
+    index_select, a SwiGLU expert over them, the output times its bf16 routing weight, and
+    index_add_ into the output (combine). With a capacity factor every expert runs on exactly
+    C = ceil(k T cf / E) rows: the first C of its tokens, padded with a zero row of weight 0
+    (row T of the padded input and slot T k of the padded weights); dropless, on its own tokens.
+    Shared experts: one SwiGLU MLP of width f_s over all tokens, optionally times
+    sigmoid(linear h -> 1) (Qwen2-MoE)."""
+
+    def __init__(self, h, experts, top_k, f_e, f_s, shared_gate, cf):
+        super().__init__()
+        self.experts_n, self.top_k, self.cf = experts, top_k, cf
+        self.router = nn.Linear(h, experts, bias=False)
+        self.experts = nn.ModuleList([SwiGLU(h, f_e) for _ in range(experts)])
+        self.shared = SwiGLU(h, f_s) if f_s else None
+        self.shared_gate = nn.Linear(h, 1, bias=False) if shared_gate else None
+
+    def forward(self, y):                                       # y (s, b, h), the norm output
+        s, b, h = y.shape
+        tokens, experts, k = s * b, self.experts_n, self.top_k
+        x = y.view(tokens, h)
+        probs = F.softmax(self.router(x), dim=-1, dtype=torch.float32)       # (T, E) fp32
+        idx = torch.topk(probs + balanced_choice(tokens, experts, k), k, dim=-1).indices
+        w = probs.gather(1, idx)                                              # (T, k) fp32
+        w = (w / w.sum(-1, keepdim=True)).to(y.dtype)
+        x_pad = torch.cat([x, x.new_zeros(1, h)])               # row T: the padding token
+        w_pad = torch.cat([w.reshape(-1), w.new_zeros(1)])      # slot T k: weight 0
+        cap = expert_capacity(tokens, experts, k, self.cf)
+        out = x.new_zeros(tokens + 1, h)
+        flat = idx.reshape(-1)                                  # (token, slot) -> token k + slot
+        for e, expert in enumerate(self.experts):
+            pos = (flat == e).nonzero().squeeze(1)
+            if cap is not None:
+                pad = pos.new_full((max(cap - pos.numel(), 0),), tokens * k)
+                pos = torch.cat([pos[:cap], pad])
+            tok = torch.div(pos, k, rounding_mode="floor")     # the padding slot -> row T
+            ye = expert(x_pad.index_select(0, tok))
+            out.index_add_(0, tok, ye * w_pad.index_select(0, pos).unsqueeze(1))
+        z = out[:tokens]
+        if self.shared is not None:
+            sh = self.shared(x)
+            if self.shared_gate is not None:
+                sh = torch.sigmoid(self.shared_gate(x)) * sh
+            z = z + sh
+        return z.view(s, b, h)
+
+
+class MoELayer(nn.Module):
+    """Fused RMSNorm, GQAttention, residual; fused RMSNorm, MoEBlock, residual."""
+
+    def __init__(self, s, h, a, kvh, d, flash, qkv_bias, qk_norm, moe):
+        super().__init__()
+        self.norm1, self.norm2 = RMSNorm(h, True), RMSNorm(h, True)
+        self.attn = GQAttention(s, h, a, kvh, d, flash, qkv_bias, qk_norm)
+        self.moe = MoEBlock(h, *moe)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.moe(self.norm2(x))
+
+
+class MLA(nn.Module):
+    """Multi-head latent attention as in DeepSeek-V3 inference/model.py (naive path), for
+    training: q = wq_b(q_norm(wq_a(y))) (or wq(y) without q LoRA), split per head into d_n
+    and d_r, rotary on the d_r part; wkv_a(y) split into the latent c (r_kv) and one shared
+    rotary key k_pe (d_r); wkv_b(kv_norm(c)) split per head into k_nope (d_n) and v (d_v);
+    k = [k_nope, rotary(k_pe) broadcast to the a heads]; attention (plain or fused), scale
+    1/sqrt(d_n + d_r); wo (a d_v -> h). No biases. Rotary is the rotate-half form of the Llama
+    layer (the complex form of model.py keeps nothing either)."""
+
+    def __init__(self, s, h, a, r_q, r_kv, d_n, d_r, d_v, flash):
+        super().__init__()
+        self.a, self.r_kv, self.d_n, self.d_r, self.d_v, self.flash = a, r_kv, d_n, d_r, d_v, flash
+        if r_q:
+            self.wq_a = nn.Linear(h, r_q, bias=False)
+            self.q_norm = RMSNorm(r_q, True)
+            self.wq_b = nn.Linear(r_q, a * (d_n + d_r), bias=False)
+        else:
+            self.wq = nn.Linear(h, a * (d_n + d_r), bias=False)
+        self.r_q = r_q
+        self.wkv_a = nn.Linear(h, r_kv + d_r, bias=False)
+        self.kv_norm = RMSNorm(r_kv, True)
+        self.wkv_b = nn.Linear(r_kv, a * (d_n + d_v), bias=False)
+        self.wo = nn.Linear(a * d_v, h, bias=False)
+        self.rope = Rotary(s, d_r)
+
+    def forward(self, y):                                       # y (s, b, h), the norm output
+        s, b, _ = y.shape
+        a, d_n, d_r, d_v = self.a, self.d_n, self.d_r, self.d_v
+        q = self.wq_b(self.q_norm(self.wq_a(y))) if self.r_q else self.wq(y)
+        q_nope, q_pe = torch.split(q.view(s, b, a, d_n + d_r), [d_n, d_r], dim=-1)
+        q = torch.cat([q_nope, self.rope(q_pe)], dim=-1)
+        # kv_norm keeps its input, a view of wkv_a's whole output (latent and k_pe).
+        c, k_pe = torch.split(self.wkv_a(y), [self.r_kv, d_r], dim=-1)
+        k_pe = self.rope(k_pe.unsqueeze(2))                     # (s, b, 1, d_r)
+        kv = self.wkv_b(self.kv_norm(c)).view(s, b, a, d_n + d_v)
+        k_nope, v = torch.split(kv, [d_n, d_v], dim=-1)         # v: a view of wkv_b's output
+        k = torch.cat([k_nope, k_pe.expand(-1, -1, a, -1)], dim=-1)
+        if self.flash:
+            o = FusedAttention.apply(q, k, v, 0.0, True, 0).view(s, b, a * d_v)
+        else:
+            o = plain_attention(q, k, v, 0.0, True)
+        return self.wo(o)
+
+
+class MLALayer(nn.Module):
+    """Fused RMSNorm, MLA, residual; fused RMSNorm, SwiGLU MLP of width f, residual (a dense
+    DeepSeek-V3 layer)."""
+
+    def __init__(self, s, h, a, mla, f, flash):
+        super().__init__()
+        self.norm1, self.norm2 = RMSNorm(h, True), RMSNorm(h, True)
+        self.attn = MLA(s, h, a, *mla, flash)
+        self.mlp = SwiGLU(h, f)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+# ---------------------------------------------------------------------------------------------
 # Measurement
 
 
@@ -378,9 +616,231 @@ LLAMA_VARIANTS = [
 ]
 
 
+# ---------------------------------------------------------------------------------------------
+# The modern fixture (modern.csv)
+
+MODERN_COLUMNS = ["layer", "kind", "variant", "seq", "micro_batch", "hidden", "heads", "kv_heads",
+                  "head_dim", "ffn", "qkv_bias", "qk_norm", "layer_norms", "experts", "top_k",
+                  "expert_ffn", "shared_ffn", "shared_gate", "capacity_factor", "q_lora_rank",
+                  "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", "v_head_dim", "attention", "norm",
+                  "saved_bytes"]
+
+# (seq, micro_batch, hidden, heads, kv_heads, head_dim, ffn)
+MODERN_LLAMA_SHAPES = [
+    (128, 2, 256, 4, 2, 128, 768),    # Gemma-like: a d_h = 2h
+    (64, 2, 128, 4, 4, 64, 384),      # a d_h = 2h, no GQA
+    (128, 1, 256, 8, 2, 32, 768),     # d_h = h/a
+    (256, 1, 192, 6, 3, 48, 512),     # a d_h = 1.5h
+    (96, 2, 320, 5, 1, 80, 896),      # one KV head (g = 5), a d_h = 1.25h
+    (128, 2, 512, 8, 4, 128, 1024),   # a d_h = 2h
+    (64, 2, 384, 4, 2, 64, 1024),     # a d_h = 2h/3 < h
+    (192, 1, 256, 16, 4, 16, 768),    # d_h = h/a, 16 heads
+    (256, 2, 128, 2, 1, 96, 320),     # a d_h = 1.5h
+]
+# (variant, flash, qkv_bias, qk_norm, layer_norms)
+MODERN_LLAMA_VARIANTS = [
+    ("plain", False, 0, 0, 2),
+    ("flash", True, 0, 0, 2),
+    ("qkv-bias", False, 1, 0, 2),
+    ("qk-norm", False, 0, 1, 2),
+    ("qk-norm-flash", True, 0, 1, 2),
+    ("norms4", False, 0, 0, 4),
+    ("norms4-flash", True, 0, 0, 4),
+    ("all-flash", True, 1, 1, 4),
+]
+# (seq, micro_batch, hidden, heads, kv_heads, head_dim, experts, top_k, expert_ffn, shared_ffn,
+#  qkv_bias, qk_norm); shared_ffn is used by the variants with shared experts only.
+MOE_SHAPES = [
+    (128, 2, 256, 4, 2, 64, 8, 2, 128, 256, 0, 0),     # Mixtral-like: E = 8, k = 2
+    (64, 2, 128, 4, 4, 32, 4, 1, 256, 256, 1, 0),      # top-1, qkv bias (Qwen2-MoE)
+    (256, 1, 256, 8, 2, 32, 16, 4, 64, 128, 0, 0),
+    (96, 2, 192, 6, 3, 32, 6, 2, 96, 192, 0, 0),
+    (128, 1, 384, 6, 2, 64, 8, 3, 128, 512, 0, 0),
+    (100, 1, 128, 2, 1, 64, 6, 2, 64, 128, 0, 0),      # kT/E = 33.3: 33 or 34 tokens an expert
+    (256, 2, 512, 8, 2, 64, 8, 2, 256, 512, 0, 0),
+    (64, 1, 256, 4, 1, 128, 32, 8, 32, 64, 0, 1),      # Qwen3-MoE-like: E = 32, k = 8, qk norm
+    (128, 2, 320, 5, 5, 64, 4, 2, 320, 640, 0, 0),
+]
+# (variant, flash, shared experts, shared gate, capacity factor; "0" = dropless)
+MOE_VARIANTS = [
+    ("dropless", False, 0, 0, "0"),
+    ("dropless-flash", True, 0, 0, "0"),
+    ("shared", False, 1, 0, "0"),
+    ("shared-gate", False, 1, 1, "0"),
+    ("shared-gate-flash", True, 1, 1, "0"),
+    ("cf1.0", False, 0, 0, "1.0"),
+    ("cf1.25-shared", False, 1, 0, "1.25"),
+    ("cf1.25-flash", True, 0, 0, "1.25"),
+    ("cf0.5", False, 0, 0, "0.5"),                     # drops half the tokens
+]
+# (seq, micro_batch, hidden, heads, q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim,
+#  v_head_dim, ffn)
+MLA_SHAPES = [
+    (128, 2, 256, 4, 128, 64, 32, 16, 32, 768),
+    (64, 2, 128, 2, 64, 32, 32, 16, 32, 384),
+    (256, 1, 256, 8, 96, 64, 16, 8, 16, 768),
+    (128, 1, 384, 6, 192, 96, 64, 32, 64, 1024),
+    (96, 2, 192, 3, 64, 48, 48, 16, 32, 512),          # d_v < d_n
+    (128, 2, 512, 8, 256, 128, 32, 16, 32, 1024),
+    (192, 1, 320, 5, 160, 64, 64, 32, 48, 896),
+    (64, 2, 256, 16, 128, 32, 16, 16, 16, 768),
+    (256, 2, 128, 4, 96, 64, 32, 32, 64, 384),         # d_v > d_n
+]
+# (variant, flash, q LoRA)
+MLA_VARIANTS = [
+    ("plain", False, True),
+    ("flash", True, True),
+    ("no-q-lora", False, False),
+    ("no-q-lora-flash", True, False),
+]
+
+
+def modern_row(kind, variant, flash, **size):
+    """A modern.csv row: every size column explicit, 0 where it does not apply."""
+    row = {c: 0 for c in MODERN_COLUMNS}
+    row.update(size)
+    row.update({"kind": kind, "variant": variant, "attention": "flash" if flash else "plain",
+                "norm": "fused"})
+    return row
+
+
+def modern_rows():
+    """(row without saved_bytes, layer) for every measurement of modern.csv."""
+    for s, b, h, a, kvh, d, f in MODERN_LLAMA_SHAPES:
+        for variant, flash, bias, qkn, norms in MODERN_LLAMA_VARIANTS:
+            row = modern_row("llama", variant, flash, seq=s, micro_batch=b, hidden=h, heads=a,
+                             kv_heads=kvh, head_dim=d, ffn=f, qkv_bias=bias, qk_norm=qkn,
+                             layer_norms=norms, capacity_factor="0")
+            yield row, partial(ModernLlamaLayer, s, h, a, kvh, d, f, flash, bias, qkn, norms)
+    for s, b, h, a, kvh, d, E, k, f_e, f_s, bias, qkn in MOE_SHAPES:
+        for variant, flash, shared, gate, cf in MOE_VARIANTS:
+            fs = f_s if shared else 0
+            row = modern_row("moe", variant, flash, seq=s, micro_batch=b, hidden=h, heads=a,
+                             kv_heads=kvh, head_dim=d, qkv_bias=bias, qk_norm=qkn,
+                             layer_norms=2, experts=E, top_k=k, expert_ffn=f_e, shared_ffn=fs,
+                             shared_gate=gate, capacity_factor=cf)
+            yield row, partial(MoELayer, s, h, a, kvh, d, flash, bias, qkn,
+                               (E, k, f_e, fs, gate, cf))
+    for s, b, h, a, r_q, r_kv, d_n, d_r, d_v, f in MLA_SHAPES:
+        for variant, flash, q_lora in MLA_VARIANTS:
+            rq = r_q if q_lora else 0
+            row = modern_row("mla", variant, flash, seq=s, micro_batch=b, hidden=h, heads=a,
+                             kv_heads=a, ffn=f, layer_norms=2, capacity_factor="0",
+                             q_lora_rank=rq, kv_lora_rank=r_kv, qk_nope_dim=d_n, qk_rope_dim=d_r,
+                             v_head_dim=d_v)
+            yield row, partial(MLALayer, s, h, a, (rq, r_kv, d_n, d_r, d_v), f, flash)
+
+
+def modern_label(r):
+    size = {"llama": f"a{r['heads']}-kv{r['kv_heads']}-d{r['head_dim']}-f{r['ffn']}",
+            "moe": f"a{r['heads']}-kv{r['kv_heads']}-d{r['head_dim']}-E{r['experts']}"
+                   f"-k{r['top_k']}-fe{r['expert_ffn']}-fs{r['shared_ffn']}",
+            "mla": f"a{r['heads']}-rq{r['q_lora_rank']}-rkv{r['kv_lora_rank']}-dn{r['qk_nope_dim']}"
+                   f"-dr{r['qk_rope_dim']}-dv{r['v_head_dim']}-f{r['ffn']}"}[r["kind"]]
+    return f"{r['kind']}-{r['variant']}-s{r['seq']}-b{r['micro_batch']}-h{r['hidden']}-{size}"
+
+
+def measure_modern(row, make):
+    torch.manual_seed(0)
+    layer = make().to(DTYPE)
+    x = torch.randn(row["seq"], row["micro_batch"], row["hidden"], dtype=DTYPE,
+                    requires_grad=True)
+    row["saved_bytes"] = saved_bytes(layer, x, False)
+    row["layer"] = modern_label(row)
+    return row
+
+
+def moe_rows(r):
+    """N: the rows the routed experts run on, k T dropless, E C with a capacity factor."""
+    tokens = r["seq"] * r["micro_batch"]
+    cap = expert_capacity(tokens, r["experts"], r["top_k"], str(r["capacity_factor"]))
+    return r["top_k"] * tokens if cap is None else r["experts"] * cap
+
+
+def modern_formula(r):
+    """The closed formula of a modern.csv row, in three parts (bytes):
+    main: the tensors of width h, f, d_h, ... and the attention term;
+    routing: the MoE router's O(T k) bookkeeping (0 for the other kinds);
+    stats: the fp32 1/rms of each norm row and plain attention's 8-byte scale, O(s b)."""
+    s, b, h, a, kvh = r["seq"], r["micro_batch"], r["hidden"], r["heads"], r["kv_heads"]
+    t = s * b
+    flash = r["attention"] == "flash"
+    core = 4 * a * t if flash else 2 * a * s * s * b    # fp32 LSE, or the bf16 softmax output
+    stats = 0 if flash else 8                           # plain: the 1/sqrt(d) divisor (double)
+    routing = 0
+    if r["kind"] in ("llama", "moe"):
+        qw, kw = a * r["head_dim"], kvh * r["head_dim"]  # widths of q and of k (= of v)
+        # norm 1 in and out, q, k, v, wo input, norm 2 in and out
+        main = 8 * t * h + 4 * t * (qw + kw) + core
+        stats += 8 * t                                  # two norms, 4 bytes a row each
+        if r["qk_norm"]:
+            main += 2 * t * (qw + kw)                   # the q and k projections (norm inputs)
+            stats += 4 * t * (a + kvh)                  # 1/rms per token and head
+        if r["kind"] == "llama":
+            main += 8 * t * r["ffn"]
+            if r["layer_norms"] == 4:
+                main += 4 * t * h                       # wo output and down output
+                stats += 8 * t
+        else:
+            E, k, f_e, f_s = r["experts"], r["top_k"], r["expert_ffn"], r["shared_ffn"]
+            n = moe_rows(r)
+            main += 4 * t * E                           # fp32 router softmax
+            main += n * (2 * h + 8 * f_e)               # gathered inputs, SwiGLU experts
+            main += n * 4 * h                           # combine: expert output, weighted output
+            main += 8 * t * f_s                         # shared SwiGLU (input = norm 2 output)
+            routing = 8 * t * k + 4 * t * k + 4 * t + 18 * n  # top-k idx; normalise; per row
+            if r["shared_gate"]:
+                main += 2 * t * h                       # shared output, kept by the gate product
+                routing += 2 * t                        # sigmoid output
+    else:
+        r_q, r_kv = r["q_lora_rank"], r["kv_lora_rank"]
+        d_n, d_r, d_v = r["qk_nope_dim"], r["qk_rope_dim"], r["v_head_dim"]
+        main = 4 * t * h                                # norm 1 in and out
+        if r_q:
+            main += 4 * t * r_q                         # wq_a output, q_norm output
+            stats += 4 * t
+        main += 2 * t * (r_kv + d_r) + 2 * t * r_kv     # wkv_a output, kv_norm output
+        main += 4 * t * a * (d_n + d_r)                 # q and k after rotary
+        main += 2 * t * a * (d_n + d_v)                 # wkv_b output (v is a view of it)
+        main += 2 * t * a * d_v + core                  # wo input, attention term
+        main += 4 * t * h + 8 * t * r["ffn"]            # norm 2 in and out, SwiGLU MLP
+        stats += 12 * t                                 # norm 1, kv_norm, norm 2
+    return main, routing, stats
+
+
+def check_modern(rows):
+    """Compare every row with modern_formula; print the worst gaps. True when the three parts
+    add up to every measurement exactly."""
+    exact = True
+    worst = {}
+    for r in rows:
+        main, routing, stats = modern_formula(r)
+        m = r["saved_bytes"]
+        if main + routing + stats != m:
+            exact = False
+            print(f"  MISMATCH {r['layer']}: measured {m}, formula {main + routing + stats} "
+                  f"({m - main - routing - stats:+d})")
+        for part, pred in (("main + routing", main + routing), ("main", main)):
+            gap = (m - pred) / m
+            key = (r["kind"], part)
+            if key not in worst or gap > worst[key][0]:
+                worst[key] = (gap, r["layer"])
+    for (kind, part), (gap, layer) in sorted(worst.items()):
+        if kind == "moe" or part == "main":    # main = main + routing for llama and mla
+            print(f"  {kind}: measured - ({part}) at most {100 * gap:.3f}% ({layer})")
+    return exact
+
+
+def write_csv(path, columns, rows):
+    with open(path, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def main(argv):
-    if len(argv) != 2:
-        print("usage: measure.py OUT.csv", file=sys.stderr)
+    if len(argv) not in (2, 3):
+        print("usage: measure.py OUT.csv [MODERN.csv]", file=sys.stderr)
         return 2
     rows = []
     start = time.time()
@@ -405,6 +865,21 @@ def main(argv):
     sbh = shape[0] * shape[1] * shape[2]
     print(f"not in the CSV: Hugging Face fp32-upcast RMSNorm keeps {(hf - fused) / sbh:.3f} sbh "
           f"more than the fused one (s={shape[0]} b={shape[1]} h={shape[2]})")
+    if len(argv) == 3:
+        start = time.time()
+        modern = []
+        for row, make in modern_rows():
+            row = measure_modern(row, make)
+            sbh = row["seq"] * row["micro_batch"] * row["hidden"]
+            print(f"{row['layer']}: {row['saved_bytes']} bytes = "
+                  f"{row['saved_bytes'] / sbh:.3f} sbh", flush=True)
+            modern.append(row)
+        write_csv(argv[2], MODERN_COLUMNS, modern)
+        print(f"{len(modern)} rows in {time.time() - start:.0f} s -> {argv[2]}")
+        if not check_modern(modern):
+            print("modern.csv: the closed formulas (README) no longer match", file=sys.stderr)
+            return 1
+        print("modern.csv: every row = main + routing + stats of the README's formulas, exactly")
     return 0
 
 
