@@ -820,6 +820,12 @@ static bool parse_model_shape(struct row *row, struct scenario *sc)
  * check_experts'. */
 static bool parse_layer_shape(struct row *row, struct scenario *sc)
 {
+    /* Most rows are dense models that give none of them: one pass over the cells first. */
+    bool any = row->cell[COL_CAPACITY_FACTOR] != NULL;
+    for (int c = COL_HEAD_DIM; c <= COL_V_HEAD_DIM && !any; c++)
+        any = row->cell[c] != NULL;
+    if (!any)
+        return true;
     if (!opt_uint(row, COL_HEAD_DIM, &sc->head_dim, false) ||
         !opt_bool(row, COL_QKV_BIAS, &sc->qkv_bias) || !opt_bool(row, COL_QK_NORM, &sc->qk_norm) ||
         !opt_uint(row, COL_LAYER_NORMS, &sc->layer_norms, false) ||

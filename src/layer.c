@@ -8,13 +8,38 @@
 /* The list being filled: entries past the capacity are counted and make layer_inventory fail. */
 struct filler {
     struct layer_inventory *inv;
+    const struct scenario *sc;
     struct checked ck;
     bool full;
+    bool recomputing; /* the entries being added are dropped by the recomputation */
+    bool listing;     /* keep the entries themselves, not only their sums */
 };
 
-static void param(struct filler *f, const char *name, uint64_t count, enum layer_part part)
+/* Adds a kept tensor's bytes to the sums of its group (layer_act_sums), unless recomputed. */
+static inline __attribute__((always_inline)) void add_to_sums(struct filler *f,
+                                                              const struct layer_tensor *t)
+{
+    struct layer_act_sums *sums = &f->inv->sums;
+    if (t->recomputed)
+        return;
+    bool per_head = t->extent == LAYER_PER_HEAD_ROW || t->extent == LAYER_PER_HEAD_SCORE;
+    uint64_t per = per_head ? ck_mul(&f->ck, t->per, f->sc->heads) : t->per;
+    uint64_t *sum = t->extent == LAYER_PER_HEAD_SCORE ? &sums->attn_per_score
+                    : t->extent == LAYER_PER_HEAD_ROW ? &sums->attn_per_token
+                    : t->split == LAYER_EXPERT_ROWS   ? &sums->rows_per_routed
+                    : t->split == LAYER_EXPERT_WIDTH  ? &sums->width_per_routed
+                    : t->split == LAYER_WHOLE         ? &sums->whole_per_token
+                                                      : &sums->split_per_token;
+    *sum = ck_add(&f->ck, *sum, per);
+}
+
+static inline __attribute__((always_inline)) void param(struct filler *f, const char *name,
+                                                        uint64_t count, enum layer_part part)
 {
     struct layer_inventory *inv = f->inv;
+    inv->part_params[part] = ck_add(&f->ck, inv->part_params[part], count);
+    if (!f->listing)
+        return;
     if (inv->n_params == LAYER_PARAMS_MAX) {
         f->full = true;
         return;
@@ -22,15 +47,20 @@ static void param(struct filler *f, const char *name, uint64_t count, enum layer
     inv->params[inv->n_params++] = (struct layer_param){name, count, part};
 }
 
-static void kept(struct filler *f, const char *name, uint64_t per, enum layer_extent extent,
-                 enum layer_split split)
+static inline __attribute__((always_inline)) void kept(struct filler *f, const char *name,
+                                                       uint64_t per, enum layer_extent extent,
+                                                       enum layer_split split)
 {
     struct layer_inventory *inv = f->inv;
+    struct layer_tensor t = {name, per, extent, split, f->recomputing};
+    add_to_sums(f, &t);
+    if (!f->listing)
+        return;
     if (inv->n_kept == LAYER_KEPT_MAX) {
         f->full = true;
         return;
     }
-    inv->kept[inv->n_kept++] = (struct layer_tensor){name, per, extent, split, false};
+    inv->kept[inv->n_kept++] = t;
 }
 
 uint64_t layer_head_dim(const struct scenario *sc)
@@ -140,19 +170,17 @@ static void norm_params(struct filler *f, const struct scenario *sc)
  */
 static void core_kept(struct filler *f, const struct scenario *sc)
 {
-    struct layer_inventory *inv = f->inv;
-    size_t first = inv->n_kept;
     if (sc->attention == ATTENTION_FLASH) {
         kept(f, "log-sum-exp (fp32)", 4, LAYER_PER_HEAD_ROW, LAYER_SPLIT);
         return;
     }
+    f->recomputing = sc->recompute == RECOMPUTE_SELECTIVE;
     kept(f, "softmax output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
     if (sc->arch == ARCH_GPT && sc->dropout) {
         kept(f, "dropout mask", 1, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
         kept(f, "dropout output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
     }
-    for (size_t i = first; i < inv->n_kept; i++)
-        inv->kept[i].recomputed = sc->recompute == RECOMPUTE_SELECTIVE;
+    f->recomputing = false;
 }
 
 /* A pre-LN GPT layer (doc/model.md 4.1 and 4.4): norm inputs, the QKV and fc1 inputs and the
@@ -289,11 +317,16 @@ static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_k
         kept(f, "post-MLP norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
 }
 
-bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct layer_inventory *inv)
+/* Fills inv, with its lists or only their sums. */
+static bool inventory(const struct scenario *sc, enum layer_kind kind, bool listing,
+                      struct layer_inventory *inv)
 {
-    struct filler f = {inv, {false}, false};
+    struct filler f = {inv, sc, {false}, false, false, listing};
     inv->kind = kind;
     inv->n_params = inv->n_kept = 0;
+    inv->sums = (struct layer_act_sums){0, 0, 0, 0, 0, 0};
+    for (int p = 0; p < LAYER_PARTS; p++)
+        inv->part_params[p] = 0;
     if (has_mla(sc))
         mla_params(&f, sc);
     else
@@ -310,13 +343,24 @@ bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct lay
     return !f.ck.overflow && !f.full;
 }
 
+bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct layer_inventory *inv)
+{
+    return inventory(sc, kind, true, inv);
+}
+
+bool layer_inventory_sums(const struct scenario *sc, enum layer_kind kind,
+                          struct layer_inventory *inv)
+{
+    return inventory(sc, kind, false, inv);
+}
+
 bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint64_t *out)
 {
     struct checked ck = {false};
     uint64_t n = 0;
-    for (size_t i = 0; i < inv->n_params; i++)
-        if (p == LAYER_PARTS || inv->params[i].part == p)
-            n = ck_add(&ck, n, inv->params[i].count);
+    for (int i = 0; i < LAYER_PARTS; i++)
+        if (p == LAYER_PARTS || i == (int)p)
+            n = ck_add(&ck, n, inv->part_params[i]);
     *out = n;
     return !ck.overflow;
 }
@@ -324,23 +368,9 @@ bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint6
 bool layer_act_sums(const struct scenario *sc, const struct layer_inventory *inv,
                     struct layer_act_sums *out)
 {
-    struct checked ck = {false};
-    *out = (struct layer_act_sums){0, 0, 0, 0, 0, 0};
-    for (size_t i = 0; i < inv->n_kept; i++) {
-        const struct layer_tensor *t = &inv->kept[i];
-        if (t->recomputed)
-            continue;
-        bool per_head = t->extent == LAYER_PER_HEAD_ROW || t->extent == LAYER_PER_HEAD_SCORE;
-        uint64_t per = per_head ? ck_mul(&ck, t->per, sc->heads) : t->per;
-        uint64_t *sum = t->extent == LAYER_PER_HEAD_SCORE ? &out->attn_per_score
-                        : t->extent == LAYER_PER_HEAD_ROW ? &out->attn_per_token
-                        : t->split == LAYER_EXPERT_ROWS   ? &out->rows_per_routed
-                        : t->split == LAYER_EXPERT_WIDTH  ? &out->width_per_routed
-                        : t->split == LAYER_WHOLE         ? &out->whole_per_token
-                                                          : &out->split_per_token;
-        *sum = ck_add(&ck, *sum, per);
-    }
-    return !ck.overflow;
+    (void)sc; /* summed as the inventory was built (layer_inventory checked the counts) */
+    *out = inv->sums;
+    return true;
 }
 
 uint64_t layer_routed_rows(const struct scenario *sc, uint64_t tokens)

@@ -73,34 +73,13 @@ struct layer_tensor {
     bool recomputed; /* dropped by the scenario's recomputation (selective: the attention core) */
 };
 
-#define LAYER_PARAMS_MAX 24
-#define LAYER_KEPT_MAX 32
-
-struct layer_inventory {
-    enum layer_kind kind;
-    struct layer_param params[LAYER_PARAMS_MAX];
-    size_t n_params;
-    struct layer_tensor kept[LAYER_KEPT_MAX]; /* in the order of the forward pass */
-    size_t n_kept;
-};
-
-/* The inventory of a layer of `kind` in sc (LAYER_MOE only when sc has experts). Returns false
- * when a count overflows 64 bits. */
-bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct layer_inventory *inv);
-
-/* d_h: sc->head_dim, or h / heads. */
-uint64_t layer_head_dim(const struct scenario *sc);
-
-/* The parameters of part p (LAYER_PARTS: all of them). false on overflow. */
-bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint64_t *out);
-
 /*
  * The kept tensors summed by how they grow and divide, the whole layer (before tp and sp), for
  * the tensors the recomputation keeps: bytes = whole_per_token * s b (the whole group),
  * + split_per_token * s b (the split linear part), + attn_per_token * s b + attn_per_score * s^2 b
  * (the attention term: scores, or FlashAttention's per-row statistics), + (rows_per_routed +
  * width_per_routed) * routed rows (an MoE layer's experts). Per-head entries are multiplied by
- * a. false on overflow.
+ * a.
  */
 struct layer_act_sums {
     uint64_t whole_per_token;
@@ -111,12 +90,42 @@ struct layer_act_sums {
     uint64_t width_per_routed; /* LAYER_EXPERT_WIDTH */
 };
 
+#define LAYER_PARAMS_MAX 24
+#define LAYER_KEPT_MAX 32
+
+struct layer_inventory {
+    enum layer_kind kind;
+    struct layer_param params[LAYER_PARAMS_MAX];
+    size_t n_params;
+    struct layer_tensor kept[LAYER_KEPT_MAX]; /* in the order of the forward pass */
+    size_t n_kept;
+    struct layer_act_sums sums;        /* of kept, summed as it is built */
+    uint64_t part_params[LAYER_PARTS]; /* of params, by part */
+};
+
+/* The inventory of a layer of `kind` in sc (LAYER_MOE only when sc has experts). Returns false
+ * when a count overflows 64 bits. */
+bool layer_inventory(const struct scenario *sc, enum layer_kind kind, struct layer_inventory *inv);
+
+/* The same with the sums only (sums, part_params; no lists): the model's totals, which need
+ * nothing else, at a fraction of the cost. */
+bool layer_inventory_sums(const struct scenario *sc, enum layer_kind kind,
+                          struct layer_inventory *inv);
+
+/* d_h: sc->head_dim, or h / heads. */
+uint64_t layer_head_dim(const struct scenario *sc);
+
+/* The sums of inv's kept tensors (struct layer_act_sums), as layer_inventory added them up. */
+bool layer_act_sums(const struct scenario *sc, const struct layer_inventory *inv,
+                    struct layer_act_sums *out);
+
+/* The parameters of part p (LAYER_PARTS: all of them). false on overflow. */
+bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint64_t *out);
+
 /*
  * Routed rows of an MoE layer for T tokens: k T with dropless routing (balanced), else the
  * padded capacity E ceil(k T cf / E) (Megatron-LM moe_utils.get_capacity). 0 without experts.
  */
 uint64_t layer_routed_rows(const struct scenario *sc, uint64_t tokens);
-bool layer_act_sums(const struct scenario *sc, const struct layer_inventory *inv,
-                    struct layer_act_sums *out);
 
 #endif

@@ -31,7 +31,7 @@ enum model_status model_layer_params(const struct scenario *sc, uint64_t *out)
 {
     /* The sum of the layer's parameter tensors (doc/model.md section 2; layer.h lists them). */
     struct layer_inventory inv;
-    if (!layer_inventory(sc, LAYER_DENSE, &inv) || !layer_params_of(&inv, LAYER_PARTS, out))
+    if (!layer_inventory_sums(sc, LAYER_DENSE, &inv) || !layer_params_of(&inv, LAYER_PARTS, out))
         return MODEL_OVERFLOW;
     return MODEL_OK;
 }
@@ -64,7 +64,7 @@ static enum model_status layer_kinds(const struct scenario *sc, struct kinds *k)
     for (int kind = 0; kind < 2; kind++) {
         if (k->count[kind] == 0)
             continue;
-        if (!layer_inventory(sc, (enum layer_kind)kind, &inv) ||
+        if (!layer_inventory_sums(sc, (enum layer_kind)kind, &inv) ||
             !layer_params_of(&inv, LAYER_PARTS, &k->params[kind]) ||
             !layer_act_sums(sc, &inv, &k->sums[kind]))
             return MODEL_OVERFLOW;
@@ -173,7 +173,8 @@ static enum model_status act_sums(const struct scenario *sc, struct layer_act_su
 {
     struct layer_inventory inv;
     bool moe = sc->experts > 0 && sc->dense_layers < sc->layers;
-    if (!layer_inventory(sc, moe ? LAYER_MOE : LAYER_DENSE, &inv) || !layer_act_sums(sc, &inv, out))
+    if (!layer_inventory_sums(sc, moe ? LAYER_MOE : LAYER_DENSE, &inv) ||
+        !layer_act_sums(sc, &inv, out))
         return MODEL_OVERFLOW;
     return MODEL_OK;
 }
@@ -450,20 +451,30 @@ bool model_peak_cannot_overflow(const struct scenario *sc)
     double dh = (double)layer_head_dim(sc), g = (double)sc->kv_heads;
     double v = (double)sc->vocab, l = (double)sc->layers;
     double s = (double)sc->seq, b = (double)sc->micro_batch, m = (double)sc->pp;
-    double e = (double)sc->experts, fe = (double)sc->expert_ffn, fs = (double)sc->shared_ffn;
-    double k = (double)sc->top_k, rq = (double)sc->q_lora_rank, rkv = (double)sc->kv_lora_rank;
-    double dn = (double)sc->qk_nope_dim, dr = (double)sc->qk_rope_dim;
-    double dv = (double)sc->v_head_dim, norms = sc->layer_norms ? (double)sc->layer_norms : 2;
-    double attn = 2 * h * dh * (a + g) + 2 * (a + 2 * g) * dh + 2 * h +
-                  (rq + h) * (h + a * (dn + dr) + 1) + rkv * (h + a * (dn + dv) + 1) + h * dr +
-                  a * dv * h;
-    double mlp = 3 * h * f + f + h + 3 * h * fe * e + 3 * h * fs + 2 * h * e + e + h;
+    double norms = sc->layer_norms ? (double)sc->layer_norms : 2;
+    double attn = 2 * h * dh * (a + g) + 2 * (a + 2 * g) * dh + 2 * h;
+    double mlp = 3 * h * f + f + h;
+    double width = 16 * h + 6 * (a + g) * dh + 8 * f + 8 * a + 4 * norms * h; /* A / (s b) */
+    if (sc->kv_lora_rank > 0) {                                               /* latent attention */
+        double rq = (double)sc->q_lora_rank, rkv = (double)sc->kv_lora_rank;
+        double dn = (double)sc->qk_nope_dim, dr = (double)sc->qk_rope_dim;
+        double dv = (double)sc->v_head_dim;
+        attn += (rq + h) * (h + a * (dn + dr) + 1) + rkv * (h + a * (dn + dv) + 1) + h * dr +
+                a * dv * h;
+        width += 4 * (rq + rkv + dr) + 6 * a * (dn + dr + dv);
+    }
+    if (sc->experts > 0) { /* routed rows padded to capacity: at most k cf T + E, times etp */
+        double e = (double)sc->experts, fe = (double)sc->expert_ffn, fs = (double)sc->shared_ffn;
+        double k = (double)sc->top_k, cf = sc->capacity_factor > 1 ? sc->capacity_factor : 1;
+        double u = (double)(sc->etp ? sc->etp : sc->tp);
+        mlp += 3 * h * fe * e + 3 * h * fs + 2 * h * e + e + h;
+        width +=
+            4 * e + 12 * k + 4 + (k * cf + e) * u * (8 * h + 10 * fe + 18) + 10 * fs + 2 * h + 2;
+    }
     double layer = attn + mlp + 2 * norms * h;
     double params = l * layer + 2 * v * h + 2 * h + (double)sc->positions * h;
     double states = 18 * params; /* Megatron's 2 + 4 + 12 bytes per parameter, the most */
     double sb = s * b;
-    double width = 16 * h + 6 * (a + g) * dh + 8 * f + 8 * a + 4 * e + k * (4 * h + 10 * fe) +
-                   10 * fs + 4 * (rq + rkv + dr) + 6 * a * (dn + dr + dv) + 4 * norms * h;
     double act = sb * (width + 5 * a * s); /* A of any kind, before tp */
     double ckpt = 2 * sb * h;
     double logits = 4 * sb * v;
@@ -584,7 +595,8 @@ static uint64_t micro_batch_start(const struct scenario *sc, const struct terms 
                                   uint64_t base_b, bool *exact)
 {
     uint64_t slope[2], peak1[2];
-    *exact = sc->tp == 1;
+    /* A capacity factor rounds the routed rows up per expert: not affine in b either. */
+    *exact = sc->tp == 1 && sc->capacity_factor <= 0;
     for (int i = 0; i < 2; i++) {
         uint64_t grown = base->stage[i].peak_bytes - base->stage[i].states_bytes;
         slope[i] = div_up(grown, base_b);
