@@ -129,7 +129,9 @@ struct preset {
     uint64_t key;           /* name_key(name), to find the preset without a strcasecmp per preset */
     char *cells[COL_COUNT]; /* model columns, or COL_GPU_MEM_GB for a GPU */
     union cell_value value[COL_COUNT];
-    bool typed[COL_COUNT]; /* value[c] holds cells[c], parsed */
+    bool typed[COL_COUNT];          /* value[c] holds cells[c], parsed */
+    unsigned char given[COL_COUNT]; /* the columns whose cells are not empty, n_given of them */
+    unsigned n_given;
     struct gpu_speed speed;
 };
 
@@ -549,9 +551,11 @@ static bool parse_column(struct row *r, enum col c, union cell_value *v)
 /* Parses the preset's cells once, at load time; see struct preset. */
 static void preset_type_cells(struct preset *p)
 {
+    p->n_given = 0;
     for (int c = 0; c < COL_COUNT; c++) {
         if (!p->cells[c])
             continue;
+        p->given[p->n_given++] = (unsigned char)c;
         struct row r = {.quiet = true};
         r.cell[c] = p->cells[c];
         p->typed[c] = parse_column(&r, (enum col)c, &p->value[c]);
@@ -567,9 +571,7 @@ struct config_reader {
     struct config_options opt;
     struct nameset *names;
     struct csvin *in;
-    int *map;                   /* header field index -> column, -1 unknown */
-    enum col absent[COL_COUNT]; /* the columns the header does not have */
-    size_t n_absent;
+    int *map; /* header field index -> column, -1 unknown */
     size_t n_cols;
     bool header_done, header_bad;
     unsigned long rejected;
@@ -645,9 +647,6 @@ static void read_header(struct config_reader *r, const struct csvin_record *rec)
             seen[c] = true;
         }
     }
-    for (int c = 0; c < COL_COUNT; c++)
-        if (!seen[c])
-            r->absent[r->n_absent++] = (enum col)c;
     if (!r->header_bad && !seen[COL_NAME]) {
         diag_report(r->diag, r->file, rec->line,
                     "the header has no 'name' column; the file's rows are skipped");
@@ -682,8 +681,8 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
                     r->n_cols);
         return false;
     }
-    for (size_t k = 0; k < r->n_absent; k++)
-        row->cell[r->absent[k]] = NULL;
+    /* One memset: cheaper than clearing the columns the header lacks, most of them. */
+    memset(row->cell, 0, sizeof row->cell);
     for (size_t i = 0; i < rec->n_fields; i++)
         row->cell[r->map[i]] = trimmed_field(rec, i);
     return true;
@@ -707,8 +706,10 @@ static const struct preset *row_preset(struct row *row, enum col c, const struct
 /* Fills the row's empty cells of columns first..last from preset p (explicit cells win). */
 static void fill_from_preset(struct row *row, const struct preset *p, enum col first, enum col last)
 {
-    for (int c = (int)first; c <= (int)last; c++) {
-        if (!row->cell[c] && p->cells[c]) {
+    /* Only the preset's own cells: most presets leave most of the model columns empty. */
+    for (unsigned i = 0; i < p->n_given; i++) {
+        int c = p->given[i];
+        if (c >= (int)first && c <= (int)last && !row->cell[c]) {
             row->cell[c] = p->cells[c];
             row->from_preset |= (uint64_t)1 << c;
         }

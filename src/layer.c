@@ -38,6 +38,7 @@ static inline __attribute__((always_inline)) void param(struct filler *f, const 
 {
     struct layer_inventory *inv = f->inv;
     inv->part_params[part] = ck_add(&f->ck, inv->part_params[part], count);
+    inv->total_params = ck_add(&f->ck, inv->total_params, count);
     if (!f->listing)
         return;
     if (inv->n_params == LAYER_PARAMS_MAX) {
@@ -327,6 +328,7 @@ static bool inventory(const struct scenario *sc, enum layer_kind kind, bool list
     inv->sums = (struct layer_act_sums){0, 0, 0, 0, 0, 0};
     for (int p = 0; p < LAYER_PARTS; p++)
         inv->part_params[p] = 0;
+    inv->total_params = 0;
     if (has_mla(sc))
         mla_params(&f, sc);
     else
@@ -356,13 +358,8 @@ bool layer_inventory_sums(const struct scenario *sc, enum layer_kind kind,
 
 bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint64_t *out)
 {
-    struct checked ck = {false};
-    uint64_t n = 0;
-    for (int i = 0; i < LAYER_PARTS; i++)
-        if (p == LAYER_PARTS || i == (int)p)
-            n = ck_add(&ck, n, inv->part_params[i]);
-    *out = n;
-    return !ck.overflow;
+    *out = p == LAYER_PARTS ? inv->total_params : inv->part_params[p];
+    return true; /* layer_inventory checked the sums */
 }
 
 bool layer_act_sums(const struct scenario *sc, const struct layer_inventory *inv,

@@ -101,6 +101,7 @@ struct layer_inventory {
     size_t n_kept;
     struct layer_act_sums sums;        /* of kept, summed as it is built */
     uint64_t part_params[LAYER_PARTS]; /* of params, by part */
+    uint64_t total_params;             /* of params */
 };
 
 /* The inventory of a layer of `kind` in sc (LAYER_MOE only when sc has experts). Returns false

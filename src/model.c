@@ -222,9 +222,9 @@ enum model_status model_logits_bytes(const struct scenario *sc, uint64_t *out)
  * end of the first rebuild, with A the largest of the stage's kinds (doc/model.md sections 5.1
  * and 6.2; Chen et al. 2016, 4); a segment never crosses a pipeline stage.
  */
-static enum model_status stage_act_mix(const uint64_t count[2], const uint64_t act[2],
-                                       uint64_t ckpt, uint64_t micro_batches, uint64_t k,
-                                       uint64_t *out)
+static inline enum model_status stage_act_mix(const uint64_t count[2], const uint64_t act[2],
+                                              uint64_t ckpt, uint64_t micro_batches, uint64_t k,
+                                              uint64_t *out)
 {
     struct checked ck = {false};
     uint64_t stage_layers = count[0] + count[1];
@@ -333,7 +333,9 @@ static uint64_t expert_dp(const struct scenario *sc)
 static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct checked *ck)
 {
     struct states d = sharded_states(sc, g->params - g->expert_params, sc->dp, ck);
-    struct states e = sharded_states(sc, g->expert_params, expert_dp(sc), ck);
+    struct states e = {0, 0, 0};
+    if (g->expert_params > 0)
+        e = sharded_states(sc, g->expert_params, expert_dp(sc), ck);
     g->weights_bytes = ck_add(ck, d.weights, e.weights);
     g->grads_bytes = ck_add(ck, d.grads, e.grads);
     g->optimizer_bytes = ck_add(ck, d.optimizer, e.optimizer);

@@ -146,27 +146,33 @@ int strbuf_puts(struct strbuf *sb, const char *s)
 /* vsnprintf into the room left; a fixed buffer that is too small keeps what fits. */
 static int strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 {
+    /* Straight into the room left (one formatting pass when it fits: the common case). */
+    size_t room = sb->buf ? sb->cap - sb->len : 0;
     va_list aq;
     va_copy(aq, ap);
-    int k = vsnprintf(NULL, 0, fmt, aq);
+    int k = vsnprintf(room ? sb->buf + sb->len : NULL, room, fmt, aq);
     va_end(aq);
     if (k < 0) {
         sb->err = STRBUF_FORMAT;
         return sb->err;
     }
     size_t n = (size_t)k;
-    if (!sb->fixed && strbuf_grow(sb, n) != 0)
-        return sb->err;
-    if (sb->cap == 0) {
-        sb->err = n ? STRBUF_TRUNCATED : STRBUF_OK;
-        return sb->err;
-    }
-    size_t room = sb->cap - sb->len;
-    vsnprintf(sb->buf + sb->len, room, fmt, ap);
     if (n < room) {
         sb->len += n;
         return 0;
     }
+    if (!sb->fixed) {
+        if (strbuf_grow(sb, n) != 0)
+            return sb->err;
+        vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+        sb->len += n;
+        return 0;
+    }
+    if (room == 0) {
+        sb->err = n ? STRBUF_TRUNCATED : STRBUF_OK;
+        return sb->err;
+    }
+    /* A full fixed buffer: the first room - 1 bytes were written, cut at a character. */
     size_t from = sb->len;
     sb->len += room - 1;
     strbuf_trim_cut(sb, from);
