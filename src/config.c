@@ -949,6 +949,28 @@ static bool check_attention(struct row *row, const struct scenario *sc)
                          "'%s' is not possible with arch=gpt (a gpt layer has biases on every "
                          "linear)",
                          row->cell[COL_QKV_BIAS]);
+    /* The layers modelled (doc/model.md section 4): a pre-LN GPT layer with its two LayerNorms;
+     * llama-style layers with two norms or Gemma 2's four, q/k norms on multi-head attention. */
+    if (sc->layer_norms != 2 && (sc->arch == ARCH_GPT || sc->layer_norms != 4))
+        return row_error(row, COL_LAYER_NORMS, "'%llu' is not modelled: %s", ULL(sc->layer_norms),
+                         sc->arch == ARCH_GPT ? "a gpt layer has 2 norms"
+                                              : "a llama layer has 2 norms, or 4 (Gemma 2)");
+    if (sc->qk_norm && sc->arch == ARCH_GPT)
+        return row_error(row, COL_QK_NORM,
+                         "'%s' is not possible with arch=gpt (q/k norms are modelled on llama "
+                         "layers)",
+                         row->cell[COL_QK_NORM]);
+    if (sc->kv_lora_rank > 0 && sc->arch == ARCH_GPT)
+        return row_error(row, COL_KV_LORA_RANK,
+                         "'%llu' is not possible with arch=gpt (latent attention is modelled on "
+                         "llama layers)",
+                         ULL(sc->kv_lora_rank));
+    if (sc->kv_lora_rank > 0 && (sc->qk_norm || sc->qkv_bias))
+        return row_error(row, sc->qk_norm ? COL_QK_NORM : COL_QKV_BIAS,
+                         "'%s' is not possible with multi-head latent attention (kv_lora_rank)",
+                         row->cell[sc->qk_norm ? COL_QK_NORM : COL_QKV_BIAS]
+                             ? row->cell[sc->qk_norm ? COL_QK_NORM : COL_QKV_BIAS]
+                             : "yes");
     if (sc->kv_lora_rank == 0) {
         for (size_t i = 0; i < sizeof mla_cols / sizeof mla_cols[0]; i++)
             if (row->cell[mla_cols[i]])
@@ -1013,8 +1035,12 @@ static bool check_experts(struct row *row, const struct scenario *sc)
     if (sc->experts % sc->ep)
         return row_error(row, COL_EP, "'%llu' does not divide experts (%llu)", ULL(sc->ep),
                          ULL(sc->experts));
-    /* The expert groups tile the GPUs of a pipeline stage (doc/model.md section 13.2). */
+    /* The expert groups tile the GPUs of a pipeline stage, and an expert-tensor-parallel group
+     * nests with a tensor-parallel one (doc/model.md sections 4.7 and 13.2). */
     uint64_t etp = sc->etp ? sc->etp : sc->tp, group, stage;
+    if (sc->tp % etp && etp % sc->tp)
+        return row_error(row, COL_ETP, "'%llu' neither divides tp (%llu) nor is a multiple of it",
+                         ULL(etp), ULL(sc->tp));
     if (__builtin_mul_overflow(sc->dp, sc->tp, &stage))
         return row_error(row, COL_DP, "'%llu' times tp is too large", ULL(sc->dp));
     if (__builtin_mul_overflow(sc->ep, etp, &group) || stage % group) {

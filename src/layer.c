@@ -231,8 +231,6 @@ static void llama_attention_kept(struct filler *f, const struct scenario *sc)
     kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
     core_kept(f, sc);
     kept(f, "projection input", q, LAYER_PER_TOKEN, LAYER_SPLIT);
-    if (sc->layer_norms >= 4)
-        kept(f, "post-attention norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
 }
 
 /*
@@ -308,6 +306,8 @@ static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_k
         mla_kept(f, sc);
     else
         llama_attention_kept(f, sc);
+    if (sc->layer_norms >= 4)
+        kept(f, "post-attention norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     kept(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     if (kind == LAYER_MOE)
@@ -374,9 +374,13 @@ uint64_t layer_routed_rows(const struct scenario *sc, uint64_t tokens)
 {
     if (sc->experts == 0)
         return 0;
-    double kt = (double)sc->top_k * (double)tokens;
     if (sc->capacity_factor <= 0)
         return sc->top_k * tokens;
-    double rows = ceil(kt * sc->capacity_factor / (double)sc->experts) * (double)sc->experts;
-    return rows < 18446744073709551616.0 ? (uint64_t)rows : UINT64_MAX; /* 2^64: overflows later */
+    /* Exactly, as the decimal the user wrote: cf in millionths (1.1 is 1100000 / 10^6, where
+     * the nearest double would put ceil(k T cf / E) one above for some T). */
+    unsigned __int128 cf = (unsigned __int128)llround(sc->capacity_factor * 1e6);
+    unsigned __int128 num = (unsigned __int128)sc->top_k * tokens * cf;
+    unsigned __int128 den = (unsigned __int128)sc->experts * 1000000u;
+    unsigned __int128 rows = (num / den + (num % den != 0)) * sc->experts;
+    return rows <= UINT64_MAX ? (uint64_t)rows : UINT64_MAX; /* overflows later, checked */
 }

@@ -486,6 +486,24 @@ bool model_peak_cannot_overflow(const struct scenario *sc)
     return peak < 4611686018427387904.0; /* 2^62 */
 }
 
+/* The A of checkpointing on the first stage: the largest of the layer kinds it holds (M(k) keeps
+ * one segment's activations; doc/model.md sections 5.1 and 6.2). */
+static uint64_t first_stage_act(const struct terms *t)
+{
+    const struct model_gpu *g = &t->stage[MODEL_STAGE_FIRST];
+    uint64_t a = 0;
+    for (int i = 0; i < 2; i++)
+        if (g->layers[i] > 0 && t->kind_act[i] > a)
+            a = t->kind_act[i];
+    return a;
+}
+
+double model_k_star(const struct scenario *sc, const struct terms *t)
+{
+    uint64_t a = first_stage_act(t);
+    return a ? sqrt((double)sc->layers * (double)t->ckpt_bytes / (double)a) : 0;
+}
+
 /* model_k_best with one layer's activations A and checkpoint c known (model_eval has them). */
 static enum model_status k_best_from(const struct scenario *sc, uint64_t A, uint64_t c,
                                      uint64_t *k_best, uint64_t *act_bytes)
@@ -522,11 +540,10 @@ static enum model_status k_best_from(const struct scenario *sc, uint64_t A, uint
 
 enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes)
 {
-    struct model_layer_act act;
-    uint64_t c;
-    if (model_layer_act(sc, &act) || model_ckpt_bytes(sc, &c))
+    struct terms t;
+    if (model_peak(sc, &t) != MODEL_OK)
         return MODEL_OVERFLOW;
-    return k_best_from(sc, act.total, c, k_best, act_bytes);
+    return k_best_from(sc, first_stage_act(&t), t.ckpt_bytes, k_best, act_bytes);
 }
 
 /* The peak of each pipeline stage at micro-batch b, reusing the model states of `base` (they do
@@ -663,10 +680,10 @@ enum model_status model_eval(const struct scenario *sc, struct terms *t)
 {
     if (model_peak(sc, t) != MODEL_OK)
         return MODEL_OVERFLOW;
-    if (k_best_from(sc, t->act_layer_bytes, t->ckpt_bytes, &t->k_best, &t->act_k_best_bytes) !=
-        MODEL_OK)
+    uint64_t a = first_stage_act(t);
+    if (k_best_from(sc, a, t->ckpt_bytes, &t->k_best, &t->act_k_best_bytes) != MODEL_OK)
         return MODEL_OVERFLOW;
-    t->k_star = sqrt((double)sc->layers * (double)t->ckpt_bytes / (double)t->act_layer_bytes);
+    t->k_star = model_k_star(sc, t);
     t->max_micro_batch = max_micro_batch_from(sc, t, sc->micro_batch);
     return MODEL_OK;
 }

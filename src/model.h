@@ -127,6 +127,10 @@ bool model_peak_cannot_overflow(const struct scenario *sc);
 /* Every term. */
 enum model_status model_eval(const struct scenario *sc, struct terms *t);
 
+/* k* = sqrt(L c / A), the continuous optimum of checkpointing every k layers, with A the largest
+ * layer kind of the first stage (doc/model.md section 5.2); t from model_peak of sc. */
+double model_k_star(const struct scenario *sc, const struct terms *t);
+
 /* The best integer k for checkpointing every k layers, and M(k) there (first stage). */
 enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes);
 

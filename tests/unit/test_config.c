@@ -758,6 +758,31 @@ static const struct bad_input BAD[] = {
             "\"b,24,2048,16,50257,2048,8,80\n",
      "a", "in.csv:3: malformed CSV record: a quoted field is not closed\n"},
 
+    /* layers memfit does not model: gpt with q/k norms, other norm counts or latent attention;
+     * latent attention with q/k norms or biases; expert and tensor parallel groups that do not
+     * nest */
+    {"name,arch,layers,hidden,heads,vocab,seq,micro_batch,gpu_mem_gb,layer_norms,qk_norm,"
+     "kv_lora_rank,qk_nope_dim,qk_rope_dim,v_head_dim,qkv_bias,experts,top_k,expert_ffn,etp,tp,"
+     "dp\n"
+     "a,gpt,2,64,4,100,8,1,80,4,,,,,,,,,,,,\n"
+     "b,gpt,2,64,4,100,8,1,80,,yes,,,,,,,,,,,\n"
+     "c,llama,2,64,4,100,8,1,80,3,,,,,,,,,,,,\n"
+     "d,gpt,2,64,4,100,8,1,80,,,16,8,8,8,,,,,,,\n"
+     "e,llama,2,64,4,100,8,1,80,,,16,8,8,8,yes,,,,,,\n"
+     "f,llama,2,64,4,100,8,1,80,,,,,,,,4,1,32,3,2,3\n"
+     "ok,llama,2,64,4,100,8,1,80,4,yes,,,,,,4,1,32,4,2,2\n",
+     "ok",
+     "in.csv:2: column 'layer_norms': '4' is not modelled: a gpt layer has 2 norms\n"
+     "in.csv:3: column 'qk_norm': 'yes' is not possible with arch=gpt (q/k norms are modelled on "
+     "llama layers)\n"
+     "in.csv:4: column 'layer_norms': '3' is not modelled: a llama layer has 2 norms, or 4 "
+     "(Gemma 2)\n"
+     "in.csv:5: column 'kv_lora_rank': '16' is not possible with arch=gpt (latent attention is "
+     "modelled on llama layers)\n"
+     "in.csv:6: column 'qkv_bias': 'yes' is not possible with multi-head latent attention "
+     "(kv_lora_rank)\n"
+     "in.csv:7: column 'etp': '3' neither divides tp (2) nor is a multiple of it\n"},
+
     /* names: at most 64 characters (the message shows 20), valid UTF-8 */
     {HEADER NAME65 ",24,2048,16,50257,2048,8,80\n", "",
      "in.csv:2: column 'name': '00000000000000000000...' is longer than 64 characters\n"},
