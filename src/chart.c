@@ -317,6 +317,18 @@ static void frame_titles(struct frame *f, const struct frame_spec *s, double x, 
     }
 }
 
+/* The left edge of the plot area of a chart at x: the y axis's title and tick labels (or the
+ * categories' labels) left of it. */
+static double frame_plot_left(struct canvas *c, double x, const struct frame_spec *s)
+{
+    double ticks[CHART_TICKS_MAX], step;
+    size_t n = chart_ticks(s->y_lo, s->y_hi, s->y_max_ticks, ticks, CHART_TICKS_MAX, &step);
+    double left = x + (s->y_title ? LABEL_PT + GAP : 0);
+    if (s->left_w > 0)
+        return left + s->left_w + GAP;
+    return left + tick_labels_width(c, ticks, n, step) + TICK_LEN + 2;
+}
+
 /* Lays the chart out in (x, y, w, h): the title on top, the legend under it, the plot area
  * inside the margins its tick labels and axis titles need; then draws all but the data. */
 static void frame_begin(struct frame *f, struct canvas *c, double x, double y, double w, double h,
@@ -330,13 +342,9 @@ static void frame_begin(struct frame *f, struct canvas *c, double x, double y, d
         text(c, x + w / 2, top + size, size, CANVAS_ALIGN_CENTER, s->title);
         top += size + GAP + 2;
     }
-    double left = x + (s->y_title ? LABEL_PT + GAP : 0);
+    double left = frame_plot_left(c, x, s);
     double right = x + w - (s->y2_title ? LABEL_PT + GAP : 0);
     f->ny = chart_ticks(s->y_lo, s->y_hi, s->y_max_ticks, f->y_ticks, CHART_TICKS_MAX, &f->y_step);
-    if (s->left_w > 0)
-        left += s->left_w + GAP;
-    else
-        left += tick_labels_width(c, f->y_ticks, f->ny, f->y_step) + TICK_LEN + 2;
     if (s->y2_title) {
         f->ny2 = chart_ticks(s->y2_lo, s->y2_hi, 3, f->y2_ticks, CHART_TICKS_MAX, &f->y2_step);
         right -= tick_labels_width(c, f->y2_ticks, f->ny2, f->y2_step) + TICK_LEN + 2;
@@ -764,7 +772,7 @@ int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, str
         return -1;
     /* doc/model.md sections 5.2 and 12.2: k* = sqrt(L c / A); the extra compute is one forward
      * pass per step whatever k is: 8 Psi instead of 6 Psi per token. */
-    d->k_star = sqrt((double)sc->layers * (double)t.ckpt_bytes / (double)t.act_layer_bytes);
+    d->k_star = model_k_star(sc, &t);
     d->extra_compute = 1.0 / 3.0;
     for (size_t k = 1; k <= n; k++)
         if (model_ckpt_peak(sc, &t, k, &peak[k - 1]) != MODEL_OK)
@@ -893,7 +901,8 @@ size_t chart_layer_walk_ops(const struct scenario *sc, struct chart_walk_op *ops
     enum layer_kind kind = sc->experts > 0 ? LAYER_MOE : LAYER_DENSE;
     if (!layer_inventory(sc, kind, &inv))
         return 0;
-    double h = (double)sc->hidden;
+    double h = (double)sc->hidden, tokens = (double)sc->seq * (double)sc->micro_batch;
+    double rows_per_token = (double)layer_routed_rows(sc, sc->seq * sc->micro_batch) / tokens;
     size_t n = 0;
     for (size_t i = 0; i < inv.n_kept; i++) {
         const struct layer_tensor *t = &inv.kept[i];
@@ -903,6 +912,8 @@ size_t chart_layer_walk_ops(const struct scenario *sc, struct chart_walk_op *ops
             n = push_op(ops, n, cap, t->name, (double)t->per, CHART_WALK_AS2B);
         else if (t->extent == LAYER_PER_HEAD_ROW)
             n = push_op(ops, n, cap, t->name, (double)t->per, CHART_WALK_ASB);
+        else if (t->extent == LAYER_PER_ROUTED_TOKEN) /* routed rows per token: k, or capacity */
+            n = push_op(ops, n, cap, t->name, (double)t->per * rows_per_token / h, CHART_WALK_SBH);
         else
             n = push_op(ops, n, cap, t->name, (double)t->per / h, CHART_WALK_SBH);
     }
@@ -1091,7 +1102,8 @@ size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_ite
                                size_t cap)
 {
     /* The layer's parameter tensors as model's inventory lists them (layer.h), in h^2 units;
-     * the biases and norm scales, each too small to see, are drawn as one bar at the end. */
+     * the biases and norm scales, each too small to see, are drawn as one bar at the end, and
+     * so are the router's score bias and the shared experts' gate with their matrices. */
     static const enum chart_param_group group[LAYER_PARTS] = {
         [LAYER_PART_ATTENTION] = CHART_PARAM_ATTN, [LAYER_PART_SMALL] = CHART_PARAM_SMALL,
         [LAYER_PART_MLP] = CHART_PARAM_MLP,        [LAYER_PART_SHARED] = CHART_PARAM_SHARED,
@@ -1106,32 +1118,152 @@ size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_ite
     size_t n = 0;
     for (size_t i = 0; i < inv.n_params; i++) {
         const struct layer_param *p = &inv.params[i];
+        enum chart_param_group g = group[p->part];
+        bool joins = (g == CHART_PARAM_ROUTER || g == CHART_PARAM_SHARED) && n > 0 &&
+                     items[n - 1].group == g;
         if (p->part == LAYER_PART_SMALL) {
             small += (double)p->count;
             biases = biases || strstr(p->name, "bias") != NULL;
-        } else if (n < cap) {
-            items[n++] = (struct chart_param_item){p->name, (double)p->count / h2, group[p->part]};
-        } else {
+        } else if (joins) {
+            items[n - 1].h2 += (double)p->count / h2;
+        } else if (n == cap) {
             return 0;
+        } else if (p->part == LAYER_PART_EXPERTS) {
+            items[n++] = (struct chart_param_item){"one routed\nexpert", (double)p->count / h2, g,
+                                                   sc->experts};
+        } else if (p->part == LAYER_PART_SHARED) {
+            items[n++] = (struct chart_param_item){"shared\nexperts", (double)p->count / h2, g, 1};
+        } else {
+            items[n++] = (struct chart_param_item){p->name, (double)p->count / h2, g, 1};
         }
     }
     if (small > 0) {
         if (n == cap)
             return 0;
         items[n++] = (struct chart_param_item){biases ? "biases,\nnorms" : "norms", small / h2,
-                                               CHART_PARAM_SMALL};
+                                               CHART_PARAM_SMALL, 1};
     }
     return n;
 }
 
 static struct canvas_rgb param_colour(enum chart_param_group g)
 {
-    if (g == CHART_PARAM_ATTN)
+    /* The dense MLP and the experts in greens (all of them MLPs), the router apart. */
+    switch (g) {
+    case CHART_PARAM_ATTN:
         return chart_term_colour(CHART_WEIGHTS);
-    if (g == CHART_PARAM_MLP)
+    case CHART_PARAM_MLP:
         return (struct canvas_rgb){0.30, 0.65, 0.55};
+    case CHART_PARAM_SHARED:
+        return (struct canvas_rgb){0.62, 0.84, 0.74};
+    case CHART_PARAM_ROUTER:
+        return (struct canvas_rgb){0.83, 0.42, 0.30};
+    case CHART_PARAM_EXPERTS:
+        return (struct canvas_rgb){0.12, 0.42, 0.35};
+    case CHART_PARAM_SMALL:
+        break;
+    }
     return chart_states_colour();
 }
+
+/* The height of an item's bar: one copy. */
+static double param_bar(const struct chart_param_item *it)
+{
+    return it->copies > 1 ? it->h2 / (double)it->copies : it->h2;
+}
+
+/* The legend: the groups of the items, in this order. */
+static size_t params_legend(const struct chart_param_item *items, size_t n, struct legend_item *leg)
+{
+    static const struct {
+        enum chart_param_group g;
+        const char *label;
+    } order[] = {
+        {CHART_PARAM_ATTN, "attention"},         {CHART_PARAM_MLP, "MLP"},
+        {CHART_PARAM_SHARED, "shared experts"},  {CHART_PARAM_ROUTER, "router"},
+        {CHART_PARAM_EXPERTS, "routed experts"}, {CHART_PARAM_SMALL, "biases and norms"},
+    };
+    size_t k = 0;
+    for (size_t o = 0; o < sizeof order / sizeof *order; o++) {
+        bool present = false;
+        for (size_t i = 0; i < n && !present; i++)
+            present = items[i].group == order[o].g;
+        if (present)
+            leg[k++] = (struct legend_item){LEG_BOX, param_colour(order[o].g), order[o].label};
+    }
+    return k;
+}
+
+/* "x 256" on the bar of an item of many copies: inside its top when the bar is tall enough,
+ * else above its value label. */
+static void params_copies_label(struct frame *f, const struct chart_param_item *it, double cx,
+                                double top, double slot)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "\xc3\x97 %llu", (unsigned long long)it->copies);
+    double size = fit(f->c, buf, TICK_PT, slot - 2);
+    double bar_h = map_y(f, 0) - top;
+    if (bar_h >= size + 5)
+        draw_text(f->c, (struct canvas_rgb){1, 1, 1}, cx, top + size + 1.5, size,
+                  CANVAS_ALIGN_CENTER, buf);
+    else
+        text(f->c, cx, top - 2.5 - TICK_PT - 1.5, size, CANVAS_ALIGN_CENTER, buf);
+}
+
+#define SHARE_BAR_W 16.0
+
+/*
+ * Right of the plot, in (px, f's plot top, pw, f's plot height): the whole layer as one stacked
+ * bar, the routed experts at the bottom and every other group above them in the legend's
+ * colours, with the two shares written beside it.
+ */
+static void params_share_panel(struct frame *f, double px, double pw, const struct chart_params *d)
+{
+    struct canvas *c = f->c;
+    static const enum chart_param_group above[] = {CHART_PARAM_ATTN, CHART_PARAM_MLP,
+                                                   CHART_PARAM_SHARED, CHART_PARAM_ROUTER,
+                                                   CHART_PARAM_SMALL};
+    double total = 0, routed = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        total += d->items[i].h2;
+        routed += d->items[i].group == CHART_PARAM_EXPERTS ? d->items[i].h2 : 0;
+    }
+    if (!(total > 0))
+        return;
+    char buf[64];
+    double size = TICK_PT, lead = size * 1.2, bx = px + GAP;
+    text(c, bx, f->py + size, size, CANVAS_ALIGN_LEFT, "whole layer");
+    snprintf(buf, sizeof buf, "%.1f h\xc2\xb2", total);
+    text(c, bx, f->py + size + lead, size, CANVAS_ALIGN_LEFT, buf);
+    double y0 = f->py + size + lead + GAP + 2, y1 = f->py + f->ph, bh = y1 - y0;
+    double cy = y1 - routed / total * bh;
+    draw_rect(c, param_colour(CHART_PARAM_EXPERTS), bx, cy, SHARE_BAR_W, y1 - cy);
+    for (size_t a = 0; a < sizeof above / sizeof *above; a++) {
+        double part = 0;
+        for (size_t i = 0; i < d->n; i++)
+            part += d->items[i].group == above[a] ? d->items[i].h2 : 0;
+        double ph = part / total * bh;
+        draw_rect(c, param_colour(above[a]), bx, cy - ph, SHARE_BAR_W, ph);
+        cy -= ph;
+    }
+    draw_stroke_style(c, AXIS, 0.6, 0);
+    c->ops->rect(c, bx, y0, SHARE_BAR_W, bh);
+    c->ops->stroke(c);
+    /* The rest at the top, the routed experts at their middle but below the rest's label. */
+    double lx = bx + SHARE_BAR_W + GAP, lw = px + pw - lx;
+    double ls = fmin(fit(c, "routed experts", size, lw), fit(c, "everything else", size, lw));
+    double rest_y = y0 + ls;
+    snprintf(buf, sizeof buf, "%.1f%%", 100 * (total - routed) / total);
+    text(c, lx, rest_y, ls, CANVAS_ALIGN_LEFT, "everything else");
+    text(c, lx, rest_y + ls * 1.15, ls, CANVAS_ALIGN_LEFT, buf);
+    double mid = y1 - routed / total * bh / 2;
+    double routed_y = fmin(fmax(mid - ls * 0.2, rest_y + ls * 2.6), y1 - ls * 1.2);
+    snprintf(buf, sizeof buf, "%.1f%%", 100 * routed / total);
+    text(c, lx, routed_y, ls, CANVAS_ALIGN_LEFT, "routed experts");
+    text(c, lx, routed_y + ls * 1.15, ls, CANVAS_ALIGN_LEFT, buf);
+}
+
+#define SHARE_PANEL_W 104.0
 
 void chart_params_draw(struct canvas *c, double x, double y, double w, double h,
                        const struct chart_params *d, struct chart_geom *geom)
@@ -1139,39 +1271,56 @@ void chart_params_draw(struct canvas *c, double x, double y, double w, double h,
     double hi = d->y_max;
     const char *labels[CHART_PARAM_MAX] = {0};
     size_t n = d->n < CHART_PARAM_MAX ? d->n : CHART_PARAM_MAX;
+    bool copies = false;
     for (size_t i = 0; i < n; i++) {
-        hi = fmax(hi, d->items[i].h2);
+        hi = fmax(hi, param_bar(&d->items[i]));
         labels[i] = d->items[i].name;
+        copies = copies || d->items[i].copies > 1;
     }
-    struct legend_item leg[] = {
-        {LEG_BOX, param_colour(CHART_PARAM_ATTN), "attention"},
-        {LEG_BOX, param_colour(CHART_PARAM_MLP), "MLP"},
-        {LEG_BOX, param_colour(CHART_PARAM_SMALL), "biases and norms"},
-    };
+    struct legend_item leg[6];
     struct frame_spec s = {
         .title = d->title,
         .legend = leg,
-        .n_legend = 3,
+        .n_legend = params_legend(d->items, n, leg),
         .y_title = "parameters (units of h\xc2\xb2)",
         .y_lo = 0,
         .y_hi = hi * 1.12,
         .y_max_ticks = 5,
         .x_label_h = TICK_PT * 2.4 + 4,
     };
+    /* With many copies the whole layer's panel takes the right of the chart; the title and
+     * the legend span all of it. */
+    double top = y, panel_w = copies ? fmin(SHARE_PANEL_W, w * 0.3) : 0;
+    if (copies) {
+        if (d->title) {
+            double size = fit(c, d->title, TITLE_PT, w);
+            text(c, x + w / 2, top + size, size, CANVAS_ALIGN_CENTER, d->title);
+            top += size + GAP + 2;
+        }
+        double left = frame_plot_left(c, x, &s);
+        double lh = legend(c, left, top, x + w - left, s.legend, s.n_legend, true);
+        top += lh + (lh > 0 ? GAP : 0);
+        s.title = NULL;
+        s.n_legend = 0;
+    }
     struct frame f;
-    frame_begin(&f, c, x, y, w, h, &s);
+    frame_begin(&f, c, x, top, w - panel_w, h - (top - y), &s);
     double slot = n ? f.pw / (double)n : f.pw, bw = fmin(slot * 0.6, 40);
     char buf[32];
     frame_clip(&f);
     for (size_t i = 0; i < n; i++) {
-        double cx = f.px + slot * ((double)i + 0.5), v = d->items[i].h2;
-        double top = map_y(&f, v);
-        draw_rect(c, param_colour(d->items[i].group), cx - bw / 2, top, bw, map_y(&f, 0) - top);
+        double cx = f.px + slot * ((double)i + 0.5), v = param_bar(&d->items[i]);
+        double top_y = map_y(&f, v);
+        draw_rect(c, param_colour(d->items[i].group), cx - bw / 2, top_y, bw, map_y(&f, 0) - top_y);
         snprintf(buf, sizeof buf, v < 0.1 ? "%.3f" : "%.2f", v);
-        text(c, cx, top - 2.5, fit(c, buf, TICK_PT, slot - 2), CANVAS_ALIGN_CENTER, buf);
+        text(c, cx, top_y - 2.5, fit(c, buf, TICK_PT, slot - 2), CANVAS_ALIGN_CENTER, buf);
+        if (d->items[i].copies > 1)
+            params_copies_label(&f, &d->items[i], cx, top_y, slot);
     }
     frame_end(&f, false, geom);
     double size = category_size(c, labels, n, slot);
     for (size_t i = 0; i < n; i++)
         category_label(&f, f.px + slot * ((double)i + 0.5), size, labels[i]);
+    if (copies)
+        params_share_panel(&f, x + w - panel_w, panel_w, d);
 }

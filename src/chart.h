@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "canvas.h"
+#include "layer.h"
 #include "scenario.h"
 #include "timeline.h"
 #include "units.h"
@@ -131,7 +132,7 @@ struct chart_walk_op {
     enum chart_walk_unit unit;
 };
 
-#define CHART_WALK_MAX 24
+#define CHART_WALK_MAX LAYER_KEPT_MAX
 
 /* The tensors one layer of `sc` keeps, in forward order (tp and sp ignored: the whole layer).
  * Returns the count (0 when cap is too small). */
@@ -152,7 +153,15 @@ struct chart_walk {
 void chart_walk_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_walk *d, struct chart_geom *geom);
 
-/* One layer's parameters, matrix by matrix, in h^2 units (doc/model.md sections 2.1 and 2.2). */
+/*
+ * One layer's parameters, matrix by matrix, in h^2 units (doc/model.md sections 2.1 and 2.2).
+ * Each group has its colour and a legend entry, shown only when one of the items is in it:
+ * attention blue, dense MLP green, shared experts light green, router terracotta, routed experts
+ * dark green, biases and norms grey. The E routed experts of an MoE layer are 50 to 100 times
+ * the attention's matrices (DeepSeek-V3: 219 h^2 against 3.6): the chart draws one expert's bar,
+ * "x E" written on it, and, right of the plot, the whole layer as one stacked bar with the
+ * routed experts' share. A dense layer's chart has neither.
+ */
 enum chart_param_group {
     CHART_PARAM_ATTN,
     CHART_PARAM_MLP,
@@ -164,13 +173,18 @@ enum chart_param_group {
 
 struct chart_param_item {
     const char *name; /* static string */
-    double h2;        /* parameters / h^2 */
+    double h2;        /* parameters / h^2, every copy */
     enum chart_param_group group;
+    uint64_t copies; /* > 1: that many identical matrices (the E routed experts), drawn as one
+                      * bar of h2 / copies with "x copies" on it; 0 or 1: the item itself */
 };
 
 #define CHART_PARAM_MAX LAYER_PARAMS_MAX
 
-/* The matrices of one layer of `sc` (and its biases and norms together). Returns the count. */
+/* The matrices of one layer of `sc` (an MoE layer when it has experts), in the inventory's order:
+ * the biases and norms together at the end, the router with its score bias and the shared
+ * experts with their gate each as one item, the routed experts as one item of E copies. Returns
+ * the count (0 when cap is too small). */
 size_t chart_layer_param_items(const struct scenario *sc, struct chart_param_item *items,
                                size_t cap);
 

@@ -41,6 +41,10 @@ static void report_block_text(struct doc *doc, const struct template_block *b,
         doc_fail(doc, -1);
         return;
     }
+    if (b->kind == TEMPLATE_ITEM && !s[0]) { /* a note that does not apply ({{moe_note}}) */
+        free(s);
+        return;
+    }
     if (b->kind == TEMPLATE_HEADING)
         doc_heading(doc, b->level, s);
     else if (b->kind == TEMPLATE_ITEM)
@@ -55,8 +59,10 @@ static double report_text_height(struct doc *doc, const struct template_block *b
                                  struct report_values *vals)
 {
     char *s = template_expand(b->text, report_values_lookup, vals);
-    if (!s)
+    if (!s || (b->kind == TEMPLATE_ITEM && !s[0])) {
+        free(s);
         return 0;
+    }
     double indent = b->kind == TEMPLATE_ITEM ? 12 : 0;
     int lines = doc_lines(doc, s, DOC_BODY_PT, false, doc_width(doc) - indent);
     free(s);

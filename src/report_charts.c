@@ -185,7 +185,9 @@ static void report_charts_params(struct doc *doc, const struct report_sc *r, dou
     struct chart_param_item items[CHART_PARAM_MAX];
     size_t n = chart_layer_param_items(r->sc, items, CHART_PARAM_MAX);
     char title[REPORT_VALUE_MAX];
-    report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_PARAMS, NULL);
+    report_say(title, sizeof title, r->ph, &r->vals,
+               r->sc->experts > 0 ? REPORT_PHRASE_CHART_PARAMS_MOE : REPORT_PHRASE_CHART_PARAMS,
+               NULL);
     struct chart_params d = {.title = title, .items = items, .n = n};
     chart_params_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
 }

@@ -67,13 +67,20 @@ struct report_values;
     X(ZERO_NO_EFFECT, "zero_no_effect", "stage", REPORT_OWN, 0)                                    \
     X(TENSOR, "tensor", "tp", REPORT_OWN, 0)                                                       \
     X(TENSOR_SP, "tensor_sp", "tp", REPORT_OWN, 0)                                                 \
-    X(PARALLEL, "parallel", "dp tensor pp zero", REPORT_OWN, 0)                                    \
-    X(PARALLEL_OFFLOAD, "parallel_offload", "dp tensor pp zero", REPORT_OWN, 0)                    \
+    X(PARALLEL, "parallel", "dp tensor pp expert zero", REPORT_OWN, 0)                             \
+    X(PARALLEL_OFFLOAD, "parallel_offload", "dp tensor pp expert zero", REPORT_OWN, 0)             \
+    X(PARALLEL_EP, "parallel_ep", "ep", REPORT_OWN, 0)                                             \
+    X(PARALLEL_EP_ETP, "parallel_ep_etp", "ep etp", REPORT_OWN, 0)                                 \
+    X(PARAMS_ACTIVE, "params_active", "active_short", REPORT_OWN, 0)                               \
     X(STAGE_EACH, "stage_each", "", REPORT_OWN, 0)                                                 \
     X(STAGE_FIRST, "stage_first", "", REPORT_OWN, 0)                                               \
     X(STAGE_LAST, "stage_last", "", REPORT_OWN, 0)                                                 \
     X(NORM_NOTE_LAYERNORM, "norm_note_layernorm", "", REPORT_OWN, 0)                               \
     X(NORM_NOTE_RMSNORM, "norm_note_rmsnorm", "", REPORT_OWN, 0)                                   \
+    X(MOE_NOTE_DROPLESS, "moe_note_dropless", "top_k experts tokens routed ep worst peak peak_cf", \
+      REPORT_OWN, 0)                                                                               \
+    X(MOE_NOTE_CAPACITY, "moe_note_capacity", "capacity_factor top_k experts tokens", REPORT_OWN,  \
+      0)                                                                                           \
     /* the fix */                                                                                  \
     X(FIX_NONE, "fix_none", "", REPORT_OWN, 0)                                                     \
     X(FIX_FLASH, "fix_flash", "", REPORT_OWN, 0)                                                   \
@@ -119,6 +126,7 @@ struct report_values;
     X(ACT_FORMULA, "act_formula", "linear core", REPORT_OWN, 0)                                    \
     X(ACT_FORMULA_TP, "act_formula_tp", "linear core", REPORT_OWN, 0)                              \
     X(ACT_FORMULA_TP_SP, "act_formula_tp_sp", "linear core", REPORT_OWN, 0)                        \
+    X(ACT_FORMULA_KEPT, "act_formula_kept", "sbh", REPORT_OWN, 0)                                  \
     /* @table config */                                                                            \
     X(CONFIG_COLUMNS, "config_columns", "", REPORT_SC, 4)                                          \
     X(CONFIG_MODEL_LABELS, "config_model_labels", "", REPORT_SC, 5)                                \
@@ -127,13 +135,19 @@ struct report_values;
     X(CONFIG_MODEL_CUSTOM, "config_model_custom", "", REPORT_SC, 0)                                \
     X(CONFIG_SHAPE, "config_shape", "", REPORT_SC, 0)                                              \
     X(CONFIG_SHAPE_GQA, "config_shape_gqa", "", REPORT_SC, 0)                                      \
+    X(CONFIG_SHAPE_MLA, "config_shape_mla", "", REPORT_SC, 0)                                      \
     X(CONFIG_MLP, "config_mlp", "dropout positions", REPORT_SC, 0)                                 \
+    X(CONFIG_MLP_MOE, "config_mlp_moe", "shared", REPORT_SC, 0)                                    \
+    X(CONFIG_SHARED, "config_shared", "", REPORT_SC, 0)                                            \
+    X(CONFIG_DENSE_LABEL, "config_dense_label", "", REPORT_SC, 0)                                  \
+    X(CONFIG_DENSE_LAYERS, "config_dense_layers", "", REPORT_SC, 0)                                \
     X(CONFIG_DROPOUT, "config_dropout", "", REPORT_SC, 0)                                          \
     X(CONFIG_NO_DROPOUT, "config_no_dropout", "", REPORT_SC, 0)                                    \
     X(CONFIG_POSITIONS, "config_positions", "", REPORT_SC, 0)                                      \
     X(CONFIG_VOCAB_TIED, "config_vocab_tied", "", REPORT_SC, 0)                                    \
     X(CONFIG_VOCAB_UNTIED, "config_vocab_untied", "", REPORT_SC, 0)                                \
     X(CONFIG_PARAMS, "config_params", "", REPORT_SC, 0)                                            \
+    X(CONFIG_PARAMS_MOE, "config_params_moe", "", REPORT_SC, 0)                                    \
     X(CONFIG_TOKENS, "config_tokens", "", REPORT_SC, 0)                                            \
     X(CONFIG_PRECISION, "config_precision", "weight_bytes grad_bytes optimizer_bytes", REPORT_SC,  \
       0)                                                                                           \
@@ -156,6 +170,11 @@ struct report_values;
     X(TERMS_OPTIMIZER, "terms_optimizer", "per_param", REPORT_SC, 0)                               \
     X(TERMS_OPTIMIZER_SHARDED, "terms_optimizer_sharded", "per_param", REPORT_SC, 0)               \
     X(TERMS_OPTIMIZER_OFFLOADED, "terms_optimizer_offloaded", "per_param", REPORT_SC, 0)           \
+    X(TERMS_MOE_ROWS, "terms_moe_rows", "", REPORT_SC, 2)                                          \
+    X(TERMS_DENSE, "terms_dense", "part_params tp sharding", REPORT_SC, 0)                         \
+    X(TERMS_EXPERTS, "terms_experts", "part_params expert_group sharding", REPORT_SC, 0)           \
+    X(TERMS_ZERO_DP, "terms_zero_dp", "n", REPORT_OWN, 0)                                          \
+    X(TERMS_ZERO_EDP, "terms_zero_edp", "n", REPORT_OWN, 0)                                        \
     X(TERMS_ACT_LAYER, "terms_act_layer", "formula", REPORT_SC, 0)                                 \
     X(TERMS_STORED, "terms_stored", "", REPORT_SC, 0)                                              \
     X(TERMS_STORED_PP, "terms_stored_pp", "m", REPORT_SC, 0)                                       \
@@ -189,6 +208,7 @@ struct report_values;
     X(CHART_STEP_PEAK_EARLY, "chart_step_peak_early", "heading walk_peak", REPORT_SC, 0)           \
     X(CHART_KCURVE, "chart_kcurve", "", REPORT_SC, 0)                                              \
     X(CHART_WALK, "chart_walk", "", REPORT_SC, 0)                                                  \
+    X(CHART_PARAMS_MOE, "chart_params_moe", "", REPORT_SC, 0)                                      \
     X(CHART_PARAMS, "chart_params", "", REPORT_SC, 0)
 
 #define REPORT_PHRASE_ENUM(id, name, own, scoped, cells) REPORT_PHRASE_##id,

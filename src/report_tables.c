@@ -64,19 +64,34 @@ static void table_config(struct doc *doc, const struct report_sc *r)
         report_say(name, sizeof name, ph, vals, REPORT_PHRASE_CONFIG_MODEL_CUSTOM, NULL);
     report_say(model, sizeof model, ph, vals, REPORT_PHRASE_CONFIG_MODEL, "model_name", name, NULL);
     report_say(shape, sizeof shape, ph, vals,
-               sc->kv_heads != sc->heads ? REPORT_PHRASE_CONFIG_SHAPE_GQA
-                                         : REPORT_PHRASE_CONFIG_SHAPE,
+               sc->kv_lora_rank > 0        ? REPORT_PHRASE_CONFIG_SHAPE_MLA
+               : sc->kv_heads != sc->heads ? REPORT_PHRASE_CONFIG_SHAPE_GQA
+                                           : REPORT_PHRASE_CONFIG_SHAPE,
                NULL);
     report_say(dropout, sizeof dropout, ph, vals,
                sc->dropout ? REPORT_PHRASE_CONFIG_DROPOUT : REPORT_PHRASE_CONFIG_NO_DROPOUT, NULL);
     if (sc->positions)
         report_say(positions, sizeof positions, ph, vals, REPORT_PHRASE_CONFIG_POSITIONS, NULL);
-    report_say(ffn, sizeof ffn, ph, vals, REPORT_PHRASE_CONFIG_MLP, "dropout", dropout, "positions",
-               positions, NULL);
+    char shared[CELL] = "", dense_label[CELL] = "", dense[CELL] = "";
+    if (sc->experts > 0) {
+        if (sc->shared_ffn > 0)
+            report_say(shared, sizeof shared, ph, vals, REPORT_PHRASE_CONFIG_SHARED, NULL);
+        report_say(ffn, sizeof ffn, ph, vals, REPORT_PHRASE_CONFIG_MLP_MOE, "shared", shared, NULL);
+    } else {
+        report_say(ffn, sizeof ffn, ph, vals, REPORT_PHRASE_CONFIG_MLP, "dropout", dropout,
+                   "positions", positions, NULL);
+    }
+    if (sc->experts > 0 && sc->dense_layers > 0) {
+        report_say(dense_label, sizeof dense_label, ph, vals, REPORT_PHRASE_CONFIG_DENSE_LABEL,
+                   NULL);
+        report_say(dense, sizeof dense, ph, vals, REPORT_PHRASE_CONFIG_DENSE_LAYERS, NULL);
+    }
     report_say(vocab, sizeof vocab, ph, vals,
                sc->tied ? REPORT_PHRASE_CONFIG_VOCAB_TIED : REPORT_PHRASE_CONFIG_VOCAB_UNTIED,
                NULL);
-    report_say(psi, sizeof psi, ph, vals, REPORT_PHRASE_CONFIG_PARAMS, NULL);
+    report_say(psi, sizeof psi, ph, vals,
+               sc->experts > 0 ? REPORT_PHRASE_CONFIG_PARAMS_MOE : REPORT_PHRASE_CONFIG_PARAMS,
+               NULL);
 
     report_say(seq, sizeof seq, ph, vals, REPORT_PHRASE_CONFIG_TOKENS, NULL);
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
@@ -94,7 +109,7 @@ static void table_config(struct doc *doc, const struct report_sc *r)
     const char *rows[][4] = {
         {left[0], model, right[0], seq}, {left[1], shape, right[1], prec},
         {left[2], ffn, right[2], act},   {left[3], vocab, right[3], parallel},
-        {left[4], psi, right[4], gpu},   {"", "", right[5], res},
+        {left[4], psi, right[4], gpu},   {dense_label, dense, right[5], res},
     };
     struct doc_table t = {cols, 4, 0};
     doc_table_start(doc, &t, 6);
@@ -185,7 +200,7 @@ static void terms_formulas(const struct report_sc *r, const struct model_gpu *g,
     const struct scenario *sc = r->sc;
     terms_states_formulas(r, g, f);
     char af[CELL];
-    report_values_act_formula(r->ph, sc, af, sizeof af);
+    report_values_act_formula(r->ph, sc, &r->t, af, sizeof af);
     report_say(f[3], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_ACT_LAYER, "formula", af, NULL);
     terms_stored_formula(r, f[4], CELL);
     report_say(f[5], CELL, r->ph, &r->vals,
@@ -200,42 +215,111 @@ static void terms_formulas(const struct report_sc *r, const struct model_gpu *g,
                NULL);
 }
 
-/* The bytes, size and share of the peak of each row; one layer and the budget get no share. */
-static void terms_numbers(const struct report_sc *r, char by[8][32], char sz[8][32], char pc[8][16])
+/* The table's rows: the eight terms, and for a mixture of experts two more under the optimizer
+ * states that split the model states into the dense part and the routed experts. */
+#define TERMS_ROWS_MAX 10
+#define TERMS_PEAK_ROW 6 /* of the eight */
+
+/* The bytes, size and share of the peak of a row (no share: one layer and the budget). */
+static void terms_number(const struct report_sc *r, uint64_t bytes, bool share, char *by, char *sz,
+                         char *pc)
 {
     const struct terms *t = &r->t;
-    const uint64_t vals[] = {t->weights_bytes,   t->grads_bytes, t->optimizer_bytes,
-                             t->act_layer_bytes, t->act_bytes,   t->logits_bytes,
-                             t->peak_bytes,      t->budget_bytes};
-    for (size_t i = 0; i < 8; i++) {
-        report_fmt_count(by[i], sizeof by[i], vals[i]);
-        report_fmt_size(sz[i], sizeof sz[i], vals[i], r->units);
-        double share = t->peak_bytes ? 100.0 * (double)vals[i] / (double)t->peak_bytes : 0;
-        report_fmt(pc[i], sizeof pc[i], "%.1f%%", share);
-    }
-    pc[3][0] = '\0';
-    pc[7][0] = '\0';
+    report_fmt_count(by, 32, bytes);
+    report_fmt_size(sz, 32, bytes, r->units);
+    pc[0] = '\0';
+    if (share)
+        report_fmt(pc, 16, "%.1f%%",
+                   t->peak_bytes ? 100.0 * (double)bytes / (double)t->peak_bytes : 0);
+}
+
+/* The expert data-parallel size that ZeRO shards the routed experts' states over: the GPUs of a
+ * stage over the expert group, dp tp / (etp ep) (doc/model.md section 3.2, as model.c's). */
+static uint64_t terms_expert_dp(const struct scenario *sc)
+{
+    uint64_t etp = sc->etp ? sc->etp : sc->tp, group = etp * sc->ep;
+    return group && sc->dp * sc->tp >= group ? sc->dp * sc->tp / group : 1;
+}
+
+/* The formulas of the dense and routed-expert rows of a mixture of experts on GPU g. */
+static void terms_moe_formulas(const struct report_sc *r, const struct model_gpu *g,
+                               char f[2][CELL])
+{
+    const struct scenario *sc = r->sc;
+    uint64_t etp = sc->etp ? sc->etp : sc->tp;
+    char part[48], tp[32], group[32], n[32], sharding[CELL] = "";
+    report_fmt_short(part, sizeof part, g->params - g->expert_params);
+    report_fmt_u64(tp, sizeof tp, sc->tp);
+    report_fmt_u64(n, sizeof n, sc->dp);
+    if (sc->zero > 0)
+        report_say(sharding, sizeof sharding, r->ph, NULL, REPORT_PHRASE_TERMS_ZERO_DP, "n", n,
+                   NULL);
+    report_say(f[0], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_DENSE, "part_params", part, "tp",
+               tp, "sharding", sharding, NULL);
+    report_fmt_short(part, sizeof part, g->expert_params);
+    report_fmt_u64(group, sizeof group, etp * sc->ep);
+    report_fmt_u64(n, sizeof n, terms_expert_dp(sc));
+    if (sc->zero > 0)
+        report_say(sharding, sizeof sharding, r->ph, NULL, REPORT_PHRASE_TERMS_ZERO_EDP, "n", n,
+                   NULL);
+    report_say(f[1], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_EXPERTS, "part_params", part,
+               "expert_group", group, "sharding", sharding, NULL);
 }
 
 static void table_terms(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.40, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.18, CANVAS_ALIGN_RIGHT},
-                                            {NULL, 0.11, CANVAS_ALIGN_RIGHT},
-                                            {NULL, 0.09, CANVAS_ALIGN_RIGHT}};
+    static const struct doc_col dense_layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT},
+                                                  {NULL, 0.40, CANVAS_ALIGN_LEFT},
+                                                  {NULL, 0.18, CANVAS_ALIGN_RIGHT},
+                                                  {NULL, 0.11, CANVAS_ALIGN_RIGHT},
+                                                  {NULL, 0.09, CANVAS_ALIGN_RIGHT}};
+    /* The formulas of the dense and routed-expert rows are longer. */
+    static const struct doc_col moe_layout[] = {{NULL, 0.215, CANVAS_ALIGN_LEFT},
+                                                {NULL, 0.425, CANVAS_ALIGN_LEFT},
+                                                {NULL, 0.17, CANVAS_ALIGN_RIGHT},
+                                                {NULL, 0.105, CANVAS_ALIGN_RIGHT},
+                                                {NULL, 0.085, CANVAS_ALIGN_RIGHT}};
+    const struct doc_col *layout = r->sc->experts > 0 ? moe_layout : dense_layout;
     const struct terms *t = &r->t;
+    const struct model_gpu *g = &t->stage[t->peak_stage];
     struct doc_col cols[5];
-    char heads[5][CELL], labels[8][CELL], f[8][CELL], by[8][32], sz[8][32], pc[8][16];
+    char heads[5][CELL], labels[8][CELL], f[8][CELL], moe_labels[2][CELL], moe_f[2][CELL];
+    char by[TERMS_ROWS_MAX][32], sz[TERMS_ROWS_MAX][32], pc[TERMS_ROWS_MAX][16];
+    const char *label[TERMS_ROWS_MAX], *formula[TERMS_ROWS_MAX];
+    const uint64_t bytes[8] = {t->weights_bytes,   t->grads_bytes, t->optimizer_bytes,
+                               t->act_layer_bytes, t->act_bytes,   t->logits_bytes,
+                               t->peak_bytes,      t->budget_bytes};
     table_columns(r->ph, &r->vals, REPORT_PHRASE_TERMS_COLUMNS, layout, 5, cols, heads);
     report_cells(r->ph, &r->vals, REPORT_PHRASE_TERMS_ROWS, labels, 8);
-    terms_formulas(r, &t->stage[t->peak_stage], f);
-    terms_numbers(r, by, sz, pc);
-    struct doc_table tb = {cols, 5, 0};
-    doc_table_start(doc, &tb, 8);
+    terms_formulas(r, g, f);
+    size_t n = 0, peak_row = 0;
     for (size_t i = 0; i < 8; i++) {
-        const char *row[] = {labels[i], f[i], by[i], sz[i], pc[i]};
-        doc_table_row(doc, &tb, row, i != 6 ? DOC_ROW_PLAIN : t->fits ? DOC_ROW_OK : DOC_ROW_BAD);
+        if (i == TERMS_PEAK_ROW)
+            peak_row = n;
+        label[n] = labels[i];
+        formula[n] = f[i];
+        terms_number(r, bytes[i], i != 3 && i != 7, by[n], sz[n], pc[n]);
+        n++;
+        if (i != 2 || r->sc->experts == 0)
+            continue;
+        /* Under the optimizer states: the states of the dense part and of the routed experts. */
+        report_cells(r->ph, &r->vals, REPORT_PHRASE_TERMS_MOE_ROWS, moe_labels, 2);
+        terms_moe_formulas(r, g, moe_f);
+        const uint64_t part[2] = {t->states_bytes - t->expert_bytes, t->expert_bytes};
+        for (size_t k = 0; k < 2; k++, n++) {
+            label[n] = moe_labels[k];
+            formula[n] = moe_f[k];
+            terms_number(r, part[k], true, by[n], sz[n], pc[n]);
+        }
+    }
+    struct doc_table tb = {cols, 5, 0};
+    doc_table_start(doc, &tb, n);
+    for (size_t i = 0; i < n; i++) {
+        const char *row[] = {label[i], formula[i], by[i], sz[i], pc[i]};
+        doc_table_row(doc, &tb, row,
+                      i != peak_row ? DOC_ROW_PLAIN
+                      : t->fits     ? DOC_ROW_OK
+                                    : DOC_ROW_BAD);
     }
     doc_table_end(doc);
 }

@@ -90,9 +90,24 @@ void report_values_rung_label(struct report_phrases *ph, const struct plan_rung 
     report_say(buf, size, ph, NULL, rung ? plain[r->fix] : report_fix_phrase(r->fix), NULL);
 }
 
-void report_values_act_formula(struct report_phrases *ph, const struct scenario *sc, char *buf,
-                               size_t size)
+/* Whether the closed formulas of doc/model.md sections 4.1-4.5 give sc's layer. */
+static bool report_act_formula_closed(const struct scenario *sc)
 {
+    bool head_dim = sc->head_dim == 0 || sc->head_dim * sc->heads == sc->hidden;
+    return sc->experts == 0 && sc->kv_lora_rank == 0 && head_dim && !sc->qk_norm &&
+           sc->layer_norms <= 2;
+}
+
+void report_values_act_formula(struct report_phrases *ph, const struct scenario *sc,
+                               const struct terms *t, char *buf, size_t size)
+{
+    if (!report_act_formula_closed(sc)) {
+        char sbh[32];
+        double unit = (double)sc->seq * (double)sc->micro_batch * (double)sc->hidden;
+        report_fmt(sbh, sizeof sbh, "%.1f", unit > 0 ? (double)t->act_layer_bytes / unit : 0);
+        report_say(buf, size, ph, NULL, REPORT_PHRASE_ACT_FORMULA_KEPT, "sbh", sbh, NULL);
+        return;
+    }
     bool flash = sc->attention == ATTENTION_FLASH;
     bool sel = sc->recompute == RECOMPUTE_SELECTIVE;
     const char *core = (sel && !flash) ? ""
@@ -170,6 +185,17 @@ static void report_values_shape(struct report_sc *r)
     const size_t n = REPORT_VALUE_MAX;
     report_fmt_count(v[REPORT_PH_PARAMS], n, r->t.params);
     report_fmt_short(v[REPORT_PH_PARAMS_SHORT], n, r->t.params);
+    report_fmt_count(v[REPORT_PH_ACTIVE_PARAMS], n, r->t.active_params);
+    report_fmt_short(v[REPORT_PH_ACTIVE_SHORT], n, r->t.active_params);
+    if (sc->experts > 0) /* the piece after Psi; a dense model's active parameters are Psi */
+        report_say(v[REPORT_PH_ACTIVE], n, r->ph, NULL, REPORT_PHRASE_PARAMS_ACTIVE, "active_short",
+                   v[REPORT_PH_ACTIVE_SHORT], NULL);
+    report_fmt_u64(v[REPORT_PH_EXPERTS], n, sc->experts);
+    report_fmt_u64(v[REPORT_PH_TOP_K], n, sc->top_k);
+    report_fmt_u64(v[REPORT_PH_EXPERT_FFN], n, sc->expert_ffn);
+    report_fmt_u64(v[REPORT_PH_SHARED_FFN], n, sc->shared_ffn);
+    report_fmt_u64(v[REPORT_PH_DENSE_LAYERS], n, sc->dense_layers);
+    report_fmt_u64(v[REPORT_PH_KV_LORA_RANK], n, sc->kv_lora_rank);
     report_fmt_u64(v[REPORT_PH_LAYERS], n, sc->layers);
     report_fmt_u64(v[REPORT_PH_HIDDEN], n, sc->hidden);
     report_fmt_u64(v[REPORT_PH_HEADS], n, sc->heads);
@@ -188,7 +214,7 @@ static void report_values_setup(struct report_sc *r)
     const struct scenario *sc = r->sc;
     char(*v)[REPORT_VALUE_MAX] = r->vals.v;
     const size_t n = REPORT_VALUE_MAX;
-    char a[64], stage[16], dp[32], tp[32], pp[32], tensor[64], zero[128];
+    char a[64], stage[16], dp[32], tp[32], pp[32], tensor[64], zero[128], expert[96] = "";
     report_fmt(v[REPORT_PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
     report_fmt(v[REPORT_PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
     report_fmt(v[REPORT_PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
@@ -203,9 +229,16 @@ static void report_values_setup(struct report_sc *r)
     report_fmt_u64(pp, sizeof pp, sc->pp);
     report_say(tensor, sizeof tensor, r->ph, NULL,
                sc->sp ? REPORT_PHRASE_TENSOR_SP : REPORT_PHRASE_TENSOR, "tp", tp, NULL);
+    uint64_t etp = sc->etp ? sc->etp : sc->tp;
+    report_fmt_u64(v[REPORT_PH_EP], n, sc->ep);
+    report_fmt_u64(v[REPORT_PH_ETP], n, etp);
+    if (sc->experts > 0) /* etp only where it is not tp, its default */
+        report_say(expert, sizeof expert, r->ph, NULL,
+                   etp == sc->tp ? REPORT_PHRASE_PARALLEL_EP : REPORT_PHRASE_PARALLEL_EP_ETP, "ep",
+                   v[REPORT_PH_EP], "etp", v[REPORT_PH_ETP], NULL);
     report_say(v[REPORT_PH_PARALLEL], n, r->ph, NULL,
                sc->offload ? REPORT_PHRASE_PARALLEL_OFFLOAD : REPORT_PHRASE_PARALLEL, "dp", dp,
-               "tensor", tensor, "pp", pp, "zero", zero, NULL);
+               "tensor", tensor, "pp", pp, "expert", expert, "zero", zero, NULL);
 }
 
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */
@@ -225,6 +258,48 @@ static void report_values_config(struct report_sc *r, enum units u)
     report_values_verdict(r, u);
     report_values_shape(r);
     report_values_setup(r);
+}
+
+/* The capacity factor whose peak the report shows beside balanced routing (doc/model.md 4.7). */
+#define REPORT_CAPACITY_FACTOR 1.25
+
+/*
+ * The routing of a mixture of experts: the peak with a capacity factor of 1.25 (the scenario
+ * copied with capacity_factor = 1.25; the peak as configured when that overflows or for a dense
+ * model), and the note on routing - balanced and dropless, where an unbalanced router can send
+ * ep k T token copies to one GPU, or capped by the scenario's own capacity factor. T is the
+ * tokens of a micro-batch on one GPU: s b, divided by t with sequence parallelism (doc/model.md
+ * section 4.7, the worst case).
+ */
+static void report_values_routing(struct report_sc *r, enum units u)
+{
+    const struct scenario *sc = r->sc;
+    char(*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    struct scenario capped = *sc;
+    struct terms ct;
+    capped.capacity_factor = REPORT_CAPACITY_FACTOR;
+    bool ok = sc->experts > 0 && model_peak(&capped, &ct) == MODEL_OK;
+    report_fmt_size(v[REPORT_PH_PEAK_CF], n, ok ? ct.peak_bytes : r->t.peak_bytes, u);
+    if (sc->experts == 0)
+        return;
+    uint64_t tokens = sc->seq * sc->micro_batch / (sc->sp && sc->tp > 1 ? sc->tp : 1);
+    char t[32], routed[32], worst[32], cf[32];
+    report_fmt_count(t, sizeof t, tokens);
+    struct checked ck = {false}; /* saturates; the model's own counts are larger */
+    report_fmt_count(routed, sizeof routed, ck_mul(&ck, tokens, sc->top_k));
+    report_fmt_count(worst, sizeof worst, ck_mul3(&ck, tokens, sc->top_k, sc->ep));
+    if (sc->capacity_factor > 0) {
+        report_fmt(cf, sizeof cf, "%g", sc->capacity_factor);
+        report_say(v[REPORT_PH_MOE_NOTE], n, r->ph, NULL, REPORT_PHRASE_MOE_NOTE_CAPACITY,
+                   "capacity_factor", cf, "top_k", v[REPORT_PH_TOP_K], "experts",
+                   v[REPORT_PH_EXPERTS], "tokens", t, NULL);
+        return;
+    }
+    report_say(v[REPORT_PH_MOE_NOTE], n, r->ph, NULL, REPORT_PHRASE_MOE_NOTE_DROPLESS, "top_k",
+               v[REPORT_PH_TOP_K], "experts", v[REPORT_PH_EXPERTS], "tokens", t, "routed", routed,
+               "ep", v[REPORT_PH_EP], "worst", worst, "peak", v[REPORT_PH_PEAK], "peak_cf",
+               v[REPORT_PH_PEAK_CF], NULL);
 }
 
 /* The memory terms, checkpointing, and the notes that depend on the model. */
@@ -270,6 +345,7 @@ static void report_values_terms(struct report_sc *r, enum units u)
                sc->arch == ARCH_LLAMA ? REPORT_PHRASE_NORM_NOTE_RMSNORM
                                       : REPORT_PHRASE_NORM_NOTE_LAYERNORM,
                NULL);
+    report_values_routing(r, u);
 }
 
 /* The extra time of the fix rung fr over the base step, or that there is none. */

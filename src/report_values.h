@@ -52,12 +52,21 @@
     X(HEADROOM, "headroom")                                                                        \
     X(PARAMS, "params")                                                                            \
     X(PARAMS_SHORT, "params_short")                                                                \
+    X(ACTIVE_PARAMS, "active_params")                                                              \
+    X(ACTIVE_SHORT, "active_short")                                                                \
+    X(ACTIVE, "active")                                                                            \
     X(LAYERS, "layers")                                                                            \
     X(HIDDEN, "hidden")                                                                            \
     X(HEADS, "heads")                                                                              \
     X(KV_HEADS, "kv_heads")                                                                        \
     X(VOCAB, "vocab")                                                                              \
     X(FFN, "ffn")                                                                                  \
+    X(EXPERTS, "experts")                                                                          \
+    X(TOP_K, "top_k")                                                                              \
+    X(EXPERT_FFN, "expert_ffn")                                                                    \
+    X(SHARED_FFN, "shared_ffn")                                                                    \
+    X(DENSE_LAYERS, "dense_layers")                                                                \
+    X(KV_LORA_RANK, "kv_lora_rank")                                                                \
     X(SEQ, "seq")                                                                                  \
     X(MICRO_BATCH, "micro_batch")                                                                  \
     X(GLOBAL_BATCH, "global_batch")                                                                \
@@ -65,6 +74,8 @@
     X(ATTENTION, "attention")                                                                      \
     X(RECOMPUTE, "recompute")                                                                      \
     X(PARALLEL, "parallel")                                                                        \
+    X(EP, "ep")                                                                                    \
+    X(ETP, "etp")                                                                                  \
     X(STATES, "states")                                                                            \
     X(ACTIVATIONS, "activations")                                                                  \
     X(ACT_LAYER, "act_layer")                                                                      \
@@ -88,7 +99,9 @@
     X(TFLOPS, "tflops")                                                                            \
     X(LINK, "link_gb_s")                                                                           \
     X(STEP_TIME, "step_time")                                                                      \
-    X(NORM_NOTE, "norm_note")
+    X(NORM_NOTE, "norm_note")                                                                      \
+    X(PEAK_CF, "peak_cf")                                                                          \
+    X(MOE_NOTE, "moe_note")
 
 #define REPORT_PH_ENUM(id, name) REPORT_PH_##id,
 enum report_ph {
@@ -153,9 +166,11 @@ void report_values_rung_label(struct report_phrases *ph, const struct plan_rung 
 /*
  * The formula of one layer's activations A for sc, as the table of terms shows it
  * ("34sbh + 5as²b"; doc/model.md): the architecture, grouped KV heads, dropout, FlashAttention,
- * selective recomputation and tensor/sequence parallelism change it.
+ * selective recomputation and tensor/sequence parallelism change it. A layer the closed formulas
+ * do not cover (experts, latent attention, a decoupled head_dim, q/k norms, more than two norms)
+ * gets its A on this GPU (t's act_layer_bytes) in sbh units instead.
  */
-void report_values_act_formula(struct report_phrases *ph, const struct scenario *sc, char *buf,
-                               size_t size);
+void report_values_act_formula(struct report_phrases *ph, const struct scenario *sc,
+                               const struct terms *t, char *buf, size_t size);
 
 #endif

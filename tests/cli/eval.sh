@@ -20,7 +20,7 @@ expect_out "GiB header" "peak GiB"
 expect_out "116.1 GB is 108.1 GiB" "108.1"
 
 expect_status "json format" 0 eval --format json configs/examples.csv
-check "json parses with 12 objects" /usr/bin/python3 -c "import json,sys; d=json.load(open('$T/out')); assert len(d)==12 and d[0]['params']==1311528960 and d[0]['fits']==0"
+check "json parses with 14 objects" /usr/bin/python3 -c "import json,sys; d=json.load(open('$T/out')); assert len(d)==14 and d[0]['params']==1311528960 and d[0]['fits']==0"
 
 printf 'name,model,seq,micro_batch,gpu_mem_gb\nx,gpt-1.3b,2048,8,80\n' | run eval - >"$T/out" 2>"$T/err"
 check "stdin with -" grep -q '^x,1311528960,' "$T/out"

@@ -637,6 +637,191 @@ static void test_params_geometry(void **state)
     canvas_rec_release(&r);
 }
 
+/* DeepSeek-V3 (configs/models.csv): multi-head latent attention, 256 routed experts of 2048 with
+ * top 8, a shared expert of 2048, a router with a score bias, three leading dense layers. */
+static void deepseek_v3(struct scenario *sc)
+{
+    scenario_lesson_example(sc);
+    sc->arch = ARCH_LLAMA;
+    sc->dropout = sc->tied = false;
+    sc->layers = 61;
+    sc->hidden = 7168;
+    sc->heads = sc->kv_heads = 128;
+    sc->vocab = 129280;
+    sc->ffn = 18432;
+    sc->experts = 256;
+    sc->top_k = 8;
+    sc->expert_ffn = 2048;
+    sc->shared_ffn = 2048;
+    sc->router_bias = true;
+    sc->dense_layers = 3;
+    sc->q_lora_rank = 1536;
+    sc->kv_lora_rank = 512;
+    sc->qk_nope_dim = 128;
+    sc->qk_rope_dim = 64;
+    sc->v_head_dim = 128;
+    sc->seq = 4096;
+    sc->micro_batch = 1;
+}
+
+/* Mixtral 8x7B: GQA attention, 8 routed experts of 14336 with top 2, no shared expert. */
+static void mixtral(struct scenario *sc)
+{
+    scenario_lesson_example(sc);
+    sc->arch = ARCH_LLAMA;
+    sc->dropout = sc->tied = false;
+    sc->layers = 32;
+    sc->hidden = 4096;
+    sc->heads = 32;
+    sc->kv_heads = 8;
+    sc->vocab = 32000;
+    sc->ffn = sc->expert_ffn = 14336;
+    sc->experts = 8;
+    sc->top_k = 2;
+}
+
+/* An MoE layer's items: every parameter of the layer once, the routed experts as one item of E
+ * copies, the router's score bias in the router's item, no dense MLP. */
+static void test_param_items_moe(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    struct terms t;
+    struct chart_param_item it[CHART_PARAM_MAX];
+    deepseek_v3(&sc);
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(near(items_params(&sc), (double)t.layer_params, 1e-3));
+    size_t n = chart_layer_param_items(&sc, it, CHART_PARAM_MAX);
+    size_t experts = 0, routers = 0, shared = 0, mlp = 0;
+    double h2 = 7168.0 * 7168.0;
+    for (size_t i = 0; i < n; i++) {
+        experts += it[i].group == CHART_PARAM_EXPERTS;
+        routers += it[i].group == CHART_PARAM_ROUTER;
+        shared += it[i].group == CHART_PARAM_SHARED;
+        mlp += it[i].group == CHART_PARAM_MLP;
+        if (it[i].group == CHART_PARAM_EXPERTS) {
+            assert_int_equal(it[i].copies, 256);
+            assert_true(near(it[i].h2 * h2, 256.0 * 3 * 7168 * 2048, 1e-3));
+        } else {
+            assert_true(it[i].copies == 1);
+        }
+        if (it[i].group == CHART_PARAM_ROUTER) /* h E + E */
+            assert_true(near(it[i].h2 * h2, 7168.0 * 256 + 256, 1e-6));
+    }
+    assert_true(experts == 1 && routers == 1 && shared == 1 && mlp == 0);
+    /* Mixtral: W_Q, W_K, W_V, W_O, the experts, the router, the norms. */
+    mixtral(&sc);
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(near(items_params(&sc), (double)t.layer_params, 1e-3));
+    assert_int_equal(chart_layer_param_items(&sc, it, CHART_PARAM_MAX), 7);
+    assert_true(it[4].group == CHART_PARAM_EXPERTS && it[4].copies == 8);
+    assert_true(near(it[4].h2, 8 * 3 * 14336.0 / 4096, 1e-12));
+    assert_int_equal(chart_layer_param_items(&sc, it, 6), 0);
+}
+
+/* Whether a text of r reads s. */
+static bool has_text(const struct canvas_rec *r, const char *s)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (is_text(r->calls[i].op) && strcmp(r->calls[i].text, s) == 0)
+            return true;
+    return false;
+}
+
+/* The legend lists the groups of the layer's items, and only those. */
+static void test_params_legend(void **state)
+{
+    (void)state;
+    static const char *const groups[] = {
+        "attention", "MLP", "shared experts", "router", "routed experts", "biases and norms"};
+    static const bool dense_has[] = {true, true, false, false, false, true};
+    static const bool deepseek_has[] = {true, false, true, true, true, true};
+    static const bool mixtral_has[] = {true, false, false, true, true, true};
+    const bool *has[] = {dense_has, deepseek_has, mixtral_has};
+    for (int m = 0; m < 3; m++) {
+        struct scenario sc;
+        struct chart_param_item it[CHART_PARAM_MAX];
+        if (m == 0)
+            scenario_lesson_example(&sc);
+        else if (m == 1)
+            deepseek_v3(&sc);
+        else
+            mixtral(&sc);
+        size_t n = chart_layer_param_items(&sc, it, CHART_PARAM_MAX);
+        struct chart_params d = {"one layer", it, n, 0};
+        struct canvas_rec r;
+        canvas_rec_init(&r, 600, 400);
+        struct chart_geom g;
+        chart_params_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+        for (size_t k = 0; k < sizeof groups / sizeof *groups; k++)
+            if (has_text(&r, groups[k]) != has[m][k])
+                fail_msg("model %d: legend entry '%s' %s", m, groups[k],
+                         has[m][k] ? "missing" : "unexpected");
+        /* The whole layer's panel and the copies' count only with routed experts. */
+        assert_true(has_text(&r, "whole layer") == (m > 0));
+        assert_true(has_text(&r, m == 1 ? "\xc3\x97 256" : "\xc3\x97 8") == (m > 0));
+        canvas_rec_release(&r);
+    }
+}
+
+/* An MoE layer's chart: everything inside the chart, the data inside the plot, no text over
+ * another; each bar proportional to one copy of its item (one routed expert, 0.857 h^2 for
+ * DeepSeek-V3, against W_O's 2.286); the whole layer's stacked bar split as the items are. */
+static void test_params_moe_geometry(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    struct chart_param_item it[CHART_PARAM_MAX];
+    deepseek_v3(&sc);
+    size_t n = chart_layer_param_items(&sc, it, CHART_PARAM_MAX);
+    struct chart_params d = {"DeepSeek-V3, one MoE layer", it, n, 0};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_params_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    check_round_ticks(g.y_ticks, g.n_y_ticks, g.y_step);
+    assert_true(g.y_max < 5); /* the axis is scaled to one expert, not to 219 h^2 */
+    double pt_per_unit = g.plot_h / g.y_max, expert = 3 * 2048 / 7168.0;
+    double wo = 128.0 * 128 * 7168 / (7168.0 * 7168);
+    size_t one_expert = 0, w_o = 0, n_colours = 0;
+    struct canvas_rgb expert_rgb[2], colours[8];
+    double stacked = 0, largest = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *k = &r.calls[i];
+        if (k->op != CANVAS_REC_FILL || k->box.y0 < g.plot_y - 1e-9)
+            continue; /* the legend's swatches are above the plot */
+        double bh = k->box.y1 - k->box.y0;
+        if (k->box.x0 > g.plot_x + g.plot_w) { /* the whole layer's stacked bar */
+            stacked += bh;
+            largest = fmax(largest, bh);
+            continue;
+        }
+        if (same_rgb(k->fill, chart_term_colour(CHART_WEIGHTS)) && near(bh, wo * pt_per_unit, 1e-9))
+            w_o++;
+        if (near(bh, expert * pt_per_unit, 1e-9) && one_expert < 2)
+            expert_rgb[one_expert++] = k->fill;
+        bool seen = false;
+        for (size_t c = 0; c < n_colours; c++)
+            seen = seen || same_rgb(colours[c], k->fill);
+        if (!seen && n_colours < 8)
+            colours[n_colours++] = k->fill;
+    }
+    assert_int_equal(w_o, 1);
+    /* One routed expert and the shared expert are both 3 h 2048, in two colours. */
+    assert_int_equal(one_expert, 2);
+    assert_false(same_rgb(expert_rgb[0], expert_rgb[1]));
+    assert_int_equal(n_colours, 5); /* attention, routed, shared, router, norms */
+    /* The stacked bar: the routed experts, 256 * 0.857 of the layer's 224.0 h^2, the rest on
+     * top. */
+    double total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += it[i].h2;
+    assert_true(stacked > 50);
+    assert_true(near(largest / stacked, 256 * expert / total, 1e-9));
+    canvas_rec_release(&r);
+}
+
 /* The k-curve agrees with the eval columns: same A (selective included), k* and k_best, one
  * point per k inside a pipeline stage (GPT-3 175B with selective recomputation, pp = 8). */
 static void test_kcurve_matches_eval_with_pipeline_and_selective(void **state)
@@ -685,6 +870,9 @@ int main(void)
         cmocka_unit_test(test_walk_geometry),
         cmocka_unit_test(test_param_items),
         cmocka_unit_test(test_params_geometry),
+        cmocka_unit_test(test_param_items_moe),
+        cmocka_unit_test(test_params_legend),
+        cmocka_unit_test(test_params_moe_geometry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -338,26 +338,28 @@ static void test_templates_list_placeholders(void **state)
 static const char scenarios_csv[] =
     "name,model,arch,layers,hidden,heads,kv_heads,vocab,seq,micro_batch,global_batch,attention,"
     "recompute,dp,tp,pp,sp,zero,offload,gpu,gpu_mem_gb,reserve,dropout,positions,tied,"
-    "gpus_per_node\n"
-    "lesson,gpt-1.3b,,,,,,,2048,8,,plain,none,1,1,1,no,0,,,80,,,,,\n"
-    "fits,gpt-1.3b,,,,,,,2048,8,,flash,none,1,1,1,no,0,,,80,,,,,\n"
-    "dp-zero2,gpt-1.3b,,,,,,,2048,8,64,plain,none,8,1,1,no,2,,A100-40GB,,,,,,\n"
-    "zero1-dp1,gpt-1.3b,,,,,,,2048,2,,flash,none,1,1,1,no,1,,,80.5,,,,,\n"
-    "pp-first,gpt-1.3b,,,,,,,2048,4,,flash,none,2,1,4,no,1,,H100-80GB,,,,,,\n"
-    "pp-ckpt,gpt-1.3b,,,,,,,2048,4,,flash,3,2,1,4,no,1,,H100-80GB,,,,,,\n"
-    "ckpt-k,gpt-1.3b,,,,,,,2048,4,,flash,4,1,1,1,no,0,,,80,,,,,\n"
-    "tp-sp,llama2-7b,,,,,,,4096,2,,flash,selective,2,4,1,yes,2,,A100-40GB,,,,,,\n"
-    "tp-nosp,llama2-7b,,,,,,,4096,2,,plain,none,2,4,1,no,0,,A100-40GB,,,,,,\n"
-    "offloaded,llama2-13b,,,,,,,4096,1,,flash,full,1,1,1,no,0,optimizer,,24,,,,,\n"
-    "nothing,llama3-70b,,,,,,,8192,8,,plain,none,1,1,1,no,0,,L4-24GB,,,,,,\n"
-    "custom,,gpt,12,768,12,4,50000,1024,64,256,plain,none,2,1,1,no,3,,,16,0.1,no,512,no,\n"
-    "gqa,mistral-7b,,,,,,,8192,4,64,plain,none,8,1,1,no,2,,H100-80GB,,,,,,\n"
-    "uneven,gpt-1.3b,,,,,,,2048,8,24,plain,none,3,1,1,no,0,,,80,,,,,\n"
-    "needs-tp,llama2-7b,,,,,,,4096,4,,plain,none,8,1,1,no,0,,A100-40GB,,,,,,\n"
-    "needs-zero2,llama2-13b,,,,,,,2048,1,,flash,full,8,1,1,no,0,,,80,,,,,\n"
-    "needs-zero3,llama2-13b,,,,,,,4096,1,,flash,full,8,1,1,no,2,,L4-24GB,,,,,,\n"
-    "needs-offload,llama2-7b,,,,,,,2048,1,,flash,full,1,1,1,no,0,,,80,,,,,1\n"
-    "thin,gpt-1.3b,,,,,,,512,16,,flash,none,1,1,1,no,0,,,32,,,,,\n";
+    "gpus_per_node,ep,etp,capacity_factor\n"
+    "lesson,gpt-1.3b,,,,,,,2048,8,,plain,none,1,1,1,no,0,,,80,,,,,,,,\n"
+    "fits,gpt-1.3b,,,,,,,2048,8,,flash,none,1,1,1,no,0,,,80,,,,,,,,\n"
+    "dp-zero2,gpt-1.3b,,,,,,,2048,8,64,plain,none,8,1,1,no,2,,A100-40GB,,,,,,,,,\n"
+    "zero1-dp1,gpt-1.3b,,,,,,,2048,2,,flash,none,1,1,1,no,1,,,80.5,,,,,,,,\n"
+    "pp-first,gpt-1.3b,,,,,,,2048,4,,flash,none,2,1,4,no,1,,H100-80GB,,,,,,,,,\n"
+    "pp-ckpt,gpt-1.3b,,,,,,,2048,4,,flash,3,2,1,4,no,1,,H100-80GB,,,,,,,,,\n"
+    "ckpt-k,gpt-1.3b,,,,,,,2048,4,,flash,4,1,1,1,no,0,,,80,,,,,,,,\n"
+    "tp-sp,llama2-7b,,,,,,,4096,2,,flash,selective,2,4,1,yes,2,,A100-40GB,,,,,,,,,\n"
+    "tp-nosp,llama2-7b,,,,,,,4096,2,,plain,none,2,4,1,no,0,,A100-40GB,,,,,,,,,\n"
+    "offloaded,llama2-13b,,,,,,,4096,1,,flash,full,1,1,1,no,0,optimizer,,24,,,,,,,,\n"
+    "nothing,llama3-70b,,,,,,,8192,8,,plain,none,1,1,1,no,0,,L4-24GB,,,,,,,,,\n"
+    "custom,,gpt,12,768,12,4,50000,1024,64,256,plain,none,2,1,1,no,3,,,16,0.1,no,512,no,,,,\n"
+    "gqa,mistral-7b,,,,,,,8192,4,64,plain,none,8,1,1,no,2,,H100-80GB,,,,,,,,,\n"
+    "uneven,gpt-1.3b,,,,,,,2048,8,24,plain,none,3,1,1,no,0,,,80,,,,,,,,\n"
+    "needs-tp,llama2-7b,,,,,,,4096,4,,plain,none,8,1,1,no,0,,A100-40GB,,,,,,,,,\n"
+    "needs-zero2,llama2-13b,,,,,,,2048,1,,flash,full,8,1,1,no,0,,,80,,,,,,,,\n"
+    "needs-zero3,llama2-13b,,,,,,,4096,1,,flash,full,8,1,1,no,2,,L4-24GB,,,,,,,,,\n"
+    "needs-offload,llama2-7b,,,,,,,2048,1,,flash,full,1,1,1,no,0,,,80,,,,,1,,,\n"
+    "thin,gpt-1.3b,,,,,,,512,16,,flash,none,1,1,1,no,0,,,32,,,,,,,,\n"
+    "moe-dropless,mixtral-8x7b,,,,,,,4096,1,,flash,none,8,1,1,no,3,,H100-80GB,,,,,,,8,,\n"
+    "moe-capacity,deepseek-v3,,,,,,,4096,1,,flash,none,8,2,1,yes,1,,H100-80GB,,,,,,,4,1,1.25\n";
 
 static size_t read_scenarios(struct scenario *out, size_t cap)
 {
@@ -493,6 +495,75 @@ static void test_every_phrase_used_and_filled(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- Mixture of experts: their words, and none for a dense model ---------------------------- */
+
+/* The text of the shipped report of scenario `name` of scenarios_csv. */
+static const char *report_text_of(struct scenario *scs, size_t n, const char *name, const char *dir)
+{
+    size_t i = 0;
+    while (i < n && strcmp(scs[i].name, name) != 0)
+        i++;
+    assert_true(i < n);
+    struct report_options opt;
+    report_options_init(&opt);
+    opt.out_dir = dir;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    if (report_write(&scs[i], 1, &opt, &d) != 0)
+        fail_msg("%s", d.first);
+    return test_sh("pdftotext '%s/report.pdf' - 2>/dev/null | tr -s ' \\n' '  '", dir);
+}
+
+static void test_moe_words(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/memfit-moe-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct scenario *scs = calloc(32, sizeof *scs);
+    assert_non_null(scs);
+    size_t n = read_scenarios(scs, 32);
+    /* Mixtral, dropless, ZeRO-3 over 8 GPUs that are one expert-parallel group of 8. */
+    const char *text = report_text_of(scs, n, "moe-dropless", dir);
+    static const char *const mixtral[] = {
+        "(46.7 B), 12.9 B active per token, trained on",
+        "dp=8, tp=1, pp=1, ep=8, ZeRO-3",
+        "E = 8, top 2, f_e = 14336",
+        "Ψ = 46.7 B, 12.9 B active",
+        "of which dense 1.61 B params (÷ tp), ZeRO over dp",
+        "of which routed experts 5.64 B params (÷ etp·ep), ZeRO over edp = 1",
+        "each of the T = 4,096 tokens of a micro-batch goes to k = 2 of the E = 8 routed experts",
+        "get k·T = 8,192 token copies",
+        "up to ep·k·T = 65,536 copies to one GPU (ep = 8)",
+        "Parameters of one MoE layer, matrix by matrix: one of the 8 routed experts drawn",
+    };
+    for (size_t i = 0; i < sizeof mixtral / sizeof *mixtral; i++)
+        if (!strstr(text, mixtral[i]))
+            fail_msg("the Mixtral report lacks '%s'", mixtral[i]);
+    /* DeepSeek-V3 with its own capacity factor, etp = 1 under tp = 2. */
+    text = report_text_of(scs, n, "moe-capacity", dir);
+    static const char *const deepseek[] = {
+        "L = 61, h = 7168, a = 128, MLA",
+        "E = 256, top 8, f_e = 2048, f_s = 2048",
+        "dense MLP first 3 layers, f = 18432",
+        "ep=4, etp=1, ZeRO-1",
+        "ZeRO over edp = 4",
+        "Routing with a capacity factor of 1.25",
+    };
+    for (size_t i = 0; i < sizeof deepseek / sizeof *deepseek; i++)
+        if (!strstr(text, deepseek[i]))
+            fail_msg("the DeepSeek-V3 report lacks '%s'", deepseek[i]);
+    /* A dense model has none of them. */
+    text = report_text_of(scs, n, "tp-sp", dir);
+    static const char *const none[] = {"active per token", "ep=", "of which", "Routing", "MoE"};
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
+        if (strstr(text, none[i]))
+            fail_msg("a dense model's report says '%s'", none[i]);
+    free(scs);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- A template rewords the verdict box; a bad phrase writes nothing ----------------------- */
 
 static void test_template_rewords_verdict_box(void **state)
@@ -606,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_catalogue_documents_placeholders),
         cmocka_unit_test(test_templates_list_placeholders),
         cmocka_unit_test(test_every_phrase_used_and_filled),
+        cmocka_unit_test(test_moe_words),
         cmocka_unit_test(test_template_rewords_verdict_box),
         cmocka_unit_test(test_catalogue_mutants),
     };
