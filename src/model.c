@@ -318,7 +318,7 @@ static struct states sharded_states(const struct scenario *sc, uint64_t params, 
 
 /* The expert data-parallel size: the GPUs of a stage (dp * tp) over the expert group (etp * ep),
  * which ZeRO shards the routed experts' states over (doc/model.md section 3.2). */
-static uint64_t expert_dp(const struct scenario *sc)
+uint64_t model_expert_dp(const struct scenario *sc)
 {
     uint64_t etp = sc->etp ? sc->etp : sc->tp, ep = sc->ep ? sc->ep : 1;
     uint64_t edp = sc->dp * sc->tp / (etp * ep);
@@ -335,7 +335,7 @@ static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct ch
     struct states d = sharded_states(sc, g->params - g->expert_params, sc->dp, ck);
     struct states e = {0, 0, 0};
     if (g->expert_params > 0)
-        e = sharded_states(sc, g->expert_params, expert_dp(sc), ck);
+        e = sharded_states(sc, g->expert_params, model_expert_dp(sc), ck);
     g->weights_bytes = ck_add(ck, d.weights, e.weights);
     g->grads_bytes = ck_add(ck, d.grads, e.grads);
     g->optimizer_bytes = ck_add(ck, d.optimizer, e.optimizer);
@@ -698,10 +698,10 @@ uint64_t model_gpus_for_states(uint64_t params, enum precision p, uint64_t mem_b
     return div_up(states, mem_bytes);
 }
 
-double model_core_crossover_seq(const struct scenario *sc)
+bool model_core_coefficients(const struct scenario *sc, uint64_t *linear, uint64_t *core)
 {
-    /* At s = 1, b = 1 without tp, the linear part is L1 bytes and the core coef * a bytes; the
-     * two grow as s b L1 and coef a s^2 b, equal at s = L1 / (coef a). */
+    /* At s = 1, b = 1 without tp: the linear part (every tensor but the scores; routed rows at
+     * one token) and the core, a coefficient times a. */
     struct scenario one = *sc;
     one.seq = one.micro_batch = one.tp = 1;
     one.sp = false;
@@ -709,8 +709,19 @@ double model_core_crossover_seq(const struct scenario *sc)
     one.recompute = RECOMPUTE_NONE;
     struct model_layer_act a;
     if (model_layer_act(&one, &a) != MODEL_OK || a.attn == 0)
+        return false;
+    *linear = a.total - a.attn;
+    *core = a.attn;
+    return true;
+}
+
+double model_core_crossover_seq(const struct scenario *sc)
+{
+    /* The linear part grows as s b L1 and the core as C s^2 b: equal at s = L1 / C. */
+    uint64_t linear, core;
+    if (!model_core_coefficients(sc, &linear, &core))
         return 0;
-    return (double)(a.whole + a.split) / (double)a.attn;
+    return (double)linear / (double)core;
 }
 
 double model_selective_overhead(uint64_t seq, uint64_t hidden)

@@ -114,6 +114,10 @@ enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act,
 enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms *t, uint64_t k,
                                   uint64_t *out);
 
+/* The expert data-parallel size ZeRO shards the routed experts' states over: the GPUs of a
+ * stage over the expert group, dp tp / (etp ep) (doc/model.md section 3.2). */
+uint64_t model_expert_dp(const struct scenario *sc);
+
 /* GPU memory * (1 - reserve), rounded to the byte. */
 uint64_t model_budget_bytes(const struct scenario *sc);
 
@@ -143,6 +147,10 @@ uint64_t model_max_micro_batch(const struct scenario *sc);
  * (ZeRO-3 over all of them): ceil(states_per_param * Psi / mem_bytes). doc/model.md section 3.4.
  */
 uint64_t model_gpus_for_states(uint64_t params, enum precision p, uint64_t mem_bytes);
+
+/* The bytes per token of one layer's linear part (every kept tensor but the scores) and per
+ * query-key pair of its plain-attention core, whole (s = b = 1, no tp); false on overflow. */
+bool model_core_coefficients(const struct scenario *sc, uint64_t *linear, uint64_t *core);
 
 /* The sequence length above which the attention core of plain attention outgrows the rest of
  * the layer (doc/model.md section 4.6): 34h/(5a) for GPT with dropout, 16h/a without,

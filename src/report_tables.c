@@ -233,14 +233,6 @@ static void terms_number(const struct report_sc *r, uint64_t bytes, bool share, 
                    t->peak_bytes ? 100.0 * (double)bytes / (double)t->peak_bytes : 0);
 }
 
-/* The expert data-parallel size that ZeRO shards the routed experts' states over: the GPUs of a
- * stage over the expert group, dp tp / (etp ep) (doc/model.md section 3.2, as model.c's). */
-static uint64_t terms_expert_dp(const struct scenario *sc)
-{
-    uint64_t etp = sc->etp ? sc->etp : sc->tp, group = etp * sc->ep;
-    return group && sc->dp * sc->tp >= group ? sc->dp * sc->tp / group : 1;
-}
-
 /* The formulas of the dense and routed-expert rows of a mixture of experts on GPU g. */
 static void terms_moe_formulas(const struct report_sc *r, const struct model_gpu *g,
                                char f[2][CELL])
@@ -258,7 +250,7 @@ static void terms_moe_formulas(const struct report_sc *r, const struct model_gpu
                tp, "sharding", sharding, NULL);
     report_fmt_short(part, sizeof part, g->expert_params);
     report_fmt_u64(group, sizeof group, etp * sc->ep);
-    report_fmt_u64(n, sizeof n, terms_expert_dp(sc));
+    report_fmt_u64(n, sizeof n, model_expert_dp(sc));
     if (sc->zero > 0)
         report_say(sharding, sizeof sharding, r->ph, NULL, REPORT_PHRASE_TERMS_ZERO_EDP, "n", n,
                    NULL);

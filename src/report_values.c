@@ -98,6 +98,33 @@ static bool report_act_formula_closed(const struct scenario *sc)
            sc->layer_norms <= 2;
 }
 
+/*
+ * Where plain attention's core outgrows the rest of the layer, as a formula and its value: the
+ * symbols of doc/model.md 4.6 for the classic layers, else the model's coefficients in h and a
+ * ("105.4h/(2a) = 3400").
+ */
+static void report_values_crossover(const struct scenario *sc, char *buf, size_t size)
+{
+    bool masks = sc->arch == ARCH_GPT && sc->dropout;
+    bool classic = sc->head_dim == 0 && !sc->qk_norm && sc->layer_norms <= 2 && sc->experts == 0 &&
+                   sc->kv_lora_rank == 0;
+    uint64_t linear, core;
+    if (!model_core_coefficients(sc, &linear, &core)) {
+        buf[0] = '\0';
+        return;
+    }
+    double s = (double)linear / (double)core;
+    if (classic)
+        report_fmt(buf, size, "%s = %.0f",
+                   sc->arch == ARCH_LLAMA ? "((12 + 4/g)h + 8f)/(2a)"
+                   : masks                ? "34h/(5a)"
+                                          : "16h/a",
+                   s);
+    else
+        report_fmt(buf, size, "%.1fh/(%.0fa) = %.0f", (double)linear / (double)sc->hidden,
+                   (double)core / (double)sc->heads, s);
+}
+
 void report_values_act_formula(struct report_phrases *ph, const struct scenario *sc,
                                const struct terms *t, char *buf, size_t size)
 {
@@ -331,11 +358,7 @@ static void report_values_terms(struct report_sc *r, enum units u)
                100 * model_selective_overhead(sc->seq, sc->hidden));
     bool masks = sc->arch == ARCH_GPT && sc->dropout;
     report_fmt(v[REPORT_PH_CORE_TERM], n, "%s", masks ? "5as²b" : "2as²b");
-    report_fmt(v[REPORT_PH_CORE_CROSSOVER], n, "%s = %.0f",
-               sc->arch == ARCH_LLAMA ? "((12 + 4/g)h + 8f)/(2a)"
-               : masks                ? "34h/(5a)"
-                                      : "16h/a",
-               model_core_crossover_seq(sc));
+    report_values_crossover(sc, v[REPORT_PH_CORE_CROSSOVER], n);
     struct cost base;
     cost_step(sc, t, &base);
     report_fmt(v[REPORT_PH_TFLOPS], n, "%.0f", base.tflops);
