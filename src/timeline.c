@@ -45,8 +45,16 @@ static void emit(struct walk *w, enum timeline_kind kind, uint64_t layer, uint64
 /* What the walk needs to know of the stage it draws. */
 struct stage {
     uint64_t first_layer, layers, micro_batches;
-    uint64_t A, c, k; /* k = 0: no checkpointing every k */
+    uint64_t dense; /* the stage's first `dense` layers are dense, the others MoE (layer.h) */
+    uint64_t A[2];  /* the activations of a dense and of an MoE layer */
+    uint64_t c, k;  /* k = 0: no checkpointing every k */
 };
+
+/* The activations of the stage's layer i. */
+static uint64_t layer_A(const struct stage *st, uint64_t i)
+{
+    return st->A[i < st->dense ? 0 : 1];
+}
 
 /* Forward pass of every in-flight micro-batch: a layer adds A, or under checkpointing every k
  * the first layer of a segment keeps its input c and the rest keep nothing (their activations
@@ -56,7 +64,7 @@ static void forward(struct walk *w, const struct stage *st)
     for (uint64_t mb = 0; mb < st->micro_batches; mb++) {
         for (uint64_t i = 0; i < st->layers; i++) {
             if (st->k == 0)
-                w->act += st->A;
+                w->act += layer_A(st, i);
             else if (i % st->k == 0)
                 w->act += st->c;
             emit(w, TIMELINE_FORWARD, st->first_layer + i, mb, 1.0);
@@ -71,7 +79,7 @@ static void backward_layers(struct walk *w, const struct stage *st, uint64_t mb,
                             uint64_t hi)
 {
     for (uint64_t i = hi; i-- > lo;) {
-        w->act -= st->A;
+        w->act -= layer_A(st, i);
         if (st->k != 0 && i == lo)
             w->act -= st->c;
         emit(w, TIMELINE_BACKWARD, st->first_layer + i, mb, 2.0);
@@ -93,7 +101,7 @@ static void backward(struct walk *w, const struct stage *st)
             uint64_t lo = j * st->k;
             uint64_t hi = lo + st->k < st->layers ? lo + st->k : st->layers;
             for (uint64_t i = lo; i < hi; i++) {
-                w->act += st->A;
+                w->act += layer_A(st, i);
                 emit(w, TIMELINE_RECOMPUTE, st->first_layer + i, mb, 1.0);
             }
             backward_layers(w, st, mb, lo, hi);
@@ -123,7 +131,9 @@ int timeline_build(const struct scenario *sc, struct timeline_event *events, siz
     /* 1F1B (doc/model.md section 6.1): the first stage holds pp micro-batches, the last one. */
     st.micro_batches = t.peak_stage == MODEL_STAGE_FIRST ? sc->pp : 1;
     st.first_layer = t.peak_stage == MODEL_STAGE_LAST ? sc->layers - st.layers : 0;
-    st.A = t.act_layer_bytes;
+    st.dense = g->layers[0];
+    st.A[0] = t.kind_act[0];
+    st.A[1] = t.kind_act[1];
     st.c = t.ckpt_bytes;
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > 0)
         st.k = sc->ckpt_every < st.layers ? sc->ckpt_every : st.layers;

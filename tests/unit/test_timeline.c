@@ -191,6 +191,34 @@ static void test_pipeline_first_stage(void **state)
     free(ev);
 }
 
+/* A stage of dense and MoE layers (doc/model.md sections 4.7 and 10): each layer adds its own
+ * kind's A, so the walk without checkpointing peaks at the model's peak. */
+static void test_mixed_layer_kinds(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.arch = ARCH_LLAMA;
+    sc.dropout = sc.tied = false;
+    sc.attention = ATTENTION_FLASH;
+    sc.layers = 8;
+    sc.dense_layers = 3;
+    sc.experts = 16;
+    sc.top_k = 2;
+    sc.expert_ffn = 1024;
+    sc.ffn = 8192;
+    struct timeline_event *ev;
+    struct timeline_summary sum;
+    build(&sc, &ev, &sum);
+    struct terms t;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(t.kind_act[0] != t.kind_act[1]);
+    assert_int_equal(sum.peak_bytes, t.peak_bytes);
+    assert_int_equal(ev[0].act_bytes, t.kind_act[0]);                   /* a dense layer first */
+    assert_int_equal(ev[3].act_bytes - ev[2].act_bytes, t.kind_act[1]); /* then MoE */
+    free(ev);
+}
+
 /* The invariants of timeline.h on random scenarios (pp = 1 and pp > 1). */
 static void test_invariants_random(void **state)
 {
@@ -251,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_selective_no_rebuild),
         cmocka_unit_test(test_too_small_array),
         cmocka_unit_test(test_pipeline_first_stage),
+        cmocka_unit_test(test_mixed_layer_kinds),
         cmocka_unit_test(test_invariants_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
