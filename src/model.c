@@ -504,6 +504,11 @@ double model_k_star(const struct scenario *sc, const struct terms *t)
     return a ? sqrt((double)sc->layers * (double)t->ckpt_bytes / (double)a) : 0;
 }
 
+double model_act_k_star(const struct scenario *sc, const struct terms *t)
+{
+    return 2 * sqrt((double)sc->layers * (double)t->ckpt_bytes * (double)first_stage_act(t));
+}
+
 /* model_k_best with one layer's activations A and checkpoint c known (model_eval has them). */
 static enum model_status k_best_from(const struct scenario *sc, uint64_t A, uint64_t c,
                                      uint64_t *k_best, uint64_t *act_bytes)

@@ -135,6 +135,9 @@ enum model_status model_eval(const struct scenario *sc, struct terms *t);
  * layer kind of the first stage (doc/model.md section 5.2); t from model_peak of sc. */
 double model_k_star(const struct scenario *sc, const struct terms *t);
 
+/* M(k*) = 2 sqrt(L c A), the activations at the continuous optimum (pp = 1; doc/model.md 5.2). */
+double model_act_k_star(const struct scenario *sc, const struct terms *t);
+
 /* The best integer k for checkpointing every k layers, and M(k) there (first stage). */
 enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint64_t *act_bytes);
 

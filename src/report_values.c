@@ -348,10 +348,7 @@ static void report_values_terms(struct report_sc *r, enum units u)
     report_fmt_u64(v[REPORT_PH_K_BEST], n, t->k_best);
     report_fmt(v[REPORT_PH_K_STAR], n, "%.2f", t->k_star);
     report_fmt_size(v[REPORT_PH_ACT_K_BEST], n, t->act_k_best_bytes, u);
-    /* M(k*) = 2 sqrt(L c A), the continuous optimum of checkpointing (pp = 1; doc/model.md 5.2). */
-    double m_star =
-        2 * sqrt((double)sc->layers * (double)t->ckpt_bytes * (double)t->act_layer_bytes);
-    report_fmt_size(v[REPORT_PH_ACT_K_STAR], n, (uint64_t)m_star, u);
+    report_fmt_size(v[REPORT_PH_ACT_K_STAR], n, (uint64_t)model_act_k_star(sc, t), u);
     report_fmt_u64(v[REPORT_PH_MAX_MICRO_BATCH], n, t->max_micro_batch);
 
     report_fmt(v[REPORT_PH_SELECTIVE_OVERHEAD], n, "%.1f%%",
