@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
+#include "textwidth.h"
+
 #define FIX_PLAN_MAX 256
 
 /* What the table keeps of a row. */
@@ -29,6 +32,7 @@ void evalout_init(struct evalout *w, enum evalout_format format, enum units unit
     w->unit_bytes = units_bytes(units);
     w->unit_name = units_name(units);
     w->out = out;
+    w->table_cols = 80;
 }
 
 void evalout_begin(struct evalout *w)
@@ -231,10 +235,35 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
     line_flush(&l);
 }
 
+/* A JSON number, or null when it does not apply. */
+static void put_json_count(FILE *out, const char *key, uint64_t v, bool applies)
+{
+    if (applies)
+        fprintf(out, ", \"%s\": %" PRIu64, key, v);
+    else
+        fprintf(out, ", \"%s\": null", key);
+}
+
+/* A JSON string, or null when it does not apply. */
+static void put_json_key_text(FILE *out, const char *key, const char *s, bool applies)
+{
+    fprintf(out, ", \"%s\": ", key);
+    if (applies)
+        put_json_text(out, s);
+    else
+        fputs("null", out);
+}
+
+/*
+ * The CSV's keys, with JSON's types: "fits" is true or false (so that jq 'select(.fits)' keeps
+ * the scenarios that fit), and what does not apply is null: the four fix keys of a scenario that
+ * fits as it is (fix "none" in CSV), and the fix_plan of one that nothing makes fit.
+ */
 static void row_json(struct evalout *w, const struct scenario *sc, const struct terms *t,
                      const struct evalout_fix *f)
 {
     FILE *o = w->out;
+    bool fixed = strcmp(f->name, "none") != 0, planned = fixed && strcmp(f->name, "nothing") != 0;
     fputs(w->rows ? ",\n {\"name\": " : "\n {\"name\": ", o);
     put_json_text(o, sc->name);
     fprintf(o,
@@ -242,16 +271,15 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
             ", \"optimizer_bytes\": %" PRIu64 ", \"states_bytes\": %" PRIu64
             ", \"act_layer_bytes\": %" PRIu64 ", \"act_bytes\": %" PRIu64
             ", \"logits_bytes\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
-            ", \"budget_bytes\": %" PRIu64 ", \"fits\": %d, \"k_best\": %" PRIu64
-            ", \"max_micro_batch\": %" PRIu64 ", \"fix\": ",
+            ", \"budget_bytes\": %" PRIu64 ", \"fits\": %s, \"k_best\": %" PRIu64
+            ", \"max_micro_batch\": %" PRIu64,
             t->params, t->weights_bytes, t->grads_bytes, t->optimizer_bytes, t->states_bytes,
             t->act_layer_bytes, t->act_bytes, t->logits_bytes, t->peak_bytes, t->budget_bytes,
-            t->fits ? 1 : 0, t->k_best, t->max_micro_batch);
-    put_json_text(o, f->name);
-    fprintf(o,
-            ", \"fix_peak_bytes\": %" PRIu64 ", \"fix_micro_batch\": %" PRIu64 ", \"fix_plan\": ",
-            f->peak_bytes, f->micro_batch);
-    put_json_text(o, f->plan);
+            t->fits ? "true" : "false", t->k_best, t->max_micro_batch);
+    put_json_key_text(o, "fix", f->name, fixed);
+    put_json_count(o, "fix_peak_bytes", f->peak_bytes, fixed);
+    put_json_count(o, "fix_micro_batch", f->micro_batch, fixed);
+    put_json_key_text(o, "fix_plan", f->plan, planned);
     fprintf(o, ", \"active_params\": %" PRIu64 ", \"expert_bytes\": %" PRIu64 "}", t->active_params,
             t->expert_bytes);
 }
@@ -271,7 +299,8 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     }
     struct evalout_table_row *r = &w->table[w->rows];
     memset(r, 0, sizeof *r);
-    snprintf(r->name, sizeof r->name, "%s", sc->name);
+    /* For people, on a terminal: a control character in a name is shown escaped, never sent. */
+    diag_escape(r->name, sizeof r->name, sc->name);
     r->params = t->params;
     r->states = t->states_bytes;
     r->act = t->act_bytes;
@@ -320,6 +349,28 @@ enum {
     TCOL_COUNT
 };
 
+/*
+ * The columns, in the order shown. keep: 0 for the columns of every layout (the scenario, its
+ * peak against the budget, the verdict and the fix); the others are left out of a narrow table,
+ * the lowest keep first, until it fits.
+ */
+static const struct table_column {
+    const char *title;
+    bool unit; /* the title names the unit: "peak GB" */
+    bool left; /* text reads left to right; numbers align right */
+    int keep;
+} table_columns[TCOL_COUNT] = {
+    [TCOL_NAME] = {"scenario", false, true, 0},  [TCOL_PARAMS] = {"params", false, false, 2},
+    [TCOL_STATES] = {"states", true, false, 5},  [TCOL_ACT] = {"activations", true, false, 6},
+    [TCOL_LOGITS] = {"logits", true, false, 3},  [TCOL_PEAK] = {"peak", true, false, 0},
+    [TCOL_BUDGET] = {"budget", true, false, 0},  [TCOL_VERDICT] = {"verdict", false, true, 0},
+    [TCOL_KBEST] = {"k_best", false, false, 1},  [TCOL_MAXB] = {"max b", false, false, 4},
+    [TCOL_FIX] = {"fix (peak)", false, true, 0},
+};
+
+#define TABLE_CELL_MAX (FIX_PLAN_MAX + 64)
+#define TABLE_ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column */
+
 static void format_params(char *buf, size_t n, uint64_t p)
 {
     if (p >= 1000000000ull)
@@ -329,9 +380,9 @@ static void format_params(char *buf, size_t n, uint64_t p)
 }
 
 static void table_cells(const struct evalout *w, const struct evalout_table_row *r,
-                        char cells[TCOL_COUNT][FIX_PLAN_MAX + 64])
+                        char cells[TCOL_COUNT][TABLE_CELL_MAX])
 {
-    const size_t n = FIX_PLAN_MAX + 64;
+    const size_t n = TABLE_CELL_MAX;
     double u = w->unit_bytes;
     snprintf(cells[TCOL_NAME], n, "%s", r->name);
     format_params(cells[TCOL_PARAMS], n, r->params);
@@ -351,83 +402,221 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
         snprintf(cells[TCOL_FIX], n, "%s (%.1f)", r->fix, (double)r->fix_peak / u);
 }
 
+/* The layout: which columns are shown and how wide each is, in terminal columns. */
+struct table_layout {
+    size_t width[TCOL_COUNT];
+    bool shown[TCOL_COUNT];
+    size_t name_cols; /* a longer name is cut, with an ellipsis */
+    bool narrowed;    /* columns were left out */
+};
+
+/* The width of the columns shown and the two spaces between them. */
+static size_t table_total(const struct table_layout *lay)
+{
+    size_t total = 0;
+    for (int c = 0; c < TCOL_COUNT; c++)
+        if (lay->shown[c])
+            total += lay->width[c] + (total ? 2 : 0);
+    return total;
+}
+
+/* Every column at its widest cell; then, for a narrow table, the columns that fit cols. */
+static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
+                         char cells[TCOL_COUNT][TABLE_CELL_MAX], struct table_layout *lay)
+{
+    for (int c = 0; c < TCOL_COUNT; c++) {
+        lay->width[c] = textwidth_cols(heads[c]);
+        lay->shown[c] = table_columns[c].keep == 0 || w->table_cols == 0;
+    }
+    for (unsigned long i = 0; i < w->rows; i++) {
+        table_cells(w, &w->table[i], cells);
+        for (int c = 0; c < TCOL_COUNT; c++) {
+            size_t cols = textwidth_cols(cells[c]);
+            if (cols > lay->width[c])
+                lay->width[c] = cols;
+        }
+    }
+    lay->narrowed = false;
+    lay->name_cols = lay->width[TCOL_NAME];
+    if (w->table_cols == 0)
+        return;
+    /* The columns that may go, the most wanted first, each taken when it still fits. */
+    for (int keep = TCOL_COUNT; keep > 0; keep--)
+        for (int c = 0; c < TCOL_COUNT; c++)
+            if (table_columns[c].keep == keep) {
+                lay->shown[c] = table_total(lay) + 2 + lay->width[c] <= w->table_cols;
+                lay->narrowed |= !lay->shown[c];
+            }
+    /* Still too wide: the names give way, down to the header's width. */
+    size_t total = table_total(lay), floor = textwidth_cols(heads[TCOL_NAME]);
+    if (total > w->table_cols) {
+        size_t over = total - w->table_cols, name = lay->width[TCOL_NAME];
+        lay->name_cols = over < name && name - over > floor ? name - over : floor;
+        lay->width[TCOL_NAME] = lay->name_cols;
+    }
+}
+
+/* text padded with spaces to cols terminal columns (a name of wide characters takes fewer
+ * bytes per column than ASCII, so printf's byte widths would not do). */
+static void table_put_padded(FILE *out, const char *text, size_t cols, bool left)
+{
+    size_t have = textwidth_cols(text);
+    if (!left)
+        for (size_t k = have; k < cols; k++)
+            putc(' ', out);
+    fputs(text, out);
+    if (left)
+        for (size_t k = have; k < cols; k++)
+            putc(' ', out);
+}
+
+/* A name cut to cols terminal columns, the cut marked by an ellipsis, into buf. */
+static const char *table_fit_name(const char *name, size_t cols, char *buf, size_t size)
+{
+    if (textwidth_cols(name) <= cols)
+        return name;
+    size_t bytes = textwidth_prefix(name, cols > 0 ? cols - 1 : 0, NULL);
+    snprintf(buf, size, "%.*s%s", (int)bytes, name, TABLE_ELLIPSIS);
+    return buf;
+}
+
+/* One line of the table: the columns shown, two spaces apart; the last one not padded. */
+static void table_line(struct evalout *w, const char *const *cells, const struct table_layout *lay)
+{
+    int last = TCOL_COUNT - 1;
+    while (last > 0 && !lay->shown[last])
+        last--;
+    bool first = true;
+    for (int c = 0; c <= last; c++) {
+        if (!lay->shown[c])
+            continue;
+        if (!first)
+            fputs("  ", w->out);
+        first = false;
+        char cut[SCENARIO_NAME_BYTES + 4];
+        const char *text =
+            c == TCOL_NAME ? table_fit_name(cells[c], lay->name_cols, cut, sizeof cut) : cells[c];
+        table_put_padded(w->out, text, c == last ? 0 : lay->width[c], table_columns[c].left);
+    }
+    putc('\n', w->out);
+}
+
+/*
+ * Writes text from terminal column col, breaking lines between words so that none passes width
+ * (0: no limit) unless one word alone does; each new line starts with indent spaces.
+ */
+static void table_put_words(FILE *out, const char *text, size_t col, size_t indent, size_t width)
+{
+    bool line_start = true;
+    while (*text) {
+        size_t len = strcspn(text, " ");
+        char word[TABLE_CELL_MAX];
+        snprintf(word, sizeof word, "%.*s", (int)len, text);
+        size_t cols = textwidth_cols(word);
+        if (!line_start && width && col + 1 + cols > width) {
+            fprintf(out, "\n%*s", (int)indent, "");
+            col = indent;
+            line_start = true;
+        }
+        if (!line_start) {
+            putc(' ', out);
+            col++;
+        }
+        fputs(word, out);
+        col += cols;
+        line_start = false;
+        text += len;
+        text += strspn(text, " ");
+    }
+    putc('\n', out);
+}
+
 /* Below the table, for each scenario that does not fit: what to change, and what it gives. */
-static void table_print_fixes(struct evalout *w)
+static void table_print_fixes(struct evalout *w, const struct table_layout *lay)
 {
     size_t name_w = 0;
-    for (unsigned long i = 0; i < w->rows; i++)
-        if (strcmp(w->table[i].fix, "none") && strlen(w->table[i].name) > name_w)
-            name_w = strlen(w->table[i].name);
+    for (unsigned long i = 0; i < w->rows; i++) {
+        size_t cols = textwidth_cols(w->table[i].name);
+        if (strcmp(w->table[i].fix, "none") && cols > name_w)
+            name_w = cols;
+    }
     if (name_w == 0)
         return;
-    fputs("\nTo make it fit (the first rung of the ladder that fits; settings changed):\n", w->out);
+    if (name_w > lay->name_cols)
+        name_w = lay->name_cols;
+    putc('\n', w->out);
+    table_put_words(w->out,
+                    "To make it fit (the first rung of the ladder that fits; settings changed):", 0,
+                    0, w->table_cols);
     for (unsigned long i = 0; i < w->rows; i++) {
         const struct evalout_table_row *r = &w->table[i];
         if (strcmp(r->fix, "none") == 0)
             continue;
+        char text[TABLE_CELL_MAX + 128], cut[SCENARIO_NAME_BYTES + 4];
         if (strcmp(r->fix, "nothing") == 0)
-            fprintf(w->out,
-                    "  %-*s  nothing fits: the model states alone need %" PRIu64
-                    " GPUs of this memory, fully sharded\n",
-                    (int)name_w, r->name, r->gpus);
+            snprintf(text, sizeof text,
+                     "nothing fits: the model states alone need %" PRIu64
+                     " GPUs of this memory, fully sharded",
+                     r->gpus);
         else
-            fprintf(w->out, "  %-*s  %s -> %.1f %s at micro-batch %" PRIu64 "\n", (int)name_w,
-                    r->name, r->plan, (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
-    }
-}
-
-/* One line of the table, padded to the column widths: names, the verdict and the fix read left
- * to right, numbers align right; the last column is not padded. */
-static void table_line(struct evalout *w, const char *const *cells, const size_t *width)
-{
-    for (int c = 0; c < TCOL_COUNT; c++) {
-        int left = c == TCOL_NAME || c == TCOL_FIX || c == TCOL_VERDICT;
-        if (c + 1 == TCOL_COUNT)
-            fprintf(w->out, "%s\n", cells[c]);
-        else
-            fprintf(w->out, left ? "%-*s  " : "%*s  ", (int)width[c], cells[c]);
+            snprintf(text, sizeof text, "%s -> %.1f %s at micro-batch %" PRIu64, r->plan,
+                     (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
+        fputs("  ", w->out);
+        table_put_padded(w->out, table_fit_name(r->name, name_w, cut, sizeof cut), name_w, true);
+        fputs("  ", w->out);
+        table_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
     }
 }
 
 static void table_print(struct evalout *w)
 {
-    static char cells[TCOL_COUNT][FIX_PLAN_MAX + 64];
+    static char cells[TCOL_COUNT][TABLE_CELL_MAX];
     char heads[TCOL_COUNT][32];
-    const char *titles[TCOL_COUNT] = {"scenario", "params", "states",    "activations",
-                                      "logits",   "peak",   "budget",    "verdict",
-                                      "k_best",   "max b",  "fix (peak)"};
-    size_t width[TCOL_COUNT];
     for (int c = 0; c < TCOL_COUNT; c++) {
-        if (c >= TCOL_STATES && c <= TCOL_BUDGET)
-            snprintf(heads[c], sizeof heads[c], "%s %s", titles[c], w->unit_name);
+        if (table_columns[c].unit)
+            snprintf(heads[c], sizeof heads[c], "%s %s", table_columns[c].title, w->unit_name);
         else
-            snprintf(heads[c], sizeof heads[c], "%s", titles[c]);
-        width[c] = strlen(heads[c]);
+            snprintf(heads[c], sizeof heads[c], "%s", table_columns[c].title);
     }
-    for (unsigned long i = 0; i < w->rows; i++) {
-        table_cells(w, &w->table[i], cells);
-        for (int c = 0; c < TCOL_COUNT; c++)
-            if (strlen(cells[c]) > width[c])
-                width[c] = strlen(cells[c]);
-    }
+    struct table_layout lay;
+    table_layout(w, heads, cells, &lay);
     const char *line[TCOL_COUNT];
     for (int c = 0; c < TCOL_COUNT; c++)
         line[c] = heads[c];
-    table_line(w, line, width);
+    table_line(w, line, &lay);
+    bool first = true;
     for (int c = 0; c < TCOL_COUNT; c++) {
-        for (size_t k = 0; k < width[c]; k++)
+        if (!lay.shown[c])
+            continue;
+        fputs(first ? "" : "  ", w->out);
+        first = false;
+        for (size_t k = 0; k < lay.width[c]; k++)
             putc('-', w->out);
-        fputs(c + 1 < TCOL_COUNT ? "  " : "\n", w->out);
     }
+    putc('\n', w->out);
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
         for (int c = 0; c < TCOL_COUNT; c++)
             line[c] = cells[c];
-        table_line(w, line, width);
+        table_line(w, line, &lay);
     }
-    fprintf(w->out, "\n%lu scenario%s; %s = %s bytes; budget = GPU memory minus the reserve\n",
-            w->rows, w->rows == 1 ? "" : "s", w->unit_name, w->unit_bytes == 1e9 ? "10^9" : "2^30");
-    table_print_fixes(w);
+    char count[160];
+    snprintf(count, sizeof count,
+             "%lu scenario%s; %s = %s bytes; budget = GPU memory minus the reserve", w->rows,
+             w->rows == 1 ? "" : "s", w->unit_name, w->unit_bytes == 1e9 ? "10^9" : "2^30");
+    putc('\n', w->out);
+    table_put_words(w->out, count, 0, 0, w->table_cols);
+    if (lay.narrowed) {
+        char left_out[256] = "";
+        for (int c = 0; c < TCOL_COUNT; c++)
+            if (!lay.shown[c])
+                snprintf(left_out + strlen(left_out), sizeof left_out - strlen(left_out), "%s%s",
+                         left_out[0] ? ", " : "", table_columns[c].title);
+        char note[320];
+        snprintf(note, sizeof note, "--wide adds %s", left_out);
+        table_put_words(w->out, note, 0, 0, w->table_cols);
+    }
+    table_print_fixes(w, &lay);
 }
 
 void evalout_end(struct evalout *w)

@@ -3,9 +3,15 @@
  * sub-command, prints the messages the modules report and chooses the exit status (doc/memfit.1,
  * EXIT STATUS). The only place that exits.
  *
- *   0  every scenario processed
+ *   0  every scenario processed (or the help printed)
  *   1  at least one row rejected (every valid row still processed and written)
  *   2  usage error, unreadable input or unwritable output
+ *
+ * Two tables drive it: `commands` (a command is one entry: its usage, help and function) and
+ * `option_specs` (an option is one entry: its names, the commands it applies to, its help and,
+ * for an option that takes one of a few words, those words). The parser, the help of each
+ * command and the check that an option applies to its command all read them; so do the tests
+ * of the manual page and of the shell completion (doc/memfit.bash).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,18 +21,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "canvas_cairo.h"
 #include "config.h"
 #include "diag.h"
 #include "evalout.h"
 #include "figures.h"
-#include "canvas_cairo.h"
 #include "model.h"
+#include "modeljson.h"
+#include "out.h"
 #include "paths.h"
 #include "plan.h"
 #include "report.h"
+#include "report_charts.h"
+#include "report_tables.h"
 #include "suggest.h"
 
 #define MEMFIT_VERSION "0.1.0"
@@ -35,21 +46,375 @@ enum exit_code { EXIT_ALL_OK = 0, EXIT_ROWS_REJECTED = 1, EXIT_USAGE = 2 };
 
 enum progress_mode { PROGRESS_AUTO, PROGRESS_ALWAYS, PROGRESS_NEVER };
 
+/* The commands an option applies to: one bit per command (struct command's bit); CMD_TOP marks
+ * the options the general help lists. */
+enum {
+    CMD_EVAL = 1u << 0,
+    CMD_REPORT = 1u << 1,
+    CMD_FIGURES = 1u << 2,
+    CMD_HELP = 1u << 3,
+    CMD_IMPORT_CONFIG = 1u << 4,
+    CMD_TOP = 1u << 31,
+    CMD_ALL = ~0u,
+};
+
+struct command;
+
 struct options {
-    const char *command;
-    const char *out_dir;
+    const struct command *command; /* NULL until known */
+    const char *out;               /* -o as given */
     enum evalout_format format;
-    bool split;
+    bool wide, split, letter, quiet, help, version;
     const char *template_path;
     enum units units;
-    bool letter;
     double reserve;
     const char *models_path, *gpus_path;
-    bool quiet;
     enum progress_mode progress;
     char **files;
     int n_files;
 };
+
+/* ---- the commands ---- */
+
+struct command {
+    const char *name;
+    unsigned bit;            /* CMD_ */
+    const char *args;        /* what follows the name in its usage line */
+    const char *summary;     /* its line in the general help */
+    const char *about;       /* the paragraph of its own help */
+    const char *example;     /* lines of its own help, each a command line */
+    const char *exit_status; /* the end of its own help */
+    void (*more_help)(FILE *f);
+    int (*run)(const struct options *o);
+};
+
+static int cmd_eval(const struct options *o);
+static int cmd_report(const struct options *o);
+static int cmd_figures(const struct options *o);
+static int cmd_help(const struct options *o);
+static int cmd_import_config(const struct options *o);
+static void report_more_help(FILE *f);
+
+#define EXIT_STATUS_ROWS                                                                           \
+    "0 every scenario processed; 1 some rows rejected (the other rows are still processed and "    \
+    "written); 2 a usage error, an unreadable input or an unwritable output."
+
+static const struct command commands[] = {
+    {"eval", CMD_EVAL, "[OPTIONS] FILE.csv...", "each scenario's terms and verdict",
+     "Evaluates every scenario of the CSV files (standard input for -): the memory terms of "
+     "the most loaded GPU, the verdict and the cheapest fix, one row per scenario, to standard "
+     "output or into the file of -o.",
+     "memfit eval configs/examples.csv --format table\n"
+     "memfit eval --format json runs.csv -o runs.json",
+     EXIT_STATUS_ROWS, NULL, cmd_eval},
+    {"report", CMD_REPORT, "[OPTIONS] FILE.csv...", "the PDF report, into out/ or -o",
+     "Writes the PDF capacity-planning report of every scenario of the CSV files (standard "
+     "input for -): out/report.pdf, or report.pdf in the folder of -o, or the file of -o when "
+     "it ends in .pdf; with --split also one PDF per scenario. Says on standard error what it "
+     "wrote.",
+     "memfit report configs/examples.csv -o review.pdf\n"
+     "memfit report configs/examples.csv --split -o out",
+     EXIT_STATUS_ROWS, report_more_help, cmd_report},
+    {"figures", CMD_FIGURES, "[OPTIONS]", "the lesson's five figures",
+     "Writes the lesson's five figures (PNG, SVG and PDF, the same bytes on every run) into "
+     "out/figures or the folder of -o.",
+     "SOURCE_DATE_EPOCH=1700000000 memfit figures -o figs",
+     "0 the figures written; 2 a usage error or an unwritable folder.", NULL, cmd_figures},
+    {"import-config", CMD_IMPORT_CONFIG, "CONFIG.json...", "models.csv rows from config.json files",
+     "Prints a models table (a header, then one row per file) from the config.json files of "
+     "published models, or folders holding one, for a preset of your own (--models). The model "
+     "column of a scenario takes such a file too, without this step.",
+     "memfit import-config models/Llama-3.1-8B/config.json > my-models.csv",
+     "0 every file imported; 1 some files describe no model memfit plans (reported; the others "
+     "are still printed); 2 a usage error or an unreadable file.",
+     NULL, cmd_import_config},
+    {"help", CMD_HELP, "[COMMAND]", "the options of COMMAND",
+     "Prints the help of memfit, or of COMMAND: its options, an example and its exit status. "
+     "memfit COMMAND --help (or -h) prints the same.",
+     "memfit help report", "0 the help printed; 2 an unknown COMMAND.", NULL, cmd_help},
+};
+
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* ---- the options ---- */
+
+enum {
+    OPT_FORMAT = 256,
+    OPT_WIDE,
+    OPT_SPLIT,
+    OPT_TEMPLATE,
+    OPT_UNITS,
+    OPT_RESERVE,
+    OPT_MODELS,
+    OPT_GPUS,
+    OPT_PROGRESS,
+    OPT_PAPER,
+    OPT_VERSION
+};
+
+/* The words of a choice, NULL-terminated, in the order of the enum they set. */
+static const char *const format_words[] = {"csv", "json", "table", NULL};      /* EVALOUT_ */
+static const char *const paper_words[] = {"a4", "letter", NULL};               /* REPORT_PAPER_ */
+static const char *const units_words[] = {"GB", "GiB", NULL};                  /* UNITS_ */
+static const char *const progress_words[] = {"auto", "always", "never", NULL}; /* PROGRESS_ */
+
+struct option_spec {
+    const char *name;           /* the long name */
+    int has_arg;                /* no_argument or required_argument */
+    int key;                    /* the short letter, or an OPT_ value */
+    unsigned commands;          /* CMD_ bits: the commands it applies to */
+    const char *arg;            /* its argument in the help; NULL: the choices, a|b|c */
+    const char *const *choices; /* the words it takes; NULL: any */
+    const char *help;
+};
+
+/*
+ * Every option, in the order of the help. An option may have one entry per command when its
+ * meaning differs (-o); getopt sees each name once. A new option is one line here and one case
+ * in parse_option (and a word in doc/memfit.1 and doc/memfit.bash, whose tests check that).
+ */
+static const struct option_spec option_specs[] = {
+    {"out", required_argument, 'o', CMD_EVAL, "FILE", NULL,
+     "write the rows into FILE (replaced only when complete), not standard output; - is "
+     "standard output"},
+    {"out", required_argument, 'o', CMD_REPORT, "DIR|FILE.pdf", NULL,
+     "the folder of the report (default out), or, ending in .pdf, the report's own file"},
+    {"out", required_argument, 'o', CMD_FIGURES, "DIR", NULL,
+     "the folder of the figures (default out/figures)"},
+    {"format", required_argument, OPT_FORMAT, CMD_EVAL, NULL, format_words,
+     "the rows' format (default csv)"},
+    {"wide", no_argument, OPT_WIDE, CMD_EVAL, NULL, NULL,
+     "with --format table: every column, however wide (default: the columns that fit the "
+     "terminal, or 80 columns)"},
+    {"split", no_argument, OPT_SPLIT, CMD_REPORT, NULL, NULL,
+     "one PDF per scenario as well as the combined one"},
+    {"template", required_argument, OPT_TEMPLATE, CMD_REPORT, "FILE", NULL,
+     "the template of each scenario's section (default templates/report.tmpl)"},
+    {"paper", required_argument, OPT_PAPER, CMD_REPORT, NULL, paper_words,
+     "the paper size (default a4)"},
+    {"units", required_argument, OPT_UNITS, CMD_EVAL | CMD_REPORT, NULL, units_words,
+     "the units of sizes for people (default GB = 10^9 bytes)"},
+    {"reserve", required_argument, OPT_RESERVE, CMD_EVAL | CMD_REPORT, "FRACTION", NULL,
+     "GPU memory kept free (default 0.15; the CSV column wins)"},
+    {"models", required_argument, OPT_MODELS, CMD_EVAL | CMD_REPORT, "FILE", NULL,
+     "the model presets (default configs/models.csv)"},
+    {"gpus", required_argument, OPT_GPUS, CMD_EVAL | CMD_REPORT, "FILE", NULL,
+     "the GPU presets (default configs/gpus.csv)"},
+    {"progress", required_argument, OPT_PROGRESS, CMD_EVAL | CMD_REPORT, NULL, progress_words,
+     "a progress bar on standard error (default auto: on a terminal, for long work)"},
+    {"quiet", no_argument, 'q', CMD_ALL, NULL, NULL,
+     "no messages on standard error about rows or what was written, no progress bar"},
+    {"help", no_argument, 'h', CMD_ALL, NULL, NULL, "this help (after a command: its own)"},
+    {"version", no_argument, OPT_VERSION, CMD_TOP, NULL, NULL, "the version"},
+};
+
+#define N_SPECS (sizeof option_specs / sizeof option_specs[0])
+
+/* The spec of key that applies to cmd (the first of key when cmd is NULL or none applies). */
+static const struct option_spec *find_spec(int key, const struct command *cmd)
+{
+    const struct option_spec *first = NULL;
+    for (size_t i = 0; i < N_SPECS; i++) {
+        if (option_specs[i].key != key)
+            continue;
+        if (cmd && option_specs[i].commands & cmd->bit)
+            return &option_specs[i];
+        if (!first)
+            first = &option_specs[i];
+    }
+    return first;
+}
+
+/* The commands key applies to, as bits. */
+static unsigned spec_commands(int key)
+{
+    unsigned bits = 0;
+    for (size_t i = 0; i < N_SPECS; i++)
+        if (option_specs[i].key == key)
+            bits |= option_specs[i].commands;
+    return bits;
+}
+
+/* getopt's table: each long name once, in the order of option_specs. Returns the count. */
+static size_t long_options(struct option *longs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_SPECS; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < n; j++)
+            dup |= strcmp(longs[j].name, option_specs[i].name) == 0;
+        if (!dup)
+            longs[n++] = (struct option){option_specs[i].name, option_specs[i].has_arg, NULL,
+                                         option_specs[i].key};
+    }
+    longs[n] = (struct option){NULL, 0, NULL, 0};
+    return n;
+}
+
+/* ---- help ---- */
+
+/*
+ * Writes text from column col, breaking lines between words so that none passes 79 columns
+ * (unless one word alone does); each new line starts with indent spaces. Ends the line.
+ */
+static void help_words(FILE *f, const char *text, size_t col, size_t indent)
+{
+    const size_t width = 79;
+    bool line_start = true;
+    while (*text) {
+        size_t len = strcspn(text, " ");
+        if (!line_start && col + 1 + len > width) {
+            fprintf(f, "\n%*s", (int)indent, "");
+            col = indent;
+            line_start = true;
+        }
+        if (!line_start) {
+            putc(' ', f);
+            col++;
+        }
+        fwrite(text, 1, len, f);
+        col += len;
+        line_start = false;
+        text += len;
+        text += strspn(text, " ");
+    }
+    putc('\n', f);
+}
+
+/* The argument of an option as the help shows it: "FILE", or its choices "csv|json|table". */
+static void spec_arg(const struct option_spec *s, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (s->has_arg == no_argument)
+        return;
+    if (s->arg || !s->choices) {
+        snprintf(buf, size, "%s", s->arg ? s->arg : "VALUE");
+        return;
+    }
+    size_t used = 0;
+    for (size_t i = 0; s->choices[i] && used < size; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? "|" : "", s->choices[i]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+/* The lines of the options that have bit among their commands. */
+static void help_options(FILE *f, unsigned bit)
+{
+    const size_t col = 28;
+    for (size_t i = 0; i < N_SPECS; i++) {
+        const struct option_spec *s = &option_specs[i];
+        if (!(s->commands & bit))
+            continue;
+        char arg[64], head[128];
+        spec_arg(s, arg, sizeof arg);
+        if (s->key < 256)
+            snprintf(head, sizeof head, "  -%c, --%s%s%s", s->key, s->name, arg[0] ? " " : "", arg);
+        else
+            snprintf(head, sizeof head, "      --%s%s%s", s->name, arg[0] ? " " : "", arg);
+        size_t len = strlen(head);
+        if (len + 2 > col)
+            fprintf(f, "%s\n%*s", head, (int)col, "");
+        else
+            fprintf(f, "%s%*s", head, (int)(col - len), "");
+        help_words(f, s->help, col, col);
+    }
+}
+
+/* The usage lines of every command, then the general options. */
+static void help_general(FILE *f)
+{
+    char head[N_COMMANDS][96];
+    size_t width = 0;
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        snprintf(head[i], sizeof head[i], "memfit %s %s", commands[i].name, commands[i].args);
+        width = strlen(head[i]) > width ? strlen(head[i]) : width;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        fprintf(f, "%s %-*s  ", i == 0 ? "usage:" : "      ", (int)width, head[i]);
+        help_words(f, commands[i].summary, 7 + width + 2, 7 + width + 2);
+    }
+    fputs("       memfit --help | -h | --version\n\n", f);
+    help_words(f,
+               "'memfit help COMMAND' or 'memfit COMMAND --help' lists the options of COMMAND. A "
+               "FILE of - reads standard input.",
+               0, 0);
+    fputs("\nOptions of every command:\n", f);
+    help_options(f, CMD_TOP);
+    fputs("\nExit status: ", f);
+    help_words(f, "0 all scenarios processed, 1 some rows rejected, 2 usage or I/O error.", 13, 0);
+}
+
+/* A command's own help: usage, what it does, its options, an example, its exit status. */
+static void help_command(FILE *f, const struct command *c)
+{
+    fprintf(f, "usage: memfit %s %s\n\n", c->name, c->args);
+    help_words(f, c->about, 0, 0);
+    fputs("\nOptions:\n", f);
+    help_options(f, c->bit);
+    if (c->more_help)
+        c->more_help(f);
+    fputs("\nExample:\n", f);
+    for (const char *p = c->example; *p;) {
+        size_t len = strcspn(p, "\n");
+        fprintf(f, "  %.*s\n", (int)len, p);
+        p += len;
+        p += *p == '\n';
+    }
+    fputs("\nExit status: ", f);
+    help_words(f, c->exit_status, 13, 0);
+}
+
+/* One list of names under a title, wrapped: "  placeholders: a, b, c". */
+static void help_names(FILE *f, const char *title, const char *const *names, size_t n)
+{
+    size_t size = 16;
+    for (size_t i = 0; i < n; i++)
+        size += strlen(names[i]) + 2;
+    char *text = malloc(size);
+    if (!text)
+        return;
+    suggest_join(names, n, ", ", text, size);
+    fprintf(f, "  %s: ", title);
+    help_words(f, text, strlen(title) + 4, 4);
+    free(text);
+}
+
+/* The names a --template may use. */
+static void report_more_help(FILE *f)
+{
+    size_t n;
+    const char *const *names;
+    fputs("\nTemplate names (doc/memfit.1, OUTPUT):\n", f);
+    names = report_placeholder_names(&n);
+    help_names(f, "placeholders {{NAME}}", names, n);
+    names = report_charts_names(&n);
+    help_names(f, "@chart NAME", names, n);
+    names = report_tables_names(&n);
+    help_names(f, "@table NAME", names, n);
+}
+
+/* ---- usage errors ---- */
+
+/* A usage message (fmt with one %s), then where to read more; returns EXIT_USAGE. */
+static int usage_error(const struct options *o, const char *fmt, const char *arg)
+{
+    fputs("memfit: ", stderr);
+    fprintf(stderr, fmt, arg);
+    if (o->command)
+        fprintf(stderr, "\nTry 'memfit help %s'.\n", o->command->name);
+    else
+        fputs("\nTry 'memfit --help'.\n", stderr);
+    return EXIT_USAGE;
+}
 
 /* Prints every message at once (so a million-row run keeps no list), with the program name. */
 static void print_message(void *ctx, const char *msg)
@@ -59,133 +424,52 @@ static void print_message(void *ctx, const char *msg)
         fprintf(stderr, "memfit: %s\n", msg);
 }
 
-static void usage(FILE *f)
-{
-    fputs(
-        "usage: memfit eval    [OPTIONS] FILE.csv...   terms and verdicts, one row per scenario\n"
-        "       memfit report  [OPTIONS] FILE.csv...   PDF report(s) into --out (default out/)\n"
-        "       memfit figures [OPTIONS]               the lesson's five figures (out/figures)\n"
-        "       memfit --help | --version\n"
-        "\n"
-        "FILE - reads standard input.\n"
-        "  -o, --out DIR            output folder\n"
-        "      --format FMT         eval output: csv (default), json or table\n"
-        "      --split              report: one PDF per scenario as well as the combined one\n"
-        "      --template FILE      report: the scenario template (default templates/report.tmpl)\n"
-        "      --paper a4|letter    report: paper size (default a4)\n"
-        "      --units GB|GiB       units for people (default GB = 10^9 bytes)\n"
-        "      --reserve FRACTION   GPU memory kept free (default 0.15; the CSV column wins)\n"
-        "      --models FILE        model presets (default configs/models.csv)\n"
-        "      --gpus FILE          GPU presets (default configs/gpus.csv)\n"
-        "  -q, --quiet              no messages on stderr\n"
-        "      --progress MODE      auto (default), always or never: a progress bar on stderr\n"
-        "\n"
-        "Exit status: 0 all scenarios processed, 1 some rows rejected, 2 usage or I/O error.\n",
-        f);
-}
+/* ---- parsing ---- */
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fputs("memfit: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'memfit --help'.\n", stderr);
-    return EXIT_USAGE;
-}
-
-enum {
-    OPT_FORMAT = 256,
-    OPT_SPLIT,
-    OPT_TEMPLATE,
-    OPT_UNITS,
-    OPT_RESERVE,
-    OPT_MODELS,
-    OPT_GPUS,
-    OPT_PROGRESS,
-    OPT_PAPER,
-    OPT_HELP,
-    OPT_VERSION
-};
-
-static const struct option long_options[] = {
-    {"out", required_argument, NULL, 'o'},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"split", no_argument, NULL, OPT_SPLIT},
-    {"template", required_argument, NULL, OPT_TEMPLATE},
-    {"paper", required_argument, NULL, OPT_PAPER},
-    {"units", required_argument, NULL, OPT_UNITS},
-    {"reserve", required_argument, NULL, OPT_RESERVE},
-    {"models", required_argument, NULL, OPT_MODELS},
-    {"gpus", required_argument, NULL, OPT_GPUS},
-    {"quiet", no_argument, NULL, 'q'},
-    {"progress", required_argument, NULL, OPT_PROGRESS},
-    {"help", no_argument, NULL, OPT_HELP},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0},
-};
-
-/* The index of arg among the n choices (case-insensitive), or -1 after a usage message that
+/* The index of arg among the choices of s (case-insensitive), or -1 after a usage message that
  * lists them: "--format: 'xml' is not csv, json or table". */
-static int parse_choice(const char *option, const char *arg, const char *const *choices, int n)
+static int parse_choice(const struct options *o, const struct option_spec *s, const char *arg)
 {
-    for (int i = 0; i < n; i++)
-        if (strcasecmp(arg, choices[i]) == 0)
-            return i;
-    char list[128];
-    fprintf(stderr, "memfit: %s: '%s' is not %s\nTry 'memfit --help'.\n", option, arg,
-            suggest_join(choices, (size_t)n, " or ", list, sizeof list));
+    size_t n = 0;
+    for (; s->choices[n]; n++)
+        if (strcasecmp(arg, s->choices[n]) == 0)
+            return (int)n;
+    char list[128], msg[256];
+    snprintf(msg, sizeof msg, "--%s: '%%s' is not %s", s->name,
+             suggest_join(s->choices, n, " or ", list, sizeof list));
+    usage_error(o, msg, arg);
     return -1;
 }
 
-/* Options that choose one of a few words; returns -1 to go on, or an exit status. */
-static int parse_choice_option(struct options *o, int c, const char *arg)
+/* Applies one option; returns -1 to go on, or an exit status. */
+static int parse_option(struct options *o, int key, const char *arg)
 {
-    static const char *const formats[] = {"csv", "json", "table"};
-    static const char *const papers[] = {"a4", "letter"};
-    static const char *const units[] = {"GB", "GiB"};
-    static const char *const progress[] = {"auto", "always", "never"};
-    int i;
-    switch (c) {
+    const struct option_spec *s = find_spec(key, o->command);
+    int i = 0;
+    if (s && s->choices && (i = parse_choice(o, s, arg)) < 0)
+        return EXIT_USAGE;
+    char *end;
+    switch (key) {
     case OPT_FORMAT:
-        if ((i = parse_choice("--format", arg, formats, 3)) < 0)
-            return EXIT_USAGE;
-        o->format = (enum evalout_format)i; /* EVALOUT_CSV, _JSON, _TABLE in this order */
+        o->format = (enum evalout_format)i;
         return -1;
     case OPT_PAPER:
-        if ((i = parse_choice("--paper", arg, papers, 2)) < 0)
-            return EXIT_USAGE;
         o->letter = i == 1;
         return -1;
     case OPT_UNITS:
-        if ((i = parse_choice("--units", arg, units, 2)) < 0)
-            return EXIT_USAGE;
-        o->units = i == 1 ? UNITS_GIB : UNITS_GB;
+        o->units = (enum units)i;
         return -1;
-    default: /* OPT_PROGRESS */
-        if ((i = parse_choice("--progress", arg, progress, 3)) < 0)
-            return EXIT_USAGE;
-        o->progress = (enum progress_mode)i; /* PROGRESS_AUTO, _ALWAYS, _NEVER in this order */
-        return -1;
-    }
-}
-
-/* Returns -1 to go on, or an exit status. */
-static int parse_option(struct options *o, int c, const char *arg)
-{
-    char *end;
-    switch (c) {
-    case OPT_FORMAT:
-    case OPT_PAPER:
-    case OPT_UNITS:
     case OPT_PROGRESS:
-        return parse_choice_option(o, c, arg);
+        o->progress = (enum progress_mode)i;
+        return -1;
     case OPT_RESERVE:
         errno = 0;
         o->reserve = strtod(arg, &end);
         if (end == arg || *end || errno || !(o->reserve >= 0 && o->reserve < 1))
-            return usage_error("--reserve: '%s' is not a fraction in [0, 1)", arg);
+            return usage_error(o, "--reserve: '%s' is not a fraction in [0, 1)", arg);
         return -1;
     case 'o':
-        o->out_dir = arg;
+        o->out = arg;
         return -1;
     case OPT_TEMPLATE:
         o->template_path = arg;
@@ -196,43 +480,223 @@ static int parse_option(struct options *o, int c, const char *arg)
     case OPT_GPUS:
         o->gpus_path = arg;
         return -1;
+    case OPT_WIDE:
+        o->wide = true;
+        return -1;
     case OPT_SPLIT:
         o->split = true;
         return -1;
     case 'q':
         o->quiet = true;
         return -1;
-    case OPT_HELP:
-        usage(stdout);
-        return EXIT_ALL_OK;
+    case 'h':
+        o->help = true;
+        return -1;
     case OPT_VERSION:
-        printf("memfit %s\n", MEMFIT_VERSION);
-        return EXIT_ALL_OK;
+        o->version = true;
+        return -1;
     default:
-        fputs("Try 'memfit --help'.\n", stderr);
-        return EXIT_USAGE;
+        return usage_error(o, "%s: an option without a case in parse_option", "internal");
     }
+}
+
+/*
+ * What getopt refused, said: c is ':' for a missing value, else '?' with optopt the letter of
+ * an unknown short option or the key of a long one given a value it does not take (optopt 0: an
+ * unknown or ambiguous long name). argv[optind - 1] is the word, but for a letter inside
+ * "-xq". Returns EXIT_USAGE.
+ */
+static int bad_option(const struct options *o, int c, char *const *argv, const struct option *longs,
+                      size_t n_longs)
+{
+    const char *typed = argv[optind - 1];
+    bool is_long = strncmp(typed, "--", 2) == 0;
+    char name[64], msg[512], dashed[70];
+    size_t len = strcspn(typed + 2, "=");
+    snprintf(name, sizeof name, "%.*s", (int)(len < 60 ? len : 60), typed + 2);
+    snprintf(dashed, sizeof dashed, "--%s", name);
+    if (c == ':') {
+        if (is_long)
+            return usage_error(o, "option '%s' needs a value", dashed);
+        snprintf(name, sizeof name, "-%c", optopt);
+        return usage_error(o, "option '%s' needs a value", name);
+    }
+    if (optopt) {
+        if (is_long && typed[2 + len] == '=' && find_spec(optopt, NULL))
+            return usage_error(o, "option '%s' takes no value", dashed);
+        snprintf(name, sizeof name, "-%c", optopt);
+        return usage_error(o, "unknown option '%s'", name);
+    }
+    /* An unknown name, or a prefix of several (getopt takes a prefix of one): name them. */
+    const char *names[N_SPECS];
+    size_t n_prefix = 0;
+    for (size_t i = 0; i < n_longs; i++)
+        if (strncmp(longs[i].name, name, strlen(name)) == 0)
+            names[n_prefix++] = longs[i].name;
+    if (n_prefix > 1) {
+        char list[256] = "";
+        for (size_t i = 0; i < n_prefix; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s--%s", i ? ", " : "",
+                     names[i]);
+        snprintf(msg, sizeof msg, "option '%s' is ambiguous: %s", dashed, list);
+        return usage_error(o, "%s", msg);
+    }
+    for (size_t i = 0; i < n_longs; i++)
+        names[i] = longs[i].name;
+    const char *near = suggest_closest(name, names, n_longs);
+    if (!near)
+        return usage_error(o, "unknown option '%s'", dashed);
+    snprintf(msg, sizeof msg, "unknown option '%%s' (did you mean '--%s'?)", near);
+    return usage_error(o, msg, dashed);
+}
+
+/* Whether the option takes its value from the next word: "-o DIR", "-qo DIR", "--format json"
+ * (a prefix of one long name counts, as for getopt). */
+static bool takes_next_word(const char *a)
+{
+    if (a[1] != '-') {
+        for (const char *p = a + 1; *p; p++) {
+            const struct option_spec *s = find_spec((unsigned char)*p, NULL);
+            if (s && s->has_arg == required_argument)
+                return p[1] == '\0';
+        }
+        return false;
+    }
+    const char *name = a + 2;
+    if (strchr(name, '='))
+        return false;
+    const struct option_spec *hit = NULL;
+    bool ambiguous = false;
+    for (size_t i = 0; i < N_SPECS; i++) {
+        const struct option_spec *s = &option_specs[i];
+        if (strcmp(s->name, name) == 0)
+            return s->has_arg == required_argument;
+        if (strncmp(s->name, name, strlen(name)) == 0) {
+            ambiguous |= hit && strcmp(hit->name, s->name) != 0;
+            hit = s;
+        }
+    }
+    return hit && !ambiguous && hit->has_arg == required_argument;
+}
+
+/* The command of argv, found before getopt runs so that its messages can name the command's
+ * help: the first word that is neither an option nor an option's value (NULL: none known). */
+static const struct command *prescan_command(int argc, char *const *argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return i + 1 < argc ? find_command(argv[i + 1]) : NULL;
+        if (a[0] != '-' || a[1] == '\0')
+            return find_command(a);
+        if (takes_next_word(a))
+            i++;
+    }
+    return NULL;
+}
+
+/* An option used with a command it does not apply to: "--split is not an option of eval". */
+static int check_applies(const struct options *o, const int *seen, size_t n_seen)
+{
+    for (size_t i = 0; i < n_seen; i++) {
+        unsigned bits = spec_commands(seen[i]);
+        if (bits & o->command->bit)
+            continue;
+        const char *where[N_COMMANDS];
+        size_t n = 0;
+        for (size_t c = 0; c < N_COMMANDS; c++)
+            if (bits & commands[c].bit)
+                where[n++] = commands[c].name;
+        char list[128], msg[256];
+        snprintf(msg, sizeof msg, "--%s is not an option of %s (it is one of %s)",
+                 find_spec(seen[i], NULL)->name, o->command->name,
+                 suggest_join(where, n, " and ", list, sizeof list));
+        return usage_error(o, "%s", msg);
+    }
+    if (o->wide && o->format != EVALOUT_TABLE)
+        return usage_error(o, "%s", "--wide is only for --format table");
+    return -1;
 }
 
 static int parse_args(struct options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
     o->reserve = 0.15;
-    int c;
-    opterr = 1;
-    while ((c = getopt_long(argc, argv, "o:q", long_options, NULL)) != -1) {
+    o->command = prescan_command(argc, argv);
+    struct option longs[N_SPECS + 1];
+    size_t n_longs = long_options(longs);
+    int seen[N_SPECS], c;
+    size_t n_seen = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:qh", longs, NULL)) != -1) {
+        if (c == '?' || c == ':')
+            return bad_option(o, c, argv, longs, n_longs);
+        bool dup = false;
+        for (size_t i = 0; i < n_seen; i++)
+            dup |= seen[i] == c;
+        if (!dup && n_seen < N_SPECS)
+            seen[n_seen++] = c;
         int rc = parse_option(o, c, optarg);
         if (rc >= 0)
             return rc;
     }
-    if (optind >= argc) {
-        usage(stderr);
-        return EXIT_USAGE;
+    if (o->version) {
+        printf("memfit %s\n", MEMFIT_VERSION);
+        return EXIT_ALL_OK;
     }
-    o->command = argv[optind];
+    if (optind >= argc) {
+        help_general(o->help ? stdout : stderr);
+        return o->help ? EXIT_ALL_OK : EXIT_USAGE;
+    }
+    const char *name = argv[optind];
+    o->command = find_command(name);
+    if (!o->command) {
+        const char *names[N_COMMANDS];
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            names[i] = commands[i].name;
+        const char *near = suggest_closest(name, names, N_COMMANDS);
+        char list[128], msg[256];
+        if (near)
+            snprintf(msg, sizeof msg, "unknown command '%%s' (did you mean '%s'?)", near);
+        else
+            snprintf(msg, sizeof msg, "unknown command '%%s' (the commands: %s)",
+                     suggest_join(names, N_COMMANDS, " and ", list, sizeof list));
+        return usage_error(o, msg, name);
+    }
+    if (o->help) {
+        help_command(stdout, o->command);
+        return EXIT_ALL_OK;
+    }
     o->files = argv + optind + 1;
     o->n_files = argc - optind - 1;
-    return -1;
+    return check_applies(o, seen, n_seen);
+}
+
+/* ---- help ---- */
+
+static int cmd_help(const struct options *o)
+{
+    struct options top = *o; /* its messages point to the general help */
+    top.command = NULL;
+    if (o->n_files == 0) {
+        help_general(stdout);
+        return EXIT_ALL_OK;
+    }
+    if (o->n_files > 1)
+        return usage_error(&top, "help: one COMMAND at most (got '%s' too)", o->files[1]);
+    const struct command *c = find_command(o->files[0]);
+    if (c) {
+        help_command(stdout, c);
+        return EXIT_ALL_OK;
+    }
+    const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        names[i] = commands[i].name;
+    const char *near = suggest_closest(o->files[0], names, N_COMMANDS);
+    char msg[160];
+    snprintf(msg, sizeof msg, "help: unknown command '%%s'%s%s%s", near ? " (did you mean '" : "",
+             near ? near : "", near ? "'?)" : "");
+    return usage_error(&top, msg, o->files[0]);
 }
 
 /* ---- presets ---- */
@@ -250,41 +714,58 @@ static struct config_presets *load_presets(const struct options *o, struct diag 
 
 /* ---- progress ---- */
 
-struct progress {
-    bool on;
-    long size, last_pct;
-};
-
-static void progress_start(struct progress *p, const struct options *o, FILE *f)
+/* Whether two descriptors write to the same place: one file, or two terminals (most likely the
+ * same screen). */
+static bool same_output(int a, int b)
 {
-    struct stat st;
-    *p = (struct progress){false, 0, -1};
-    if (o->quiet || o->progress == PROGRESS_NEVER)
-        return;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
-        return;
-    p->size = (long)st.st_size;
-    /* "auto": only on a terminal, and only for work with more than a few scenarios. */
-    p->on = o->progress == PROGRESS_ALWAYS || (isatty(STDERR_FILENO) && p->size > 64 * 1024);
+    struct stat sa, sb;
+    if (fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+        sa.st_ino == sb.st_ino)
+        return true;
+    return isatty(a) && isatty(b);
 }
 
-static void progress_update(struct progress *p, FILE *f, const char *name)
+struct progress {
+    bool on;
+    const char *label;
+    long last_pct;
+};
+
+/*
+ * A progress bar on stderr, unless -q or --progress never; with auto only on a terminal and for
+ * long work (big). Never when the command's rows go to stdout and stdout is stderr's terminal or
+ * file: the bar would be drawn into the rows.
+ */
+static void progress_start(struct progress *p, const struct options *o, const char *label, bool big,
+                           bool rows_on_stdout)
 {
-    if (!p->on || p->size <= 0)
+    *p = (struct progress){false, label, -1};
+    if (o->quiet || o->progress == PROGRESS_NEVER)
         return;
-    long pct = ftell(f) * 100 / p->size;
+    if (rows_on_stdout && same_output(STDOUT_FILENO, STDERR_FILENO))
+        return;
+    p->on = o->progress == PROGRESS_ALWAYS || (big && isatty(STDERR_FILENO));
+}
+
+static void progress_show(struct progress *p, double done, double total)
+{
+    if (!p->on || total <= 0)
+        return;
+    long pct = (long)(done * 100 / total);
+    pct = pct > 100 ? 100 : pct;
     if (pct == p->last_pct)
         return;
     p->last_pct = pct;
     int bar = (int)(pct * 30 / 100);
-    fprintf(stderr, "\r%s [%.*s%*s] %3ld%%", name, bar, "##############################", 30 - bar,
-            "", pct);
+    fprintf(stderr, "\r%s [%.*s%*s] %3ld%%", p->label, bar, "##############################",
+            30 - bar, "", pct);
 }
 
 static void progress_end(struct progress *p)
 {
     if (p->on && p->last_pct >= 0)
         fputc('\n', stderr);
+    p->last_pct = -1;
 }
 
 /* ---- reading scenarios ---- */
@@ -293,9 +774,18 @@ static void progress_end(struct progress *p)
 typedef bool scenario_fn(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
                          struct diag *d);
 
+/* What a command does with the scenarios it reads. */
+struct reading {
+    scenario_fn *row;
+    void (*opened)(void *ctx); /* a file was opened and is about to be read; may be NULL */
+    void *ctx;
+    bool bar;            /* reading is the work: a progress bar over each file's bytes */
+    bool rows_on_stdout; /* the rows go to stdout as they are read */
+};
+
 /* Reads every scenario of one file. Returns false if the file cannot be read to its end. */
 static bool read_file(const struct options *o, const char *path, const struct config_presets *pr,
-                      struct nameset *names, scenario_fn *fn, void *ctx, struct diag *d)
+                      struct nameset *names, const struct reading *rd, struct diag *d)
 {
     bool is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "r");
@@ -304,10 +794,15 @@ static bool read_file(const struct options *o, const char *path, const struct co
         diag_report(d, path, 0, "cannot open: %s", strerror(errno));
         return false;
     }
+    if (rd->opened)
+        rd->opened(rd->ctx);
     struct config_options copt = {o->reserve};
     struct config_reader *r = config_reader_new(f, label, pr, &copt, names, d);
     struct progress prog;
-    progress_start(&prog, o, f);
+    struct stat st;
+    double size = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (double)st.st_size : 0;
+    progress_start(&prog, o, label, size > 64 * 1024, rd->rows_on_stdout);
+    prog.on &= rd->bar && size > 0;
     bool ok = r != NULL;
     struct scenario sc;
     unsigned long line;
@@ -316,8 +811,8 @@ static bool read_file(const struct options *o, const char *path, const struct co
         if (rc == -2)
             ok = false;
         else if (rc == 1)
-            ok = fn(ctx, &sc, label, line, d);
-        progress_update(&prog, f, label);
+            ok = rd->row(rd->ctx, &sc, label, line, d);
+        progress_show(&prog, (double)ftell(f), size);
     }
     progress_end(&prog);
     config_reader_free(r);
@@ -327,7 +822,7 @@ static bool read_file(const struct options *o, const char *path, const struct co
 }
 
 /* Reads every file of the command line, with the presets and the uniqueness of names shared. */
-static bool read_files(const struct options *o, scenario_fn *fn, void *ctx, struct diag *d)
+static bool read_files(const struct options *o, const struct reading *rd, struct diag *d)
 {
     struct config_presets *pr = load_presets(o, d);
     if (!pr)
@@ -336,7 +831,7 @@ static bool read_files(const struct options *o, scenario_fn *fn, void *ctx, stru
     nameset_init(&names);
     bool ok = true;
     for (int i = 0; i < o->n_files; i++)
-        ok = read_file(o, o->files[i], pr, &names, fn, ctx, d) && ok;
+        ok = read_file(o, o->files[i], pr, &names, rd, d) && ok;
     nameset_release(&names);
     config_presets_free(pr);
     return ok;
@@ -345,8 +840,13 @@ static bool read_files(const struct options *o, scenario_fn *fn, void *ctx, stru
 /* ---- eval ---- */
 
 struct eval_ctx {
+    const struct options *o;
     struct evalout out;
     struct plan plan; /* about 20 KB, reused for every row */
+    bool begun;       /* the header is written: a file could be opened */
+    bool aborted;     /* eval_write wrote nothing: -o's file is left as it was */
+    bool io_ok;
+    struct diag rows; /* the rows' messages */
 };
 
 static bool eval_one(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
@@ -366,29 +866,101 @@ static bool eval_one(void *ctx, const struct scenario *sc, const char *file, uns
     return true;
 }
 
+/* The header (or JSON's bracket) waits for the first file that opens: `eval missing.csv` writes
+ * nothing but its message. */
+static void eval_opened(void *ctx)
+{
+    struct eval_ctx *e = ctx;
+    if (!e->begun)
+        evalout_begin(&e->out);
+    e->begun = true;
+}
+
+/* The table's width: COLUMNS when set, as for ls(1); else the terminal's when the table goes to
+ * one; else 80. 0 (every column) with --wide. */
+static size_t eval_table_cols(const struct options *o, bool to_stdout)
+{
+    if (o->wide)
+        return 0;
+    const char *env = getenv("COLUMNS");
+    char *end;
+    if (env && *env) {
+        errno = 0;
+        unsigned long v = strtoul(env, &end, 10);
+        if (!*end && !errno && v > 0 && v < 100000)
+            return v;
+    }
+    struct winsize ws;
+    if (to_stdout && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+        ws.ws_col > 0)
+        return ws.ws_col;
+    return 80;
+}
+
+/* Runs the whole evaluation into f; returns -1 (write nothing) when no input could be opened. */
+static int eval_write(FILE *f, void *ctx)
+{
+    struct eval_ctx *e = ctx;
+    const struct options *o = e->o;
+    bool to_stdout = f == stdout;
+    e->out.out = f;
+    e->out.table_cols = eval_table_cols(o, to_stdout);
+    struct reading rd = {eval_one, eval_opened, e, true, to_stdout};
+    e->io_ok = read_files(o, &rd, &e->rows);
+    if (e->begun)
+        evalout_end(&e->out);
+    e->aborted = !e->begun;
+    return e->begun ? 0 : -1;
+}
+
+/* Messages of out_write_atomic, unless the file was left alone on purpose (nothing was read). */
+static void eval_file_message(void *ctx, const char *msg)
+{
+    struct eval_ctx *e = ctx;
+    if (!e->aborted)
+        fprintf(stderr, "memfit: %s\n", msg);
+}
+
 static int cmd_eval(const struct options *o)
 {
-    struct diag d;
-    diag_init(&d, print_message, (void *)o);
+    if (o->n_files == 0)
+        return usage_error(o, "%s: at least one FILE.csv (or -) is needed", "eval");
+    bool to_file = o->out && strcmp(o->out, "-") != 0;
+    struct stat st;
+    if (to_file && stat(o->out, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "memfit: cannot write '%s': it is a folder (eval -o names a file)\n",
+                o->out);
+        return EXIT_USAGE;
+    }
     struct eval_ctx *e = malloc(sizeof *e);
     if (!e) {
         fprintf(stderr, "memfit: out of memory\n");
         return EXIT_USAGE;
     }
+    e->o = o;
+    e->begun = e->aborted = false;
+    e->io_ok = true;
     evalout_init(&e->out, o->format, o->units, stdout);
-    evalout_begin(&e->out);
-    bool io_ok = read_files(o, eval_one, e, &d);
-    evalout_end(&e->out);
-    bool write_failed = ferror(stdout) || e->out.error;
+    diag_init(&e->rows, print_message, (void *)o);
+    bool write_failed;
+    if (to_file) {
+        struct diag fd;
+        diag_init(&fd, eval_file_message, e);
+        write_failed = out_write_atomic(o->out, eval_write, e, &fd) != 0 && !e->aborted;
+    } else {
+        eval_write(stdout, e);
+        write_failed = ferror(stdout) || fflush(stdout) != 0;
+        if (write_failed)
+            fprintf(stderr, "memfit: cannot write the output\n");
+    }
+    write_failed |= e->out.error != 0;
+    bool io_ok = e->io_ok;
+    size_t rejected = e->rows.count;
     evalout_release(&e->out);
     free(e);
-    if (write_failed) {
-        fprintf(stderr, "memfit: cannot write the output\n");
+    if (write_failed || !io_ok)
         return EXIT_USAGE;
-    }
-    if (!io_ok)
-        return EXIT_USAGE;
-    return d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
+    return rejected ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
 }
 
 /* ---- report ---- */
@@ -419,33 +991,110 @@ static bool keep_scenario(void *ctx, const struct scenario *sc, const char *file
     return true;
 }
 
+/* What the report's listener gathers: the bar, then what was written, said once it is all done
+ * (a message in the middle would break the bar's line). */
+struct report_ui {
+    struct progress bar;
+    char combined[4096];
+    size_t combined_pages, combined_scenarios;
+    size_t split_files, split_pages;
+};
+
+static void report_ui_section(void *ctx, size_t done, size_t total)
+{
+    struct report_ui *ui = ctx;
+    progress_show(&ui->bar, (double)done, (double)total);
+}
+
+static void report_ui_file(void *ctx, const char *path, size_t pages, size_t scenarios, bool split)
+{
+    struct report_ui *ui = ctx;
+    if (split) {
+        ui->split_files++;
+        ui->split_pages += pages;
+        return;
+    }
+    snprintf(ui->combined, sizeof ui->combined, "%s", path);
+    ui->combined_pages = pages;
+    ui->combined_scenarios = scenarios;
+}
+
+/* -o names the combined report's file when it ends in .pdf and is not a folder. */
+static bool out_is_pdf_file(const char *out)
+{
+    size_t n = strlen(out);
+    struct stat st;
+    if (n <= 4 || strcasecmp(out + n - 4, ".pdf") != 0 || out[n - 5] == '/')
+        return false;
+    return !(stat(out, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
 static int cmd_report(const struct options *o)
 {
+    if (o->n_files == 0)
+        return usage_error(o, "%s: at least one FILE.csv (or -) is needed", "report");
+    struct report_options ro;
+    report_options_init(&ro);
+    char dir[4096];
+    ro.out_dir = o->out ? o->out : "out";
+    if (o->out && out_is_pdf_file(o->out)) {
+        if (o->split)
+            return usage_error(o,
+                               "--split writes a file per scenario: -o names their folder, "
+                               "not '%s'",
+                               o->out);
+        const char *slash = strrchr(o->out, '/');
+        size_t len = !slash ? 0 : slash == o->out ? 1 : (size_t)(slash - o->out);
+        if (len)
+            snprintf(dir, sizeof dir, "%.*s", (int)len, o->out);
+        else
+            snprintf(dir, sizeof dir, ".");
+        ro.out_dir = dir;
+        ro.file_name = slash ? slash + 1 : o->out;
+    }
     struct diag d;
     diag_init(&d, print_message, (void *)o);
     struct scenario_list list = {NULL, 0, 0};
-    bool io_ok = read_files(o, keep_scenario, &list, &d);
+    struct reading rd = {keep_scenario, NULL, &list, false, false};
+    bool io_ok = read_files(o, &rd, &d);
     size_t rejected = d.count;
     int rc = EXIT_ALL_OK;
-    if (!io_ok) {
+    /* An unreadable file is exit 2, as in eval, but the readable files are still reported. */
+    if (list.n == 0 && !io_ok) {
         rc = EXIT_USAGE;
     } else if (list.n == 0) {
         diag_report(&d, NULL, 0, "no valid scenario to report");
         rc = rejected ? EXIT_ROWS_REJECTED : EXIT_USAGE;
     } else {
-        struct report_options ro;
-        report_options_init(&ro);
-        ro.out_dir = o->out_dir ? o->out_dir : "out";
+        struct report_ui ui;
+        memset(&ui, 0, sizeof ui);
+        char label[4200];
+        snprintf(label, sizeof label, "%s/%s", ro.out_dir, ro.file_name);
+        /* The real work is drawing the pages: a few milliseconds a scenario. */
+        progress_start(&ui.bar, o, label, list.n > 16, false);
+        struct report_listener listener = {report_ui_section, report_ui_file, &ui};
+        ro.listener = &listener;
         ro.split = o->split;
         ro.scenario_template = o->template_path;
         ro.paper = o->letter ? REPORT_PAPER_LETTER : REPORT_PAPER_A4;
         ro.units = o->units;
         ro.source_date_epoch = getenv("SOURCE_DATE_EPOCH");
         ro.inputs = o->n_files == 1 ? o->files[0] : "several files";
-        if (report_write(list.items, list.n, &ro, &d) != 0)
+        /* 1: written without a scenario it could not compute (reported): a rejected row. */
+        int written = report_write(list.items, list.n, &ro, &d);
+        if (written < 0 || !io_ok)
             rc = EXIT_USAGE;
-        else if (rejected)
+        else if (rejected || written > 0)
             rc = EXIT_ROWS_REJECTED;
+        progress_end(&ui.bar);
+        if (!o->quiet && ui.combined[0])
+            fprintf(stderr, "memfit: wrote %s (%zu page%s, %zu scenario%s)\n",
+                    o->out && ro.out_dir == dir ? o->out : ui.combined, ui.combined_pages,
+                    ui.combined_pages == 1 ? "" : "s", ui.combined_scenarios,
+                    ui.combined_scenarios == 1 ? "" : "s");
+        if (!o->quiet && ui.split_files)
+            fprintf(stderr, "memfit: wrote %zu report%s of one scenario into %s (%zu pages)\n",
+                    ui.split_files, ui.split_files == 1 ? "" : "s", ro.out_dir, ui.split_pages);
     }
     canvas_cairo_shutdown();
     free(list.items);
@@ -459,16 +1108,51 @@ static int cmd_figures(const struct options *o)
     struct diag d;
     diag_init(&d, print_message, (void *)o);
     if (o->n_files > 0)
-        return usage_error("figures: takes no FILE (got '%s')", o->files[0]);
-    int rc =
-        figures_write(o->out_dir ? o->out_dir : "out/figures", getenv("SOURCE_DATE_EPOCH"), &d);
+        return usage_error(o, "figures: takes no FILE (got '%s')", o->files[0]);
+    int rc = figures_write(o->out ? o->out : "out/figures", getenv("SOURCE_DATE_EPOCH"), &d);
     canvas_cairo_shutdown();
     if (rc != 0)
         return EXIT_USAGE;
     if (!o->quiet)
         fprintf(stderr, "memfit: wrote the lesson's five figures (PNG, SVG, PDF) into %s\n",
-                o->out_dir ? o->out_dir : "out/figures");
+                o->out ? o->out : "out/figures");
     return EXIT_ALL_OK;
+}
+
+/* ---- import-config ---- */
+
+/* A models table from config.json files (doc/model.md section 13.3): the header, then a row per
+ * file that maps; each other file is reported. */
+static int cmd_import_config(const struct options *o)
+{
+    struct diag d;
+    diag_init(&d, print_message, (void *)o);
+    if (o->n_files == 0)
+        return usage_error(o, "%s: at least one config.json (or a folder holding one) is needed",
+                           "import-config");
+    struct strbuf sb;
+    bool unreadable = false;
+    strbuf_init(&sb);
+    modeljson_csv_header(&sb);
+    for (int i = 0; i < o->n_files; i++) {
+        struct modeljson m;
+        char file[MODELJSON_FILE_MAX], why[DIAG_MSG_MAX];
+        enum modeljson_status st =
+            modeljson_read(o->files[i], &m, file, sizeof file, why, sizeof why);
+        if (st == MODELJSON_OK)
+            modeljson_csv_row(&m, file, &sb);
+        else
+            diag_report(&d, NULL, 0, "%s", why);
+        unreadable |= st == MODELJSON_UNREADABLE;
+    }
+    bool written =
+        sb.err == STRBUF_OK && fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
+    strbuf_release(&sb);
+    if (!written) {
+        fprintf(stderr, "memfit: cannot write the output\n");
+        return EXIT_USAGE;
+    }
+    return unreadable ? EXIT_USAGE : d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
 }
 
 int main(int argc, char **argv)
@@ -477,17 +1161,5 @@ int main(int argc, char **argv)
     int rc = parse_args(&o, argc, argv);
     if (rc >= 0)
         return rc;
-    if (strcmp(o.command, "eval") == 0) {
-        if (o.n_files == 0)
-            return usage_error("%s: at least one FILE.csv (or -) is needed", "eval");
-        return cmd_eval(&o);
-    }
-    if (strcmp(o.command, "report") == 0) {
-        if (o.n_files == 0)
-            return usage_error("%s: at least one FILE.csv (or -) is needed", "report");
-        return cmd_report(&o);
-    }
-    if (strcmp(o.command, "figures") == 0)
-        return cmd_figures(&o);
-    return usage_error("unknown command '%s' (eval, report, figures)", o.command);
+    return o.command->run(&o);
 }

@@ -65,6 +65,30 @@ const char *suggest_closest(const char *word, const char *const *candidates, siz
     return NULL;
 }
 
+size_t suggest_nearest(const char *word, const char *const *candidates, size_t n, const char **out,
+                       size_t k)
+{
+    size_t dist[16], m = 0;
+    if (k > sizeof dist / sizeof dist[0])
+        k = sizeof dist / sizeof dist[0];
+    /* Insertion into a short sorted list: a later candidate passes an earlier one only when it
+     * is strictly nearer, so ties keep the candidates' order. */
+    for (size_t i = 0; i < n && k > 0; i++) {
+        size_t d = suggest_distance(word, candidates[i]), j = m < k ? m++ : k;
+        if (j == k && d >= dist[k - 1])
+            continue;
+        if (j == k)
+            j = k - 1;
+        for (; j > 0 && dist[j - 1] > d; j--) {
+            dist[j] = dist[j - 1];
+            out[j] = out[j - 1];
+        }
+        dist[j] = d;
+        out[j] = candidates[i];
+    }
+    return m;
+}
+
 char *suggest_join(const char *const *words, size_t n, const char *last_sep, char *buf, size_t size)
 {
     size_t used = 0;

@@ -1,0 +1,29 @@
+/*
+ * textwidth: the columns a UTF-8 string takes on a terminal, to align text for people (eval's
+ * table). A code point takes one column; an East Asian wide or fullwidth one two (the W and F
+ * ranges of Unicode's EastAsianWidth.txt, the large blocks only: CJK, Hangul, kana, fullwidth
+ * forms, the emoji blocks); a combining mark, a zero-width space or joiner and a variation
+ * selector none. A byte that does not start a valid UTF-8 sequence counts as one column, so a
+ * width is never less than the code points shown.
+ *
+ * Pure: no locale, no I/O (wcwidth() would follow the locale, and memfit sets none).
+ */
+#ifndef MEMFIT_TEXTWIDTH_H
+#define MEMFIT_TEXTWIDTH_H
+
+#include <stddef.h>
+
+/* The columns of the code point cp: 0, 1 or 2. */
+unsigned textwidth_char(unsigned long cp);
+
+/* The columns of the NUL-terminated string s. */
+size_t textwidth_cols(const char *s);
+
+/*
+ * The length in bytes of the longest prefix of s, cut between code points (a zero-width mark
+ * stays with the character before it), that takes at most max_cols columns; its columns into
+ * *cols when cols is not NULL.
+ */
+size_t textwidth_prefix(const char *s, size_t max_cols, size_t *cols);
+
+#endif
