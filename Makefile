@@ -6,11 +6,13 @@
 #   make asan       the whole suite under AddressSanitizer + UBSan
 #   make valgrind   the whole suite under valgrind
 #   make deps       install the Debian packages the project needs (only the missing ones)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (the program, its data, the manual page and the
+#                   bash completion)
 #   make bench      benchmarks (ratios against a reference measured in the same run)
 #   make validate   re-measure the activation fixture with PyTorch (slow)
 #   make format     clang-format every C file (make format-check: fail on a diff, as CI does)
-#   make fuzz       libFuzzer on the CSV and template parsers (clang; FUZZ_SECONDS=60 each)
+#   make fuzz       libFuzzer on the CSV, the templates, config.json files and the whole
+#                   pipeline (clang; FUZZ_SECONDS=60 each)
 #   WERROR=1        warnings are errors
 
 .SUFFIXES:
@@ -18,6 +20,7 @@
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 DATADIR ?= $(PREFIX)/share/memfit
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 BUILD   ?= build
 
 CC      ?= cc
@@ -34,7 +37,7 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 ALL_CFLAGS = $(CSTD) $(WARN) $(OPT) $(SAN) $(PKG_CFLAGS) -Isrc -DMEMFIT_DATADIR='"$(DATADIR)"' $(CFLAGS)
-LIBS       = -lhpdf -lcsv $(PKG_LIBS) -lm
+LIBS       = -lhpdf -lcsv -ljansson $(PKG_LIBS) -lm
 
 SRC      := $(sort $(wildcard src/*.c))
 LIB_SRC  := $(filter-out src/main.c,$(SRC))
@@ -60,9 +63,11 @@ $(BUILD)/%.o: src/%.c $(HDR)
 $(MEMFIT): $(LIB_OBJ) $(BUILD)/main.o
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
+# FUZZ_DATA_DIR: the fuzz targets find the shipped presets and phrases wherever they run.
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests/unit -Itests/validation -o $@ $< $(LIB_OBJ) $(LIBS) $(TEST_LIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests/unit -Itests/validation -DFUZZ_DATA_DIR='"$(CURDIR)"' \
+	  -o $@ $< $(LIB_OBJ) $(LIBS) $(TEST_LIBS)
 
 $(BUILD)/tests/validation_summary: tests/validation/summary.c $(LIB_OBJ) $(HDR)
 	@mkdir -p $(@D)
@@ -109,13 +114,20 @@ validate: $(BUILD)/tests/validation_summary
 
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
-             -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) -Isrc
+             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(PKG_CFLAGS) -Isrc \
+             -DFUZZ_DATA_DIR='"$(CURDIR)"' -DMEMFIT_DATADIR='"$(DATADIR)"'
+# Each target starts from the shipped files of its kind (read only) and keeps what it finds in
+# build/fuzz/corpus-NAME.
 fuzz:
 	@mkdir -p build/fuzz
 	for t in tests/fuzz/fuzz_*.c; do \
 	  n=$$(basename $$t .c); \
+	  case $$n in fuzz_csv|fuzz_pipeline) seeds=configs;; fuzz_template) seeds=templates;; \
+	    *) seeds=;; esac; \
+	  mkdir -p build/fuzz/corpus-$$n; \
 	  clang $(FUZZ_FLAGS) -o build/fuzz/$$n $$t $(LIB_SRC) $(LIBS) || exit 1; \
-	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
+	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build/fuzz/corpus-$$n \
+	    $$seeds || exit 1; \
 	done
 
 golden-update: $(MEMFIT) $(TEST_BIN) $(PNGCMP)
@@ -123,14 +135,16 @@ golden-update: $(MEMFIT) $(TEST_BIN) $(PNGCMP)
 
 install: $(MEMFIT)
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/configs $(DESTDIR)$(DATADIR)/templates \
-	  $(DESTDIR)$(PREFIX)/share/man/man1
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(BASHCOMPDIR)
 	cp $(MEMFIT) $(DESTDIR)$(BINDIR)/memfit
 	cp doc/memfit.1 $(DESTDIR)$(PREFIX)/share/man/man1/memfit.1
+	cp doc/memfit.bash $(DESTDIR)$(BASHCOMPDIR)/memfit
 	cp configs/*.csv $(DESTDIR)$(DATADIR)/configs/
 	if ls templates/*.tmpl >/dev/null 2>&1; then cp templates/*.tmpl $(DESTDIR)$(DATADIR)/templates/; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/memfit $(DESTDIR)$(PREFIX)/share/man/man1/memfit.1
+	rm -f $(DESTDIR)$(BINDIR)/memfit $(DESTDIR)$(PREFIX)/share/man/man1/memfit.1 \
+	  $(DESTDIR)$(BASHCOMPDIR)/memfit
 	rm -rf $(DESTDIR)$(DATADIR)
 
 format:

@@ -202,6 +202,9 @@ struct frame {
     /* Right axis (k-curve): its range and ticks, when y2_title is set. */
     double y20, y21, y2_step, y2_ticks[CHART_TICKS_MAX];
     size_t ny2;
+    /* A broken y axis (frame_spec.y_top): y1..up1 in the top up_h points, a gap under them. */
+    double up1, up_h, up_step, up_ticks[CHART_TICKS_MAX];
+    size_t nup;
 };
 
 struct frame_spec {
@@ -218,6 +221,7 @@ struct frame_spec {
     double left_w; /* categories on the y axis (walk): width of their labels, else 0 */
     const char *y2_title;
     double y2_lo, y2_hi;
+    double y_top; /* > y_hi: a broken axis, y_lo..y_hi below the gap and up to y_top above it */
 };
 
 static double map_x(const struct frame *f, double v)
@@ -225,8 +229,17 @@ static double map_x(const struct frame *f, double v)
     return f->px + (v - f->x0) / (f->x1 - f->x0) * f->pw;
 }
 
+#define BREAK_GAP 7.0   /* pt between the two parts of a broken axis */
+#define BREAK_UPPER 0.3 /* their upper part's share of the plot */
+
 static double map_y(const struct frame *f, double v)
 {
+    if (f->up1 > f->y1) { /* broken: y0..y1 below the gap, y1..up1 in the top up_h points */
+        double low_h = f->ph - f->up_h - BREAK_GAP;
+        if (v <= f->y1)
+            return f->py + f->ph - (v - f->y0) / (f->y1 - f->y0) * low_h;
+        return f->py + f->up_h - (v - f->y1) / (f->up1 - f->y1) * f->up_h;
+    }
     return f->py + f->ph - (v - f->y0) / (f->y1 - f->y0) * f->ph;
 }
 
@@ -275,6 +288,15 @@ static void frame_ticks(struct frame *f, const struct frame_spec *s)
         draw_stroke_style(c, AXIS, 0.6, 0);
         draw_line(c, f->px - TICK_LEN, ty, f->px, ty);
         chart_format_tick(f->y_ticks[i], f->y_step, buf, sizeof buf);
+        text(c, f->px - TICK_LEN - 2, ty + TICK_PT * 0.36, TICK_PT, CANVAS_ALIGN_RIGHT, buf);
+    }
+    for (size_t i = 0; i < f->nup; i++) { /* the upper part of a broken axis */
+        double ty = map_y(f, f->up_ticks[i]);
+        draw_stroke_style(c, GRID, 0.5, 0);
+        draw_line(c, f->px, ty, f->px + f->pw, ty);
+        draw_stroke_style(c, AXIS, 0.6, 0);
+        draw_line(c, f->px - TICK_LEN, ty, f->px, ty);
+        chart_format_tick(f->up_ticks[i], f->up_step, buf, sizeof buf);
         text(c, f->px - TICK_LEN - 2, ty + TICK_PT * 0.36, TICK_PT, CANVAS_ALIGN_RIGHT, buf);
     }
     for (size_t i = 0; i < f->ny2; i++) {
@@ -326,7 +348,50 @@ static double frame_plot_left(struct canvas *c, double x, const struct frame_spe
     double left = x + (s->y_title ? LABEL_PT + GAP : 0);
     if (s->left_w > 0)
         return left + s->left_w + GAP;
-    return left + tick_labels_width(c, ticks, n, step) + TICK_LEN + 2;
+    double w = tick_labels_width(c, ticks, n, step);
+    if (s->y_top > s->y_hi) { /* a broken axis: the upper part's labels too */
+        n = chart_ticks(ticks[n - 1], s->y_top * 1.2, 3, ticks, CHART_TICKS_MAX, &step);
+        w = fmax(w, tick_labels_width(c, ticks, n, step));
+    }
+    return left + w + TICK_LEN + 2;
+}
+
+/* The upper part of a broken axis (frame_spec.y_top): from the lower part's top y1 up to y_top
+ * and room over the tallest bar for its label, with the nice ticks inside; only those well clear
+ * of the gap and of the top are labelled. */
+static void frame_break(struct frame *f, const struct frame_spec *s)
+{
+    f->up_h = (f->ph - BREAK_GAP) * BREAK_UPPER;
+    f->up1 = s->y_top + (s->y_top - f->y1) * (LABEL_PT + 4) / f->up_h;
+    double all[CHART_TICKS_MAX];
+    size_t n = chart_ticks(f->y1, f->up1, 3, all, CHART_TICKS_MAX, &f->up_step);
+    f->nup = 0;
+    for (size_t i = 0; i < n; i++) {
+        double above = (all[i] - f->y1) / (f->up1 - f->y1) * f->up_h; /* pt over the gap */
+        if (above > TICK_PT * 1.2 && above <= f->up_h - TICK_PT / 2)
+            f->up_ticks[f->nup++] = all[i];
+    }
+}
+
+/* The room right of a numeric x axis, for the last tick label's right half: 6 pt, or more when
+ * a wide label (3,000,000 under a step of a million layers) sits at the axis's end. `avail` is the
+ * width of the plot and that room together. */
+static double frame_x_reserve(struct canvas *c, const struct frame_spec *s, double avail)
+{
+    const double room = 6;
+    double ticks[CHART_TICKS_MAX], step, x1 = s->x_hi > s->x_lo ? s->x_hi : s->x_lo + 1;
+    size_t n = chart_ticks(s->x_lo, s->x_hi, s->x_max_ticks, ticks, CHART_TICKS_MAX, &step);
+    while (n > 0 && ticks[n - 1] > x1 + 1e-9 * step)
+        n--;
+    if (n == 0)
+        return room;
+    char buf[32];
+    chart_format_tick(ticks[n - 1], step, buf, sizeof buf);
+    double half = c->ops->text_width(c, TICK_PT, buf) / 2;
+    /* The label's centre is a share f of the plot's width short of its end. */
+    double f = (x1 - ticks[n - 1]) / (x1 - s->x_lo);
+    double need = f < 1 ? (half - f * avail) / (1 - f) : 0;
+    return need > room ? need : room;
 }
 
 /* Lays the chart out in (x, y, w, h): the title on top, the legend under it, the plot area
@@ -358,10 +423,12 @@ static void frame_begin(struct frame *f, struct canvas *c, double x, double y, d
     bottom -= s->x_numeric ? TICK_PT + TICK_LEN + 3 : s->x_label_h;
     f->px = left;
     f->py = top;
-    f->pw = right - left - (s->x_numeric ? 6 : 0); /* room for the last tick label's half */
+    f->pw = right - left - (s->x_numeric ? frame_x_reserve(c, s, right - left) : 0);
     f->ph = bottom - top;
     f->y0 = f->y_ticks[0];
     f->y1 = f->y_ticks[f->ny - 1];
+    if (s->y_top > f->y1)
+        frame_break(f, s);
     frame_x_range(f, s);
     frame_ticks(f, s);
     frame_titles(f, s, x, y, w, h);
@@ -400,6 +467,22 @@ static void frame_end(struct frame *f, bool right_axis, struct chart_geom *geom)
     geom->y_step = f->y_step;
     geom->n_y_ticks = f->ny;
     memcpy(geom->y_ticks, f->y_ticks, sizeof geom->y_ticks);
+    geom->y_top = f->up1 > f->y1 ? f->up1 : 0;
+    geom->gap_y0 = geom->y_top > 0 ? f->py + f->up_h : 0;
+    geom->gap_y1 = geom->y_top > 0 ? f->py + f->up_h + BREAK_GAP : 0;
+}
+
+/* The marks of a broken axis: the gap cut out of the y axis, two slanted strokes at its edges. */
+static void frame_break_marks(struct frame *f)
+{
+    if (!(f->up1 > f->y1))
+        return;
+    struct canvas *c = f->c;
+    double g0 = f->py + f->up_h, g1 = g0 + BREAK_GAP;
+    draw_rect(c, (struct canvas_rgb){1, 1, 1}, f->px - 1.5, g0 + 1, 3, BREAK_GAP - 2);
+    draw_stroke_style(c, AXIS, 0.8, 0);
+    draw_line(c, f->px - 4, g0 + 2, f->px + 4, g0 - 2);
+    draw_line(c, f->px - 4, g1 + 2, f->px + 4, g1 - 2);
 }
 
 /* A horizontal line at value v across the plot. */
@@ -483,14 +566,32 @@ static void bars_legend(const struct chart_bars *d, struct bars_labels *lb,
     double unit = units_bytes(d->units);
     const char *un = units_name(d->units);
     double budget = (double)d->gpu_bytes * (1 - d->reserve);
-    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit, un);
-    snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free: %.0f %s", d->reserve * 100,
-             budget / unit, un);
+    /* Whole numbers as such (80 GB), others to a tenth (85.5 GB as an H100 reports itself). */
+    double gpu = (double)d->gpu_bytes / unit, left = budget / unit;
+    int gpu_dec = fabs(gpu - nearbyint(gpu)) < 0.05 ? 0 : 1;
+    int left_dec = fabs(left - nearbyint(left)) < 0.05 ? 0 : 1;
+    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.*f %s", gpu_dec, gpu, un);
+    snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free: %.*f %s", d->reserve * 100,
+             left_dec, left, un);
     for (int i = 0; i < CHART_TERMS; i++)
         leg[i] = (struct legend_item){LEG_BOX, chart_term_colour((enum chart_term)i),
                                       chart_term_name((enum chart_term)i)};
     leg[CHART_TERMS] = (struct legend_item){LEG_LINE, LINE_GPU, lb->gpu};
     leg[CHART_TERMS + 1] = (struct legend_item){LEG_DASH, LINE_GPU, lb->reserve};
+}
+
+/* One term of a bar, values lo..hi: one rect, or two when it crosses the gap of a broken axis. */
+static void bars_segment(struct frame *f, struct canvas_rgb rgb, double x, double bw, double lo,
+                         double hi)
+{
+    if (f->up1 > f->y1 && lo < f->y1 && hi > f->y1) {
+        bars_segment(f, rgb, x, bw, lo, f->y1);
+        lo = f->y1;
+    }
+    bool upper = f->up1 > f->y1 && lo >= f->y1; /* from the upper part's bottom, y1 itself */
+    double y0 = upper ? f->py + f->up_h - (lo - f->y1) / (f->up1 - f->y1) * f->up_h : map_y(f, lo);
+    double y1 = map_y(f, hi);
+    draw_rect(f->c, rgb, x, y1, bw, y0 - y1);
 }
 
 /* The first n bars, each a stack of its terms, bw wide in slots of the given width. */
@@ -501,11 +602,23 @@ static void bars_stacks(struct frame *f, const struct chart_bars *d, size_t n, d
         double cx = f->px + slot * ((double)i + 0.5), cum = 0;
         for (int t = 0; t < CHART_TERMS; t++) {
             double v = (double)d->bars[i].term_bytes[t] / unit;
-            double y0 = map_y(f, cum), y1 = map_y(f, cum + v);
-            draw_rect(f->c, chart_term_colour((enum chart_term)t), cx - bw / 2, y1, bw, y0 - y1);
+            bars_segment(f, chart_term_colour((enum chart_term)t), cx - bw / 2, bw, cum, cum + v);
             cum += v;
         }
     }
+}
+
+/* The top of the y axis: the tallest bar (or the GPU line); when that is more than
+ * CHART_BARS_BREAK times the GPU's memory, the axis is broken (chart.h) and its lower part ends
+ * at the GPU line (and a little headroom). Returns the top of the lower part (or of the whole
+ * axis), bytes; *top gets the tallest bar of a broken axis, else 0. */
+static double bars_break(const struct chart_bars *d, double *top)
+{
+    double gpu = (double)d->gpu_bytes, hi = gpu;
+    for (size_t i = 0; i < d->n; i++)
+        hi = fmax(hi, (double)bar_total(&d->bars[i]));
+    *top = gpu > 0 && hi > CHART_BARS_BREAK * gpu ? hi : 0;
+    return *top > 0 ? gpu : hi;
 }
 
 void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
@@ -513,9 +626,7 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
 {
     double unit = units_bytes(d->units);
     double budget = (double)d->gpu_bytes * (1 - d->reserve);
-    double hi = (double)d->gpu_bytes;
-    for (size_t i = 0; i < d->n; i++)
-        hi = fmax(hi, (double)bar_total(&d->bars[i]));
+    double top, hi = bars_break(d, &top);
     struct bars_labels lb;
     struct legend_item leg[CHART_TERMS + 2];
     bars_legend(d, &lb, leg);
@@ -535,8 +646,9 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
         .y_title = y_title,
         .y_lo = 0,
         .y_hi = hi * 1.06 / unit,
-        .y_max_ticks = 7,
+        .y_max_ticks = top > 0 ? 5 : 7,
         .x_label_h = TICK_PT * (two_lines ? 2.4 : 1.3) + 4,
+        .y_top = top / unit,
     };
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
@@ -550,6 +662,7 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
         bar_value(&f, f.px + slot * ((double)i + 0.5), (double)bar_total(&d->bars[i]) / unit, lines,
                   2, 1);
     frame_end(&f, false, geom);
+    frame_break_marks(&f);
     double size = category_size(c, labels, n, slot);
     for (size_t i = 0; i < n; i++)
         category_label(&f, f.px + slot * ((double)i + 0.5), size, labels[i]);
@@ -557,110 +670,146 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
 
 /* ---------------------------------------------------------------- memory over one step */
 
-/* Which layer of its stage an event is (the stage's first layer is the smallest seen). */
-static uint64_t first_layer(const struct chart_step *d)
+void chart_step_series_init(struct chart_step_series *s, uint64_t segment, uint64_t ckpt_bytes)
 {
-    uint64_t m = UINT64_MAX;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->events[i].kind == TIMELINE_FORWARD && d->events[i].layer < m)
-            m = d->events[i].layer;
-    return m == UINT64_MAX ? 0 : m;
+    memset(s, 0, sizeof *s);
+    s->per_point = 1;
+    s->segment = segment;
+    s->ckpt_bytes = ckpt_bytes;
 }
 
-/* Checkpoints (stored segment inputs) held after each event, following timeline.h: the forward
- * of a segment's first layer keeps its input, that layer's backward frees it. */
-static uint64_t ckpt_step(const struct chart_step *d, const struct timeline_event *e, uint64_t lo,
-                          uint64_t held)
+/* Merges point b, which follows a, into a. */
+static void step_point_merge(struct chart_step_point *a, const struct chart_step_point *b)
 {
-    if (d->segment == 0 || (e->layer - lo) % d->segment != 0)
-        return held;
+    a->t_end = b->t_end;
+    a->act_bytes = a->act_bytes > b->act_bytes ? a->act_bytes : b->act_bytes;
+    a->top_bytes = a->top_bytes > b->top_bytes ? a->top_bytes : b->top_bytes;
+    a->ckpt_bytes = a->ckpt_bytes > b->ckpt_bytes ? a->ckpt_bytes : b->ckpt_bytes;
+    a->recompute = a->recompute || b->recompute;
+    a->events += b->events;
+}
+
+/* Checkpoints (stored segment inputs) held after e, following timeline.h: the forward of a
+ * segment's first layer keeps its input, that layer's backward frees it. The stage's first
+ * layer is that of the first forward. */
+static void step_held(struct chart_step_series *s, const struct timeline_event *e)
+{
+    if (e->kind == TIMELINE_FORWARD && !s->lo_set) {
+        s->lo = e->layer;
+        s->lo_set = true;
+    }
+    if (s->segment == 0 || !s->lo_set || (e->layer - s->lo) % s->segment != 0)
+        return;
     if (e->kind == TIMELINE_FORWARD)
-        return held + 1;
-    if (e->kind == TIMELINE_BACKWARD && held > 0)
-        return held - 1;
-    return held;
+        s->held++;
+    else if (e->kind == TIMELINE_BACKWARD && s->held > 0)
+        s->held--;
+}
+
+void chart_step_series_add(void *series, const struct timeline_event *e)
+{
+    struct chart_step_series *s = series;
+    step_held(s, e);
+    /* When the backward pass starts: the loss backward, or the first layer's backward. */
+    if (!s->turn_set && (e->kind == TIMELINE_LOSS_BACKWARD || e->kind == TIMELINE_BACKWARD)) {
+        s->turn = e->t_start;
+        s->turn_set = true;
+    }
+    if (e->kind == TIMELINE_LOGITS && e->logits_bytes > 0 && !s->spike) {
+        s->spike = true;
+        s->spike_t = e->t_end;
+        s->spike_act_bytes = e->act_bytes;
+        s->spike_logits_bytes = e->logits_bytes;
+    }
+    struct chart_step_point p = {e->t_start,
+                                 e->t_end,
+                                 e->act_bytes,
+                                 e->act_bytes + e->logits_bytes,
+                                 s->held * s->ckpt_bytes,
+                                 e->kind == TIMELINE_RECOMPUTE,
+                                 1};
+    s->top_bytes = s->top_bytes > p.top_bytes ? s->top_bytes : p.top_bytes;
+    s->recompute = s->recompute || p.recompute;
+    s->events++;
+    if (s->n > 0 && s->points[s->n - 1].events < s->per_point) {
+        step_point_merge(&s->points[s->n - 1], &p);
+        return;
+    }
+    if (s->n == CHART_STEP_POINTS) { /* every point full: pairs become one, twice as wide */
+        for (size_t i = 0; i < s->n / 2; i++) {
+            s->points[i] = s->points[2 * i];
+            step_point_merge(&s->points[i], &s->points[2 * i + 1]);
+        }
+        s->n /= 2;
+        s->per_point *= 2;
+    }
+    s->points[s->n++] = p;
 }
 
 enum step_layer { STEP_LOGITS, STEP_ACT, STEP_CKPT };
 
-/* Memory above the states band after event i for one layer of the stack. */
-static double step_value(const struct chart_step *d, size_t i, enum step_layer which, uint64_t held)
+/* Memory above the states band at a point for one layer of the stack: the highest of the events
+ * it merges. */
+static double step_value(const struct chart_step_point *p, enum step_layer which)
 {
-    const struct timeline_event *e = &d->events[i];
     if (which == STEP_CKPT)
-        return (double)held * (double)d->ckpt_bytes;
-    return (double)e->act_bytes + (which == STEP_LOGITS ? (double)e->logits_bytes : 0);
+        return (double)p->ckpt_bytes;
+    return (double)(which == STEP_LOGITS ? p->top_bytes : p->act_bytes);
 }
 
-/* The area between the states band and one layer's top edge, linear within each event. */
-static void step_area(struct frame *f, const struct chart_step *d, double unit,
-                      enum step_layer which)
+/* The area between the states band and one layer's top edge, linear within each point. */
+static void step_area(struct frame *f, const struct chart_step *d,
+                      const struct chart_step_series *s, double unit, enum step_layer which)
 {
     struct canvas *c = f->c;
     double base = (double)d->states_bytes / unit, prev = 0;
-    double t_prev = d->n ? d->events[0].t_start : 0;
-    uint64_t lo = first_layer(d), held = 0;
+    double t_prev = s->n ? s->points[0].t_start : 0;
     c->ops->move_to(c, map_x(f, t_prev), map_y(f, base));
-    for (size_t i = 0; i < d->n; i++) {
-        const struct timeline_event *e = &d->events[i];
-        held = ckpt_step(d, e, lo, held);
-        double v = step_value(d, i, which, held);
-        c->ops->line_to(c, map_x(f, e->t_start), map_y(f, base + prev / unit));
-        c->ops->line_to(c, map_x(f, e->t_end), map_y(f, base + v / unit));
+    for (size_t i = 0; i < s->n; i++) {
+        const struct chart_step_point *p = &s->points[i];
+        double v = step_value(p, which);
+        c->ops->line_to(c, map_x(f, p->t_start), map_y(f, base + prev / unit));
+        c->ops->line_to(c, map_x(f, p->t_end), map_y(f, base + v / unit));
         prev = v;
-        t_prev = e->t_end;
+        t_prev = p->t_end;
     }
     c->ops->line_to(c, map_x(f, t_prev), map_y(f, base));
     c->ops->close_path(c);
     c->ops->fill(c);
 }
 
-/* When the backward pass starts: the start of the loss backward (or of the first backward). */
-static double step_turn(const struct chart_step *d)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (d->events[i].kind == TIMELINE_LOSS_BACKWARD || d->events[i].kind == TIMELINE_BACKWARD)
-            return d->events[i].t_start;
-    return d->total_time;
-}
-
 #define STRIP_PT 4.0 /* height of the recomputation marks on the time axis */
 
 /* The logits take no time in the timeline: a spike 3 pt wide shows them. Recomputed forwards
  * are marked on the time axis (doc/model.md section 10). */
-static void step_marks(struct frame *f, const struct chart_step *d, double unit)
+static void step_marks(struct frame *f, const struct chart_step_series *s, double states,
+                       double unit)
 {
-    double base = (double)d->states_bytes / unit;
-    for (size_t i = 0; i < d->n; i++) {
-        const struct timeline_event *e = &d->events[i];
-        if (e->kind == TIMELINE_LOGITS && e->logits_bytes > 0) {
-            double y0 = map_y(f, base + (double)e->act_bytes / unit);
-            double y1 = map_y(f, base + ((double)e->act_bytes + (double)e->logits_bytes) / unit);
-            double cx = map_x(f, e->t_end);
-            draw_rect(f->c, chart_term_colour(CHART_LOGITS), cx - 1.5, y1, 3, y0 - y1);
-        }
-        if (e->kind != TIMELINE_RECOMPUTE)
+    double base = states / unit;
+    if (s->spike) {
+        double y0 = map_y(f, base + (double)s->spike_act_bytes / unit);
+        double y1 =
+            map_y(f, base + ((double)s->spike_act_bytes + (double)s->spike_logits_bytes) / unit);
+        double cx = map_x(f, s->spike_t);
+        draw_rect(f->c, chart_term_colour(CHART_LOGITS), cx - 1.5, y1, 3, y0 - y1);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const struct chart_step_point *p = &s->points[i];
+        if (!p->recompute)
             continue;
         /* One mark per run of back-to-back recomputed layers (no seams between them). */
-        double t_end = e->t_end;
-        while (i + 1 < d->n && d->events[i + 1].kind == TIMELINE_RECOMPUTE &&
-               d->events[i + 1].t_start == t_end)
-            t_end = d->events[++i].t_end;
-        double x0 = map_x(f, e->t_start), x1 = map_x(f, t_end);
+        double t_end = p->t_end;
+        while (i + 1 < s->n && s->points[i + 1].recompute && s->points[i + 1].t_start == t_end)
+            t_end = s->points[++i].t_end;
+        double x0 = map_x(f, p->t_start), x1 = map_x(f, t_end);
         draw_rect(f->c, MAGENTA, x0, f->py + f->ph - STRIP_PT, x1 - x0, STRIP_PT);
     }
 }
 
 /* The top of the y axis in bytes: the highest point of the step, the GPU, or the caller's. */
-static double step_y_hi(const struct chart_step *d, bool *recompute)
+static double step_y_hi(const struct chart_step *d, const struct chart_step_series *s)
 {
-    double hi = (double)d->y_max_bytes, states = (double)d->states_bytes;
-    *recompute = false;
-    for (size_t i = 0; i < d->n; i++) {
-        const struct timeline_event *e = &d->events[i];
-        hi = fmax(hi, states + (double)e->act_bytes + (double)e->logits_bytes);
-        *recompute = *recompute || e->kind == TIMELINE_RECOMPUTE;
-    }
+    double hi = fmax((double)d->y_max_bytes, (double)d->states_bytes + (double)s->top_bytes);
     return fmax(hi, (double)d->gpu_bytes);
 }
 
@@ -693,27 +842,29 @@ static size_t step_legend(const struct chart_step *d, bool band, bool recompute,
 }
 
 /* The stacked areas: logits over activations over checkpoints (band) over the model states. */
-static void step_areas(struct frame *f, const struct chart_step *d, double unit, bool band)
+static void step_areas(struct frame *f, const struct chart_step *d,
+                       const struct chart_step_series *s, double unit, bool band)
 {
     struct canvas *c = f->c;
     double states = (double)d->states_bytes;
     fill_rgb(c, chart_term_colour(CHART_LOGITS));
-    step_area(f, d, unit, STEP_LOGITS);
+    step_area(f, d, s, unit, STEP_LOGITS);
     fill_rgb(c, chart_term_colour(CHART_ACT));
-    step_area(f, d, unit, STEP_ACT);
+    step_area(f, d, s, unit, STEP_ACT);
     if (band) {
         fill_rgb(c, chart_term_colour(CHART_GRADS));
-        step_area(f, d, unit, STEP_CKPT);
+        step_area(f, d, s, unit, STEP_CKPT);
     }
     draw_rect(c, chart_states_colour(), f->px, map_y(f, states / unit), f->pw,
               map_y(f, 0) - map_y(f, states / unit));
 }
 
 /* The turn from forward to backward, and the two phases named at the top. */
-static void step_turn_mark(struct frame *f, const struct chart_step *d)
+static void step_turn_mark(struct frame *f, const struct chart_step *d,
+                           const struct chart_step_series *s)
 {
     struct canvas *c = f->c;
-    double turn = map_x(f, step_turn(d));
+    double turn = map_x(f, s->turn_set ? s->turn : d->total_time);
     draw_stroke_style(c, AXIS, 0.6, 2);
     draw_line(c, turn, f->py, turn, f->py + f->ph);
     double ty = f->py + TICK_PT + 2;
@@ -725,12 +876,19 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_step *d, struct chart_geom *geom)
 {
     double unit = units_bytes(d->units);
-    bool recompute;
-    double hi = step_y_hi(d, &recompute);
+    struct chart_step_series own;
+    const struct chart_step_series *ser = d->series;
+    if (!ser) {
+        chart_step_series_init(&own, d->segment, d->ckpt_bytes);
+        for (size_t i = 0; i < d->n; i++)
+            chart_step_series_add(&own, &d->events[i]);
+        ser = &own;
+    }
+    double hi = step_y_hi(d, ser);
     bool band = d->segment > 0 && d->ckpt_bytes > 0;
     struct step_labels lb;
     struct legend_item leg[7];
-    size_t nl = step_legend(d, band, recompute, &lb, leg);
+    size_t nl = step_legend(d, band, ser->recompute, &lb, leg);
     char y_title[64];
     snprintf(y_title, sizeof y_title, "memory (%s)", units_name(d->units));
     struct frame_spec s = {
@@ -750,23 +908,49 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     struct frame f;
     frame_begin(&f, c, x, y, w, h, &s);
     frame_clip(&f);
-    step_areas(&f, d, unit, band);
-    step_marks(&f, d, unit);
+    step_areas(&f, d, ser, unit, band);
+    step_marks(&f, ser, (double)d->states_bytes, unit);
     if (d->gpu_bytes) {
         hline(&f, (double)d->gpu_bytes / unit, LINE_GPU, 1.0, 0);
         hline(&f, (double)d->gpu_bytes * (1 - d->reserve) / unit, LINE_GPU, 1.0, 4);
     }
-    step_turn_mark(&f, d);
+    step_turn_mark(&f, d, ser);
     frame_end(&f, false, geom);
 }
 
 /* ---------------------------------------------------------------- checkpoint every k */
 
-int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, struct chart_kcurve *d)
+/* The values of k the curve is drawn through: every k of 1..n, or, for a longer stage, points
+ * evenly spread from 1 to n with k_best among them (increasing, each once). */
+static size_t kcurve_ks(uint64_t n, uint64_t k_best, uint64_t *ks)
+{
+    size_t m = 0;
+    if (n <= CHART_KCURVE_POINTS) {
+        for (uint64_t k = 1; k <= n; k++)
+            ks[m++] = k;
+        return m;
+    }
+    const size_t spread = CHART_KCURVE_POINTS - 1; /* room for k_best */
+    bool best_in = false;
+    for (size_t i = 0; i < spread; i++) {
+        uint64_t k = 1 + (uint64_t)((double)i * (double)(n - 1) / (double)(spread - 1));
+        k = i == spread - 1 || k > n ? n : k;
+        if (!best_in && k_best >= 1 && k_best <= n && k_best <= k) {
+            best_in = true;
+            if (k_best < k && (m == 0 || ks[m - 1] < k_best))
+                ks[m++] = k_best;
+        }
+        if (m == 0 || ks[m - 1] < k)
+            ks[m++] = k;
+    }
+    return m;
+}
+
+int chart_kcurve_fill(const struct scenario *sc, struct chart_kcurve *d)
 {
     struct terms t;
-    size_t n = sc->pp ? (size_t)(sc->layers / sc->pp) : 0; /* a segment stays inside a stage */
-    if (n == 0 || cap < n || model_peak(sc, &t) != MODEL_OK)
+    uint64_t n = sc->pp ? sc->layers / sc->pp : 0; /* a segment stays inside a stage */
+    if (n == 0 || model_peak(sc, &t) != MODEL_OK)
         return -1;
     if (model_ckpt_peak(sc, &t, 0, &d->none_bytes) != MODEL_OK)
         return -1;
@@ -774,13 +958,13 @@ int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap, str
      * pass per step whatever k is: 8 Psi instead of 6 Psi per token. */
     d->k_star = model_k_star(sc, &t);
     d->extra_compute = 1.0 / 3.0;
-    for (size_t k = 1; k <= n; k++)
-        if (model_ckpt_peak(sc, &t, k, &peak[k - 1]) != MODEL_OK)
-            return -1;
     uint64_t best;
     if (model_k_best(sc, &d->k_best, &best) != MODEL_OK)
         return -1;
-    d->peak_bytes = peak;
+    d->n_points = kcurve_ks(n, d->k_best, d->k);
+    for (size_t i = 0; i < d->n_points; i++)
+        if (model_ckpt_peak(sc, &t, d->k[i], &d->peak_bytes[i]) != MODEL_OK)
+            return -1;
     d->n = n;
     return 0;
 }
@@ -818,23 +1002,34 @@ static void kcurve_guides(struct frame *f, const struct chart_kcurve *d, double 
     draw_line(c, map_x(f, 1), ty, map_x(f, (double)d->n), ty);
 }
 
-/* The peak for every k: a line through square markers. */
+/* The peak for every k: a line through square markers (only the line when it is drawn through
+ * some values of k, not all). */
 static void kcurve_curve(struct frame *f, const struct chart_kcurve *d, double unit)
 {
     struct canvas *c = f->c;
+    size_t n = d->n_points < CHART_KCURVE_POINTS ? d->n_points : CHART_KCURVE_POINTS;
     draw_stroke_style(c, ORANGE, 1.5, 0);
-    for (size_t i = 0; i < d->n; i++) {
-        double px = map_x(f, (double)(i + 1)), py = map_y(f, (double)d->peak_bytes[i] / unit);
+    for (size_t i = 0; i < n; i++) {
+        double px = map_x(f, (double)d->k[i]), py = map_y(f, (double)d->peak_bytes[i] / unit);
         if (i == 0)
             c->ops->move_to(c, px, py);
         else
             c->ops->line_to(c, px, py);
     }
-    if (d->n)
+    if (n)
         c->ops->stroke(c);
-    for (size_t i = 0; i < d->n; i++)
-        draw_rect(c, ORANGE, map_x(f, (double)(i + 1)) - 1.5,
+    for (size_t i = 0; i < n && (uint64_t)n == d->n; i++)
+        draw_rect(c, ORANGE, map_x(f, (double)d->k[i]) - 1.5,
                   map_y(f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
+}
+
+/* The peak at k_best (0 when k_best is not among the points). */
+static double kcurve_best(const struct chart_kcurve *d)
+{
+    for (size_t i = 0; i < d->n_points && i < CHART_KCURVE_POINTS; i++)
+        if (d->k[i] == d->k_best)
+            return (double)d->peak_bytes[i];
+    return 0;
 }
 
 void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
@@ -842,9 +1037,9 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
 {
     double unit = units_bytes(d->units);
     double hi = (double)d->none_bytes;
-    for (size_t i = 0; i < d->n; i++)
+    for (size_t i = 0; i < d->n_points && i < CHART_KCURVE_POINTS; i++)
         hi = fmax(hi, (double)d->peak_bytes[i]);
-    double best = d->k_best >= 1 && d->k_best <= d->n ? (double)d->peak_bytes[d->k_best - 1] : 0;
+    double best = kcurve_best(d);
     struct kcurve_labels lb;
     kcurve_label(d, best, &lb);
     char y_title[64];

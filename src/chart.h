@@ -18,6 +18,7 @@
 #ifndef MEMFIT_CHART_H
 #define MEMFIT_CHART_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,10 @@ struct chart_geom {
     double y_step;                   /* distance of the y ticks */
     double y_ticks[CHART_TICKS_MAX]; /* the y tick values, bottom up */
     size_t n_y_ticks;
+    /* A broken y axis (the bars, when one bar dwarfs the rest): y_min..y_max below the gap,
+     * y_max..y_top above it, on another scale; y_top 0 when the axis is whole. */
+    double y_top;
+    double gap_y0, gap_y1; /* the gap, points (top and bottom) */
 };
 
 struct canvas_rgb chart_term_colour(enum chart_term t);
@@ -62,7 +67,13 @@ size_t chart_ticks(double lo, double hi, int max_ticks, double *ticks, size_t ca
 /* Tick label: as many decimals as the step needs ("2.5", "40", "0.25"). */
 void chart_format_tick(double v, double step, char *buf, size_t size);
 
-/* Does it fit: one stacked bar per rung. */
+/*
+ * Does it fit: one stacked bar per rung. When the tallest bar is more than CHART_BARS_BREAK times
+ * the GPU's memory, the y axis is broken: its lower part, most of the plot, runs from 0 to just
+ * above the GPU line, so the bars that fit and the budget line stay readable; above a gap the rest
+ * of the range, up to the tallest bar, is drawn on a smaller scale (chart_geom.y_top).
+ */
+#define CHART_BARS_BREAK 3.0
 struct chart_bar {
     const char *label; /* under the bar; one '\n' allowed for a second line */
     uint64_t term_bytes[CHART_TERMS];
@@ -80,14 +91,58 @@ struct chart_bars {
 void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_bars *d, struct chart_geom *geom);
 
-/* Memory over one training step, from timeline_build. */
+/*
+ * Memory over one step at the chart's resolution: the events of timeline_build or
+ * timeline_stream merged, consecutive ones together, into at most CHART_STEP_POINTS points, each
+ * with the highest values of the events it merges, so that no peak is lost. A chart is a few
+ * hundred points wide: the step of a million layers costs what one of 24 does, and a step of
+ * fewer events keeps one point per event. Fed event by event by chart_step_series_add (a
+ * timeline_sink_fn); about 30 KB, kept by the caller.
+ */
+#define CHART_STEP_POINTS 512
+
+struct chart_step_point {
+    double t_start, t_end;
+    uint64_t act_bytes;  /* activations, checkpoints included */
+    uint64_t top_bytes;  /* activations and logits */
+    uint64_t ckpt_bytes; /* the checkpoints held */
+    bool recompute;      /* one of the events is a recomputed forward */
+    uint64_t events;     /* how many it merges */
+};
+
+struct chart_step_series {
+    struct chart_step_point points[CHART_STEP_POINTS];
+    size_t n;
+    uint64_t per_point; /* events a full point merges: a power of two */
+    uint64_t events;
+    uint64_t top_bytes; /* the highest activations and logits of the step */
+    bool recompute;     /* some layer is recomputed */
+    double turn;        /* when the backward pass starts (turn_set) */
+    bool turn_set;
+    bool spike; /* the logits at the end of the forward pass: when, on what, how much */
+    double spike_t;
+    uint64_t spike_act_bytes, spike_logits_bytes;
+    /* The walk's state: checkpoints held, counted as in chart_step (segment, ckpt_bytes). */
+    uint64_t segment, ckpt_bytes, lo, held;
+    bool lo_set;
+};
+
+/* An empty series for a step checkpointed every `segment` layers (timeline_summary's segment,
+ * k' = min(k, L/pp); 0: none) with checkpoints of ckpt_bytes (c). */
+void chart_step_series_init(struct chart_step_series *s, uint64_t segment, uint64_t ckpt_bytes);
+
+/* Adds the next event of the step (a timeline_sink_fn: series is a struct chart_step_series). */
+void chart_step_series_add(void *series, const struct timeline_event *e);
+
+/* Memory over one training step, from timeline_build (events) or timeline_stream (series). */
 struct chart_step {
     const char *title;
     const struct timeline_event *events;
     size_t n;
-    uint64_t states_bytes; /* the grey band */
-    double total_time;     /* the x axis runs 0..total_time */
-    uint64_t gpu_bytes;    /* 0: no GPU and reserve lines */
+    const struct chart_step_series *series; /* NULL: made here from events[0..n) */
+    uint64_t states_bytes;                  /* the grey band */
+    double total_time;                      /* the x axis runs 0..total_time */
+    uint64_t gpu_bytes;                     /* 0: no GPU and reserve lines */
     double reserve;
     uint64_t y_max_bytes; /* 0: from the data; else at least this (panels sharing a scale) */
     uint64_t ckpt_bytes;  /* c, and the segment k' of checkpointing every k (timeline_summary):
@@ -99,22 +154,28 @@ struct chart_step {
 void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_step *d, struct chart_geom *geom);
 
-/* Peak memory with checkpointing every k, for k = 1..n, and the step time. */
+/* Peak memory with checkpointing every k, for k = 1..n, and the step time. A chart is a few
+ * hundred points wide: with more layers than CHART_KCURVE_POINTS the curve is drawn through
+ * that many values of k, evenly spread, k_best among them (and no marker per k). */
+#define CHART_KCURVE_POINTS 256
+
 struct chart_kcurve {
     const char *title;
-    const uint64_t *peak_bytes; /* peak_bytes[k - 1]: states + M(k) + logits */
-    size_t n;                   /* L (k runs 1..n) */
-    uint64_t none_bytes;        /* peak without checkpointing (dotted line) */
-    double k_star;              /* sqrt(L c / A) (drawn when inside 0..n) */
+    uint64_t k[CHART_KCURVE_POINTS];          /* k[0..n_points): 1 ... n, increasing */
+    uint64_t peak_bytes[CHART_KCURVE_POINTS]; /* states + M(k[i]) + logits */
+    size_t n_points;                          /* n when n <= CHART_KCURVE_POINTS: every k */
+    uint64_t n;                               /* L/pp (k runs 1..n) */
+    uint64_t none_bytes;                      /* peak without checkpointing (dotted line) */
+    double k_star;                            /* sqrt(L c / A) (drawn when inside 0..n) */
     uint64_t k_best;
     double extra_compute; /* step time with checkpointing / without - 1 (1/3) */
     enum units units;
 };
 
-/* Fills peak[0..L) for the scenario with recompute every k = 1..L and d's numbers; returns 0, or
- * -1 on overflow or when cap < L. d->title and d->units are left to the caller. */
-int chart_kcurve_fill(const struct scenario *sc, uint64_t *peak, size_t cap,
-                      struct chart_kcurve *d);
+/* Fills d's points for the scenario with recompute every k (at most CHART_KCURVE_POINTS of them,
+ * whatever L) and its numbers; returns 0, or -1 on overflow. d->title and d->units are left to
+ * the caller. */
+int chart_kcurve_fill(const struct scenario *sc, struct chart_kcurve *d);
 
 void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
                        const struct chart_kcurve *d, struct chart_geom *geom);

@@ -12,6 +12,8 @@
 
 #include "csvin.h"
 #include "model.h"
+#include "modeljson.h"
+#include "plan.h"
 #include "suggest.h"
 
 /* ---- the column table (doc/model.md section 13.1) ---- */
@@ -106,9 +108,11 @@ static int column_lookup(const char *name)
 
 /* ---- presets ---- */
 
-#define GPU_SPEED_COLUMNS 4
+/* The numbers of a GPU preset besides mem_gb: its speeds, and (the last, not a speed) mem_mib, the
+ * capacity the device itself reports (nvidia-smi, rocm-smi) in MiB, which wins over mem_gb. */
+#define GPU_SPEED_COLUMNS 5
 static const char *const gpu_speed_names[GPU_SPEED_COLUMNS] = {"bf16_tflops", "hbm_tb_s",
-                                                               "link_gb_s", "pcie_gb_s"};
+                                                               "link_gb_s", "pcie_gb_s", "mem_mib"};
 
 /* A cell parsed by its column's rules (which member: see parse_column). */
 union cell_value {
@@ -126,19 +130,23 @@ union cell_value {
  */
 struct preset {
     char *name;
-    uint64_t key;           /* name_key(name), to find the preset without a strcasecmp per preset */
+    char *path;   /* a config.json's preset: the model cell that named it (doc/model.md 13.3) */
+    uint64_t key; /* name_key(name), to find the preset without a strcasecmp per preset */
     char *cells[COL_COUNT]; /* model columns, or COL_GPU_MEM_GB for a GPU */
     union cell_value value[COL_COUNT];
     bool typed[COL_COUNT];          /* value[c] holds cells[c], parsed */
     unsigned char given[COL_COUNT]; /* the columns whose cells are not empty, n_given of them */
     unsigned n_given;
     struct gpu_speed speed;
+    double mem_mib;     /* a GPU's capacity as the device reports it, MiB; 0: none (mem_gb) */
+    unsigned long line; /* where the preset file defines it */
 };
 
 struct preset_table {
     struct preset *rows;
     size_t n, cap;
     const char **names; /* for suggestions */
+    bool loaded;        /* read from a file; false: no file was found (config_presets_load) */
 };
 
 struct config_presets {
@@ -149,6 +157,7 @@ static void preset_table_release(struct preset_table *t)
 {
     for (size_t i = 0; i < t->n; i++) {
         free(t->rows[i].name);
+        free(t->rows[i].path);
         for (int c = 0; c < COL_COUNT; c++)
             free(t->rows[i].cells[c]);
     }
@@ -199,15 +208,36 @@ static int preset_column(const char *name, bool gpu)
     return c >= 0 && is_model_column((enum col)c) ? c : -1;
 }
 
-static bool parse_speed(const char *s, double *out)
+/* No GPU's speed comes near this in the units of gpus.csv (TFLOP/s, TB/s, GB/s): a larger value
+ * is a typo, and would make the cost model's times vanish. */
+#define SPEED_MAX 1e6
+
+/* A speed cell: NULL when *out is set, else what is wrong with it. */
+static const char *parse_speed(const char *s, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v) || v < 0)
-        return false;
+    if (end == s || *end || isnan(v))
+        return "is not a number";
+    if (v < 0)
+        return "is negative: expected a positive speed";
+    if (v == 0)
+        return "is zero: leave the cell empty when the speed is not known";
+    if (errno || !(v <= SPEED_MAX))
+        return "is too large (more than 10^6)";
     *out = v;
-    return true;
+    return NULL;
+}
+
+/* The name of column c of a preset file (preset_column's numbering). */
+static const char *preset_column_name(int c)
+{
+    if (c == -2)
+        return "source";
+    if (c >= COL_COUNT)
+        return gpu_speed_names[c - COL_COUNT];
+    return c == COL_GPU_MEM_GB ? "mem_gb" : c >= 0 ? column_names[c] : "?";
 }
 
 static void preset_type_cells(struct preset *p);
@@ -222,46 +252,96 @@ static uint64_t name_key(const char *s)
     return h;
 }
 
+static const struct preset *preset_find(const struct preset_table *t, const char *name);
+
+/* Frees what preset_add copied of a row it then rejected. */
+static void preset_release(struct preset *p)
+{
+    free(p->name);
+    for (int c = 0; c < COL_COUNT; c++)
+        free(p->cells[c]);
+}
+
 static bool preset_add(struct preset_table *t, const struct csvin_record *rec, const int *map,
                        const char *path, struct diag *d)
 {
     if (t->n == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 32;
         struct preset *rows = realloc(t->rows, cap * sizeof *rows);
-        if (!rows)
+        if (!rows) {
+            diag_report(d, path, rec->line, "out of memory");
             return false;
+        }
         t->rows = rows;
         t->cap = cap;
     }
     struct preset *p = &t->rows[t->n];
     memset(p, 0, sizeof *p);
+    p->line = rec->line;
     double *speeds[GPU_SPEED_COLUMNS] = {&p->speed.bf16_tflops, &p->speed.hbm_tb_s,
-                                         &p->speed.link_gb_s, &p->speed.pcie_gb_s};
+                                         &p->speed.link_gb_s, &p->speed.pcie_gb_s, &p->mem_mib};
+    if (rec->nul_field) {
+        diag_report(d, path, rec->line, "column '%s': the cell holds a NUL byte",
+                    preset_column_name(map[rec->nul_field - 1]));
+        return false;
+    }
     for (size_t i = 0; i < rec->n_fields; i++) {
         int c = map[i];
-        const char *v = rec->fields[i];
+        const char *v = rec->fields[i], *problem;
         if (c == COL_NAME) {
             p->name = dup_trimmed(v);
         } else if (c >= COL_COUNT) {
-            if (*v && !parse_speed(v, speeds[c - COL_COUNT])) {
-                diag_report(d, path, rec->line, "column '%s': '%s' is not a number",
-                            gpu_speed_names[c - COL_COUNT], v);
+            if (*v && (problem = parse_speed(v, speeds[c - COL_COUNT])) != NULL) {
+                diag_report(d, path, rec->line, "column '%s': '%s' %s",
+                            gpu_speed_names[c - COL_COUNT], v, problem);
+                preset_release(p);
                 return false;
             }
         } else if (c >= 0 && *v) {
             p->cells[c] = dup_trimmed(v);
         }
     }
-    if (!p->name || !*p->name) {
-        free(p->name);
-        for (int c = 0; c < COL_COUNT; c++)
-            free(p->cells[c]);
-        diag_report(d, path, rec->line, "column 'name': a preset needs a name");
+    const struct preset *first = p->name && *p->name ? preset_find(t, p->name) : NULL;
+    if (!p->name || !*p->name || first) {
+        if (first)
+            diag_report(d, path, rec->line,
+                        "column 'name': '%s' is a duplicate preset (first on line %lu)", p->name,
+                        first->line);
+        else
+            diag_report(d, path, rec->line, "column 'name': a preset needs a name");
+        preset_release(p);
         return false;
     }
     p->key = name_key(p->name);
     preset_type_cells(p);
     t->n++;
+    return true;
+}
+
+/* The header of a preset file into map[0..n): a column may appear once. */
+static bool preset_header(const struct csvin_record *rec, int *map, bool gpu, const char *path,
+                          struct diag *d)
+{
+    bool seen[COL_COUNT + GPU_SPEED_COLUMNS + 1] = {false};
+    if (rec->nul_field) {
+        diag_report(d, path, rec->line, "column %zu: the header name holds a NUL byte",
+                    rec->nul_field);
+        return false;
+    }
+    for (size_t i = 0; i < rec->n_fields; i++) {
+        map[i] = preset_column(rec->fields[i], gpu);
+        if (map[i] == -1) {
+            diag_report(d, path, rec->line, "unknown preset column '%s'", rec->fields[i]);
+            return false;
+        }
+        size_t k = map[i] == -2 ? COL_COUNT + GPU_SPEED_COLUMNS : (size_t)map[i];
+        if (seen[k]) {
+            diag_report(d, path, rec->line, "column '%s' appears twice in the header",
+                        rec->fields[i]);
+            return false;
+        }
+        seen[k] = true;
+    }
     return true;
 }
 
@@ -278,6 +358,10 @@ static bool preset_table_load(struct preset_table *t, const char *path, bool gpu
     struct csvin_record rec;
     size_t n_cols = 0;
     int rc;
+    if (!in) {
+        diag_report(d, path, 0, "out of memory");
+        ok = false;
+    }
     while (in && (rc = csvin_next(in, &rec)) != 0) {
         if (rc < 0) {
             ok = false;
@@ -286,15 +370,12 @@ static bool preset_table_load(struct preset_table *t, const char *path, bool gpu
         if (!map) {
             n_cols = rec.n_fields;
             map = calloc(n_cols, sizeof *map);
-            for (size_t i = 0; map && i < n_cols; i++) {
-                map[i] = preset_column(rec.fields[i], gpu);
-                if (map[i] == -1) {
-                    diag_report(d, path, rec.line, "unknown preset column '%s'", rec.fields[i]);
-                    ok = false;
-                }
-            }
-            if (!map || !ok)
+            if (!map)
+                diag_report(d, path, rec.line, "out of memory");
+            if (!map || !preset_header(&rec, map, gpu, path, d)) {
+                ok = false;
                 break;
+            }
             continue;
         }
         if (rec.n_fields != n_cols || !preset_add(t, &rec, map, path, d)) {
@@ -304,6 +385,10 @@ static bool preset_table_load(struct preset_table *t, const char *path, bool gpu
             ok = false;
             break;
         }
+    }
+    if (ok && !map) {
+        diag_report(d, path, 0, "empty file: a header row is required");
+        ok = false;
     }
     free(map);
     csvin_free(in);
@@ -329,6 +414,8 @@ struct config_presets *config_presets_load(const char *models_path, const char *
         config_presets_free(p);
         return NULL;
     }
+    p->models.loaded = models_path != NULL;
+    p->gpus.loaded = gpus_path != NULL;
     return p;
 }
 
@@ -384,8 +471,8 @@ static bool row_error(struct row *r, enum col c, const char *fmt, ...)
     va_end(ap);
     const struct preset *p = cell_preset(r, c);
     if (p)
-        diag_report(r->diag, r->file, r->line, "column '%s': %s (from preset '%s')",
-                    column_names[c], msg, p->name);
+        diag_report(r->diag, r->file, r->line, "column '%s': %s (from %s%s%s)", column_names[c],
+                    msg, p->path ? "" : "preset '", p->name, p->path ? "" : "'");
     else
         diag_report(r->diag, r->file, r->line, "column '%s': %s", column_names[c], msg);
     return false;
@@ -575,6 +662,7 @@ struct config_reader {
     size_t n_cols;
     bool header_done, header_bad;
     unsigned long rejected;
+    struct preset_table json; /* the config.json files read so far, by the cell naming them */
 };
 
 struct config_reader *config_reader_new(FILE *in, const char *file_name,
@@ -604,6 +692,7 @@ void config_reader_free(struct config_reader *r)
         return;
     csvin_free(r->in);
     free(r->map);
+    preset_table_release(&r->json);
     free(r);
 }
 
@@ -619,6 +708,13 @@ static void read_header(struct config_reader *r, const struct csvin_record *rec)
     r->n_cols = rec->n_fields;
     r->map = malloc(rec->n_fields * sizeof *r->map);
     if (!r->map) {
+        r->header_bad = true;
+        return;
+    }
+    if (rec->nul_field) {
+        diag_report(r->diag, r->file, rec->line,
+                    "column %zu: the header name holds a NUL byte; the file's rows are skipped",
+                    rec->nul_field);
         r->header_bad = true;
         return;
     }
@@ -681,6 +777,11 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
                     r->n_cols);
         return false;
     }
+    if (rec->nul_field) { /* the cell's string would end there: "2\0" read as 2 */
+        diag_report(r->diag, r->file, rec->line, "column '%s': the cell holds a NUL byte",
+                    column_names[r->map[rec->nul_field - 1]]);
+        return false;
+    }
     /* One memset: cheaper than clearing the columns the header lacks, most of them. */
     memset(row->cell, 0, sizeof row->cell);
     for (size_t i = 0; i < rec->n_fields; i++)
@@ -695,6 +796,14 @@ static const struct preset *row_preset(struct row *row, enum col c, const struct
     const struct preset *p = t ? preset_find(t, row->cell[c]) : NULL;
     if (p)
         return p;
+    if (t && !t->loaded) { /* a binary without its data files: say so, not "unknown" */
+        bool model = c == COL_MODEL;
+        row_error(row, c,
+                  "cannot look up '%s': the presets file %s was not found (%s FILE names one)",
+                  row->cell[c], model ? "configs/models.csv" : "configs/gpus.csv",
+                  model ? "--models" : "--gpus");
+        return NULL;
+    }
     const char *near = t ? suggest_closest(row->cell[c], t->names, t->n) : NULL;
     if (near)
         row_error(row, c, "unknown %s preset '%s' (did you mean '%s'?)", kind, row->cell[c], near);
@@ -716,13 +825,69 @@ static void fill_from_preset(struct row *row, const struct preset *p, enum col f
     }
 }
 
+/*
+ * The preset of the config.json that the model cell names (a file, or a folder holding one,
+ * relative to the current directory; doc/model.md section 13.3), read once per file of scenarios.
+ * Its name, "FILE (model_type T)", is the model's name in the report. NULL after reporting why the
+ * file gives no model.
+ */
+static const struct preset *json_preset(struct config_reader *r, struct row *row)
+{
+    const char *cell = row->cell[COL_MODEL];
+    struct preset_table *t = &r->json;
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->rows[i].path, cell) == 0)
+            return &t->rows[i];
+    struct modeljson m;
+    char file[MODELJSON_FILE_MAX], why[DIAG_MSG_MAX], name[SCENARIO_NAME_MAX + 1];
+    if (modeljson_read(cell, &m, file, sizeof file, why, sizeof why) != MODELJSON_OK) {
+        row_error(row, COL_MODEL, "%s", why);
+        return NULL;
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 4;
+        struct preset *rows = realloc(t->rows, cap * sizeof *rows);
+        if (!rows) {
+            row_error(row, COL_MODEL, "out of memory");
+            return NULL;
+        }
+        t->rows = rows;
+        t->cap = cap;
+    }
+    struct preset *p = &t->rows[t->n];
+    size_t n;
+    const char *const *cols = modeljson_columns(&n);
+    memset(p, 0, sizeof *p);
+    bool ok = (p->path = strdup(cell)) != NULL &&
+              (p->name = strdup(modeljson_describe(&m, file, name, sizeof name))) != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        int c = column_lookup(cols[i]); /* a model column (test_modeljson.c) */
+        if (m.value[i][0] && c >= 0)
+            ok = (p->cells[c] = strdup(m.value[i])) != NULL;
+    }
+    if (!ok) {
+        free(p->path);
+        free(p->name);
+        for (int c = 0; c < COL_COUNT; c++)
+            free(p->cells[c]);
+        row_error(row, COL_MODEL, "out of memory");
+        return NULL;
+    }
+    t->n++;
+    p->key = name_key(p->name);
+    preset_type_cells(p);
+    return p;
+}
+
 /* Fills empty cells from the named model and GPU presets. */
 static bool merge_presets(struct config_reader *r, struct row *row, struct gpu_speed *speed)
 {
     const struct preset *p;
     *speed = (struct gpu_speed){0};
     if (row->cell[COL_MODEL]) {
-        p = row_preset(row, COL_MODEL, r->presets ? &r->presets->models : NULL, "model");
+        p = modeljson_is_path(row->cell[COL_MODEL])
+                ? json_preset(r, row)
+                : row_preset(row, COL_MODEL, r->presets ? &r->presets->models : NULL, "model");
         if (!p)
             return false;
         row->model = p;
@@ -916,7 +1081,19 @@ static bool parse_training(struct row *row, struct scenario *sc)
     return true;
 }
 
-static bool parse_gpu(struct row *row, struct scenario *sc)
+/* The capacity of the row's GPU preset as the device reports it (its mem_mib, 2^20 bytes each),
+ * unless the row writes its own gpu_mem_gb (10^9 bytes per GB); false when there is none. */
+static bool gpu_preset_capacity(const struct row *row, uint64_t *bytes)
+{
+    if (!row->gpu || !(row->gpu->mem_mib > 0) ||
+        (row->cell[COL_GPU_MEM_GB] && !cell_preset(row, COL_GPU_MEM_GB)))
+        return false;
+    *bytes = (uint64_t)nearbyint(row->gpu->mem_mib * 1048576.0);
+    return true;
+}
+
+/* The row's gpu_mem_gb (its own, or the GPU preset's mem_gb), 10^9 bytes per GB. */
+static bool parse_gpu_mem_gb(struct row *row, struct scenario *sc)
 {
     double gb = 0;
     if (!require(row, COL_GPU_MEM_GB) || !parse_double(row, COL_GPU_MEM_GB, &gb))
@@ -927,6 +1104,13 @@ static bool parse_gpu(struct row *row, struct scenario *sc)
     if (gb * 1e9 >= 1.8e19)
         return row_error(row, COL_GPU_MEM_GB, "'%s' is too large", row->cell[COL_GPU_MEM_GB]);
     sc->gpu_mem_bytes = (uint64_t)nearbyint(gb * 1e9);
+    return true;
+}
+
+static bool parse_gpu(struct row *row, struct scenario *sc)
+{
+    if (!gpu_preset_capacity(row, &sc->gpu_mem_bytes) && !parse_gpu_mem_gb(row, sc))
+        return false;
     if (row->cell[COL_RESERVE]) {
         if (!parse_double(row, COL_RESERVE, &sc->reserve))
             return false;
@@ -1162,15 +1346,17 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
     sc->speed = speed;
     if (!row->cell[COL_GLOBAL_BATCH])
         sc->global_batch = sc->micro_batch * sc->dp; /* checked in check_consistency */
-    if (row->cell[COL_MODEL])
-        copy_bounded(sc->model_preset, sizeof sc->model_preset, row->cell[COL_MODEL]);
+    if (row->cell[COL_MODEL]) /* a config.json's preset is named after its file */
+        copy_bounded(sc->model_preset, sizeof sc->model_preset,
+                     row->model->path ? row->model->name : row->cell[COL_MODEL]);
     if (row->cell[COL_GPU])
         copy_bounded(sc->gpu_preset, sizeof sc->gpu_preset, row->cell[COL_GPU]);
     if (!check_consistency(row, sc))
         return false;
-    /* The exact check runs only near the limit: it cost as much as the rest of the row. */
-    struct terms t;
-    if (!model_peak_cannot_overflow(sc) && model_peak(sc, &t) != MODEL_OK)
+    /* The exact check runs only near the limit: it cost as much as the rest of the row. It covers
+     * what eval and the report compute besides the scenario itself (the ladder's rungs, the
+     * k-curve, the comparison step), so that an accepted row is always evaluated and charted. */
+    if (!model_peak_cannot_overflow(sc) && plan_check(sc) != 0)
         return report_overflow(row);
     return true;
 }
@@ -1215,8 +1401,15 @@ int config_reader_next(struct config_reader *r, struct scenario *out, unsigned l
             r->rejected++;
             return -1;
         }
-        unsigned long first = nameset_add(r->names, name_h, rec.line);
-        if (first) {
+        unsigned long first;
+        int added = nameset_add(r->names, out->name, name_h, rec.line, &first);
+        if (added < 0) { /* the check cannot go on, and is never skipped: stop */
+            diag_report(r->diag, r->file, rec.line,
+                        "out of memory: the names seen so far cannot be kept to check that "
+                        "names are unique");
+            return -2;
+        }
+        if (added == 0) {
             row_error(&row, COL_NAME, "'%s' is a duplicate (first seen on line %lu)", out->name,
                       first);
             r->rejected++;

@@ -24,7 +24,8 @@
 /* The preset tables. */
 struct config_presets;
 
-/* Loads both tables (either path may be NULL for an empty table). NULL on failure (reported). */
+/* Loads both tables (either path may be NULL: no file was found, and a row that names a preset
+ * of that table is rejected with that reason). NULL on failure (reported). */
 struct config_presets *config_presets_load(const char *models_path, const char *gpus_path,
                                            struct diag *d);
 void config_presets_free(struct config_presets *p);

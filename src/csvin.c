@@ -24,6 +24,7 @@ struct csvin {
     char **fields;          /* into bufs (quoted records) or into line (plain lines) */
     size_t *lengths;
     size_t n_fields, cap_fields;
+    size_t nul_field; /* see csvin_record */
     bool record_done, oom, eof;
     bool in_record; /* a record started on an earlier line is still open (quoted newline) */
 };
@@ -76,6 +77,8 @@ static void on_field(void *data, size_t len, void *ctx)
         memcpy(b->data, data, len);
     b->data[len] = '\0';
     r->lengths[r->n_fields] = strlen(b->data); /* a NUL byte in the input ends the string */
+    if (r->lengths[r->n_fields] != len && !r->nul_field)
+        r->nul_field = r->n_fields + 1;
     r->fields[r->n_fields++] = b->data;
 }
 
@@ -114,6 +117,7 @@ static void resync(struct csvin *r)
     csv_free(&r->parser);
     parser_init(r);
     r->n_fields = 0;
+    r->nul_field = 0;
     r->record_done = false;
     r->in_record = false;
 }
@@ -149,6 +153,8 @@ static bool split_plain_line(struct csvin *r, char *p, size_t n)
             return true; /* reported by the caller */
         *b = '\0';       /* at the comma, a trimmed blank or the line's end: the field is done */
         r->lengths[r->n_fields] = nul ? strlen(a) : (size_t)(b - a);
+        if (r->lengths[r->n_fields] != (size_t)(b - a) && !r->nul_field)
+            r->nul_field = r->n_fields + 1;
         r->fields[r->n_fields++] = a;
         if (!comma)
             break;
@@ -213,6 +219,7 @@ int csvin_next(struct csvin *r, struct csvin_record *rec)
     if (r->record_done) { /* the previous record was handed out: start a new one */
         r->record_done = false;
         r->n_fields = 0;
+        r->nul_field = 0;
     }
     int rc = 0;
     while (rc == 0) {
@@ -243,6 +250,7 @@ int csvin_next(struct csvin *r, struct csvin_record *rec)
     rec->fields = r->fields;
     rec->lengths = r->lengths;
     rec->line = r->rec_line;
+    rec->nul_field = r->nul_field;
     return 1;
 }
 

@@ -24,6 +24,8 @@ struct csvin_record {
     char **fields;
     size_t *lengths;    /* strlen of each field */
     unsigned long line; /* physical line where the record starts (1-based) */
+    size_t nul_field;   /* 1 + the index of the first field that holds a NUL byte (its string
+                         * ends there, so the caller must reject the record); 0: none does */
 };
 
 /* Reads from `f` (not closed by csvin_free); `name` is used in messages. NULL on no memory. */

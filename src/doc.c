@@ -112,6 +112,10 @@ void doc_new_page(struct doc *doc)
     doc_text(doc, doc->page_w - DOC_M_RIGHT, base, 7.5, CANVAS_ALIGN_RIGHT, false, DOC_MUTED,
              doc_fit(doc, doc->running, 7.5, false, room, fitted, sizeof fitted));
     doc_hline(doc, DOC_M_LEFT, doc->page_w - DOC_M_RIGHT, base + 5, 0.5, DOC_RULE);
+    void (*at_top)(struct doc *, void *) = doc->at_next_page;
+    doc->at_next_page = NULL; /* once: what it draws may itself start a page */
+    if (at_top)
+        at_top(doc, doc->at_next_page_ctx);
 }
 
 void doc_need(struct doc *doc, double h)
@@ -134,24 +138,63 @@ static void doc_footers(struct doc *doc)
     }
 }
 
+/* No line is longer than this, in bytes, whatever its width: a prefix longer than it is never
+ * measured (libharu refuses strings of 64 KiB and more, and zero-width characters would let a
+ * line grow without end). */
+#define DOC_LINE_BYTES_MAX 4096
+
+/* The start of the UTF-8 character at or before s[m]. */
+static size_t doc_char_start(const char *s, size_t m)
+{
+    while (m > 0 && ((unsigned char)s[m] & 0xC0) == 0x80)
+        m--;
+    return m;
+}
+
+/* The end of the UTF-8 character that starts at s[m] (at most n). */
+static size_t doc_char_end(const char *s, size_t m, size_t n)
+{
+    m++;
+    while (m < n && ((unsigned char)s[m] & 0xC0) == 0x80)
+        m++;
+    return m;
+}
+
+/* Whether s[0..n) fits width (copied into buf to measure it); too long a prefix never does. */
+static bool doc_prefix_fits(struct doc *doc, const char *s, size_t n, double size, bool bold,
+                            double width, char *buf)
+{
+    if (n > DOC_LINE_BYTES_MAX)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return doc_width_of(doc, size, bold, buf) <= width;
+}
+
 /* The length of the longest prefix of s[0..n) that fits `width`, cut at a UTF-8 character
  * boundary (at least one character): a word longer than the line is broken, not let run off the
- * page. buf has room for n + 1 bytes. */
+ * page. Widths grow with the prefix, so a binary search over the boundaries finds it in
+ * log2(n) measures (one character less at a time was cubic in the word's length). buf has room
+ * for n + 1 bytes. */
 static size_t doc_fit_prefix(struct doc *doc, const char *s, size_t n, double size, bool bold,
                              double width, char *buf)
 {
-    for (;;) {
-        memcpy(buf, s, n);
-        buf[n] = '\0';
-        if (doc_width_of(doc, size, bold, buf) <= width)
-            return n;
-        size_t m = n - 1;
-        while (m > 0 && ((unsigned char)s[m] & 0xC0) == 0x80)
-            m--;
-        if (m == 0)
-            return n;
-        n = m;
+    if (n == 0 || doc_prefix_fits(doc, s, n, size, bold, width, buf))
+        return n;
+    /* lo: taken (the first character, which stands even when it is too wide); hi: too wide. */
+    size_t lo = doc_char_end(s, 0, n), hi = n;
+    while (lo < hi) {
+        size_t mid = doc_char_start(s, lo + (hi - lo) / 2);
+        if (mid <= lo)
+            mid = doc_char_end(s, lo, n);
+        if (mid >= hi)
+            break;
+        if (doc_prefix_fits(doc, s, mid, size, bold, width, buf))
+            lo = mid;
+        else
+            hi = mid;
     }
+    return lo;
 }
 
 void doc_wrap(struct doc *doc, const char *s, double size, bool bold, double width,
@@ -164,28 +207,25 @@ void doc_wrap(struct doc *doc, const char *s, double size, bool bold, double wid
         return;
     }
     size_t start = 0; /* start of the current line in s */
-    size_t fit = 0;   /* end of the longest prefix of the line that fits, at a space */
-    size_t i = 0;
     while (start < len) {
         while (s[start] == ' ')
             start++;
-        fit = 0;
-        i = start;
-        while (i <= len) {
-            if (i == len || s[i] == ' ') {
-                size_t n = i - start;
-                memcpy(buf, s + start, n);
-                buf[n] = '\0';
-                if (doc_width_of(doc, size, bold, buf) > width && fit > 0)
-                    break;
-                fit = i;
-                if (i == len)
-                    break;
-            }
+        if (start >= len)
+            break;
+        /* The longest run of whole words that fits; the first word alone when even it does
+         * not (then broken by doc_fit_prefix). Each space is tried once: the measures of a line
+         * stop at the first word that does not fit. */
+        size_t fit = 0, i = start;
+        for (;;) {
+            while (i < len && s[i] != ' ')
+                i++;
+            if (fit > 0 && !doc_prefix_fits(doc, s + start, i - start, size, bold, width, buf))
+                break;
+            fit = i;
+            if (i >= len)
+                break;
             i++;
         }
-        if (fit == 0)
-            fit = i; /* one long word */
         fit = start + doc_fit_prefix(doc, s + start, fit - start, size, bold, width, buf);
         memcpy(buf, s + start, fit - start);
         buf[fit - start] = '\0';
@@ -230,10 +270,18 @@ void doc_paragraph(struct doc *doc, const char *text, double indent, const char 
     doc->y += bullet ? 2.5 : 6;
 }
 
+static const double doc_heading_pt[] = {0, 17, 12.5, 10.5};
+
+double doc_heading_height(struct doc *doc, int level, const char *text)
+{
+    double sz = doc_heading_pt[level < 1 ? 1 : level > 3 ? 3 : level];
+    int lines = doc_lines(doc, text, sz, true, doc_width(doc));
+    return (level == 1 ? 12 : 10 + 3) + sz * 1.3 * (lines > 0 ? lines : 1);
+}
+
 void doc_heading(struct doc *doc, int level, const char *text)
 {
-    static const double size[] = {0, 17, 12.5, 10.5};
-    double sz = size[level < 1 ? 1 : level > 3 ? 3 : level];
+    double sz = doc_heading_pt[level < 1 ? 1 : level > 3 ? 3 : level];
     double before = level == 1 ? 0 : 10;
     /* Keep a heading with what follows: at least three lines of body below it. */
     doc_need(doc, before + sz * 1.5 + 3 * DOC_BODY_LEAD);
@@ -273,40 +321,135 @@ static const char *doc_fit(struct doc *doc, const char *s, double size, bool bol
 
 /* ---------------------------------------------------------------- tables */
 
+/* doc_fit into out (256 bytes), whether or not s had to be cut. */
+static void doc_fit_into(struct doc *doc, const char *s, double size, bool bold, double width,
+                         char *out)
+{
+    char buf[256];
+    snprintf(out, 256, "%s", doc_fit(doc, s, size, bold, width, buf, sizeof buf));
+}
+
+/* Where a line of a wrapped cell that holds s[0..n) ends: at its last space (dropped) or after
+ * its last '-', '_', '.' or '/' (kept), whichever comes later; else at n (a character boundary:
+ * doc_fit_prefix). *next gets where the next line starts. */
+static size_t doc_cell_break(const char *s, size_t n, size_t *next)
+{
+    for (size_t i = n; i > 1; i--) {
+        if (s[i - 1] == ' ') {
+            *next = i;
+            return i - 1;
+        }
+        if (strchr("-_./", s[i - 1])) {
+            *next = i;
+            return i;
+        }
+    }
+    *next = n;
+    return n;
+}
+
+/* Splits cell into at most max lines no wider than width at size, broken as a wrapping column
+ * breaks them, into lines[i]; returns the count (>= 1). The last line is cut with an ellipsis when
+ * the text goes on. */
+static size_t doc_cell_lines(struct doc *doc, const char *cell, double size, bool bold,
+                             double width, char (*lines)[256], size_t max)
+{
+    size_t len = strlen(cell), start = 0, count = 0;
+    char buf[256];
+    while (count < max) {
+        while (cell[start] == ' ')
+            start++;
+        size_t rest = len - start;
+        if (rest > sizeof buf - 1)
+            rest = sizeof buf - 1;
+        size_t fit = doc_fit_prefix(doc, cell + start, rest, size, bold, width, buf);
+        size_t next = start + fit, end = fit;
+        if (start + fit < len && count + 1 < max) {
+            end = doc_cell_break(cell + start, fit, &next);
+            next += start;
+        }
+        if (count + 1 == max && start + fit < len) { /* the last line, cut */
+            doc_fit_into(doc, cell + start, size, bold, width, lines[count]);
+            return count + 1;
+        }
+        memcpy(lines[count], cell + start, end);
+        lines[count][end] = '\0';
+        count++;
+        start = next;
+        if (start >= len)
+            break;
+    }
+    return count ? count : 1;
+}
+
+/* The lines of cell i of a row: wrapped in a wrapping column, else one line set smaller (down to
+ * DOC_TABLE_MIN_PT) and then cut; *size gets the type size. */
+static size_t doc_row_cell(struct doc *doc, const struct doc_col *col, const char *cell, bool bold,
+                           double cw, char (*lines)[256], double *size)
+{
+    *size = DOC_TABLE_PT;
+    double need = doc_width_of(doc, DOC_TABLE_PT, bold, cell);
+    if (need <= cw - 8) {
+        snprintf(lines[0], sizeof lines[0], "%s", cell);
+        return 1;
+    }
+    if (col->wrap && !bold)
+        return doc_cell_lines(doc, cell, DOC_TABLE_PT, bold, cw - 8, lines, DOC_CELL_LINES_MAX);
+    /* A cell too wide for its column is set smaller, down to DOC_TABLE_MIN_PT, before it is cut:
+     * a number or a formula is never shown cut short while it can be read whole. */
+    *size = fmax(DOC_TABLE_MIN_PT, DOC_TABLE_PT * (cw - 8) / need);
+    doc_fit_into(doc, cell, *size, bold, cw - 8, lines[0]);
+    return 1;
+}
+
+/* The height of a body row of cells: one line, or the most lines of its wrapped cells. */
+static double doc_row_height(struct doc *doc, const struct doc_col *cols, size_t ncols,
+                             const char *const *cells)
+{
+    size_t most = 1;
+    char lines[DOC_CELL_LINES_MAX][256];
+    double size;
+    for (size_t i = 0; i < ncols; i++) {
+        if (!cols[i].wrap || !cells[i])
+            continue;
+        size_t n = doc_row_cell(doc, &cols[i], cells[i], false, cols[i].frac * doc_width(doc),
+                                lines, &size);
+        most = n > most ? n : most;
+    }
+    return DOC_ROW_H + (double)(most - 1) * DOC_CELL_LEAD;
+}
+
 static void doc_row(struct doc *doc, const struct doc_col *cols, size_t ncols,
                     const char *const *cells, bool head, enum doc_row_style style, bool zebra)
 {
     double x = DOC_M_LEFT, w = doc_width(doc), y = doc->y;
+    double row_h = head ? DOC_ROW_H : doc_row_height(doc, cols, ncols, cells);
     if (head)
-        doc_fill_rect(doc, x, y, w, DOC_ROW_H, DOC_HEAD_FILL);
+        doc_fill_rect(doc, x, y, w, row_h, DOC_HEAD_FILL);
     else if (style == DOC_ROW_OK)
-        doc_fill_rect(doc, x, y, w, DOC_ROW_H, DOC_OK_FILL);
+        doc_fill_rect(doc, x, y, w, row_h, DOC_OK_FILL);
     else if (style == DOC_ROW_BAD)
-        doc_fill_rect(doc, x, y, w, DOC_ROW_H, DOC_BAD_FILL);
+        doc_fill_rect(doc, x, y, w, row_h, DOC_BAD_FILL);
     else if (zebra)
-        doc_fill_rect(doc, x, y, w, DOC_ROW_H, DOC_ZEBRA);
+        doc_fill_rect(doc, x, y, w, row_h, DOC_ZEBRA);
     bool bold = head;
     struct canvas_rgb rgb = head                   ? DOC_ACCENT
                             : style == DOC_ROW_BAD ? DOC_BAD
                             : style == DOC_ROW_OK  ? DOC_OK
                                                    : DOC_TEXT;
     for (size_t i = 0; i < ncols; i++) {
-        double cw = cols[i].frac * w;
-        char buf[256];
-        const char *cell = cells[i] ? cells[i] : "";
-        /* A cell too wide for its column is set smaller, down to DOC_TABLE_MIN_PT, before it is
-         * cut: a number or a formula is never shown cut short while it can be read whole. */
-        double size = DOC_TABLE_PT, need = doc_width_of(doc, size, bold, cell);
-        if (need > cw - 8)
-            size = fmax(DOC_TABLE_MIN_PT, size * (cw - 8) / need);
-        const char *s = doc_fit(doc, cell, size, bold, cw - 8, buf, sizeof buf);
+        double cw = cols[i].frac * w, size;
+        char lines[DOC_CELL_LINES_MAX][256];
+        size_t n = doc_row_cell(doc, &cols[i], cells[i] ? cells[i] : "", bold, cw, lines, &size);
         double tx = cols[i].align == CANVAS_ALIGN_LEFT    ? x + 4
                     : cols[i].align == CANVAS_ALIGN_RIGHT ? x + cw - 4
                                                           : x + cw / 2;
-        doc_text(doc, tx, y + 10.6, size, cols[i].align, bold, rgb, s);
+        for (size_t k = 0; k < n; k++)
+            doc_text(doc, tx, y + 10.6 + (double)k * DOC_CELL_LEAD, size, cols[i].align, bold, rgb,
+                     lines[k]);
         x += cw;
     }
-    doc->y += DOC_ROW_H;
+    doc->y += row_h;
 }
 
 void doc_table_start(struct doc *doc, struct doc_table *t, size_t min_rows)
@@ -322,7 +465,7 @@ void doc_table_start(struct doc *doc, struct doc_table *t, size_t min_rows)
 void doc_table_row(struct doc *doc, struct doc_table *t, const char *const *cells,
                    enum doc_row_style style)
 {
-    if (doc->y + DOC_ROW_H > doc_bottom(doc)) {
+    if (doc->y + doc_row_height(doc, t->cols, t->ncols, cells) > doc_bottom(doc)) {
         doc_new_page(doc);
         doc_table_start(doc, t, 1);
     }

@@ -55,6 +55,10 @@ struct doc {
     double y;                        /* the cursor: top of the next block, top-left coordinates */
     char running[DOC_RUNNING_BYTES]; /* the running head of the next new page */
     int error; /* 0, or the first failure (a libharu status, or -1 for memory) */
+    /* Called once, at the top of the next new page (after its running head), then cleared: the
+     * report draws a figure there that did not fit the rest of the page it was deferred from. */
+    void (*at_next_page)(struct doc *doc, void *ctx);
+    void *at_next_page_ctx;
 };
 
 /*
@@ -122,12 +126,22 @@ void doc_paragraph(struct doc *doc, const char *text, double indent, const char 
 /* A heading of level 1 (the title of a section, ruled), 2 or 3, kept with what follows. */
 void doc_heading(struct doc *doc, int level, const char *text);
 
-/* A table column: its header, its share of the text width, its alignment. */
+/* The height doc_heading takes below the cursor (away from the top of a page). */
+double doc_heading_height(struct doc *doc, int level, const char *text);
+
+/* A table column: its header, its share of the text width, its alignment, and whether a cell too
+ * wide for it wraps onto more lines (a name: broken at spaces, else after '-', '_', '.' or '/')
+ * instead of being set smaller and cut. */
 struct doc_col {
     const char *head;
     double frac;
     enum canvas_align align;
+    bool wrap;
 };
+
+/* At most this many lines in a wrapped cell; the last is cut with an ellipsis. */
+#define DOC_CELL_LINES_MAX 4
+#define DOC_CELL_LEAD 10.4 /* pt between the lines of a wrapped cell */
 
 /* A body row: plain, or tinted green (fits, the chosen fix) or red (does not fit). */
 enum doc_row_style { DOC_ROW_PLAIN, DOC_ROW_OK, DOC_ROW_BAD };
@@ -142,7 +156,8 @@ struct doc_table {
 /* Draws t's header where the header and min_rows rows fit (else on a new page). */
 void doc_table_start(struct doc *doc, struct doc_table *t, size_t min_rows);
 
-/* Draws one row of ncols cells (NULL: empty), each cut with an ellipsis to its column. */
+/* Draws one row of ncols cells (NULL: empty), each cut with an ellipsis to its column, or wrapped
+ * (a taller row) in a wrapping column. */
 void doc_table_row(struct doc *doc, struct doc_table *t, const char *const *cells,
                    enum doc_row_style style);
 

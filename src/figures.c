@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "canvas_cairo.h"
@@ -203,10 +204,9 @@ static int draw_checkpoint_k(struct canvas *c)
     struct scenario sc;
     scenario_lesson_example(&sc);
     sc.attention = ATTENTION_FLASH; /* A = 34 sbh (+ 4asb), c = 2 sbh: doc/model.md 5.2 */
-    uint64_t peak[256];
     struct chart_kcurve d;
     memset(&d, 0, sizeof d);
-    if (chart_kcurve_fill(&sc, peak, sizeof peak / sizeof peak[0], &d) != 0)
+    if (chart_kcurve_fill(&sc, &d) != 0)
         return -1;
     d.title = "Peak and step time against k (1.3B, FlashAttention)";
     d.units = UNITS_GB;
@@ -333,8 +333,10 @@ int figures_write(const char *dir, const char *source_date_epoch, struct diag *d
 {
     static const char *const ext[] = {".png", ".svg", ".pdf"};
     long long epoch;
+    time_t started = time(NULL);
     if (out_source_date_epoch(source_date_epoch, &epoch, d) < 0 || out_make_dirs(dir, d) != 0)
         return -1;
+    out_remove_stale(dir, started); /* a killed run's temporary files */
     for (unsigned i = 0; i < FIGURES_COUNT; i++) {
         for (int fmt = CANVAS_CAIRO_PNG; fmt <= CANVAS_CAIRO_PDF; fmt++) {
             char path[4096];

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CHUNK_BYTES ((size_t)1 << 16)
+
 struct nameset_slot {
     uint64_t hash; /* 0: empty */
-    unsigned long line;
+    uint64_t ref;  /* chunk index << 16 | offset of the entry: the line, then the name */
 };
 
 void nameset_init(struct nameset *n)
@@ -18,6 +20,9 @@ void nameset_init(struct nameset *n)
 void nameset_release(struct nameset *n)
 {
     free(n->slots);
+    for (size_t i = 0; i < n->n_chunks; i++)
+        free(n->chunks[i]);
+    free(n->chunks);
     memset(n, 0, sizeof *n);
 }
 
@@ -35,6 +40,8 @@ uint64_t nameset_hash(const char *s)
 static bool nameset_grow(struct nameset *n)
 {
     size_t cap = n->cap ? 2 * n->cap : 1024;
+    if (n->max_cap && cap > n->max_cap)
+        return false;
     struct nameset_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return false;
@@ -60,18 +67,61 @@ void nameset_prefetch(const struct nameset *n, uint64_t h)
         __builtin_prefetch(&n->slots[h & (n->cap - 1)]);
 }
 
-unsigned long nameset_add(struct nameset *n, uint64_t h, unsigned long line)
+/* The entry of a slot: its line, then its name. */
+static const char *entry(const struct nameset *n, uint64_t ref)
 {
-    if (2 * (n->count + 1) > n->cap && !nameset_grow(n))
-        return 0;
+    return n->chunks[ref >> 16] + (ref & (CHUNK_BYTES - 1));
+}
+
+/* Keeps line and name (len bytes) in the chunks; *ref gets where. false when out of memory. */
+static bool keep(struct nameset *n, const char *name, size_t len, unsigned long line, uint64_t *ref)
+{
+    size_t need = sizeof line + len + 1;
+    if (n->n_chunks == 0 || n->used + need > CHUNK_BYTES) {
+        if (n->n_chunks == n->cap_chunks) {
+            size_t cap = n->cap_chunks ? 2 * n->cap_chunks : 16;
+            char **chunks = realloc(n->chunks, cap * sizeof *chunks);
+            if (!chunks)
+                return false;
+            n->chunks = chunks;
+            n->cap_chunks = cap;
+        }
+        char *chunk = malloc(CHUNK_BYTES);
+        if (!chunk)
+            return false;
+        n->chunks[n->n_chunks++] = chunk;
+        n->used = 0;
+    }
+    char *e = n->chunks[n->n_chunks - 1] + n->used;
+    memcpy(e, &line, sizeof line);
+    memcpy(e + sizeof line, name, len + 1);
+    *ref = (uint64_t)(n->n_chunks - 1) << 16 | n->used;
+    n->used += need;
+    return true;
+}
+
+int nameset_add(struct nameset *n, const char *name, uint64_t h, unsigned long line,
+                unsigned long *first_line)
+{
+    size_t len = strlen(name);
+    if (len > NAMESET_NAME_MAX || (2 * (n->count + 1) > n->cap && !nameset_grow(n)))
+        return -1;
     size_t j = h & (n->cap - 1);
     while (n->slots[j].hash) {
-        if (n->slots[j].hash == h)
-            return n->slots[j].line;
+        if (n->slots[j].hash == h) {
+            const char *e = entry(n, n->slots[j].ref);
+            if (strcmp(e + sizeof line, name) == 0) {
+                memcpy(first_line, e, sizeof line);
+                return 0;
+            }
+        }
         j = (j + 1) & (n->cap - 1);
     }
+    uint64_t ref;
+    if (!keep(n, name, len, line, &ref))
+        return -1;
     n->slots[j].hash = h;
-    n->slots[j].line = line;
+    n->slots[j].ref = ref;
     n->count++;
-    return 0;
+    return 1;
 }

@@ -2,10 +2,16 @@
  * nameset: the scenario names seen in a run, for the rule that a name is unique in the run
  * (doc/memfit.1, THE SCENARIO CSV).
  *
- * An open-addressing hash set of 64-bit name hashes, each with the line it was first seen on:
- * 16 bytes a slot, at most half full, so 16-32 bytes a name. It is the one piece of `eval`'s
- * state that grows with the rows. Two different names share a 64-bit hash with a probability of
- * about n^2 / 2^65 (1e-8 for a million names). The set owns its slots; nameset_release frees them.
+ * An open-addressing hash set: a slot is a 64-bit hash of the name and where the name is kept,
+ * 16 bytes, the table at most half full, so 16-32 bytes a name; the names themselves, each with
+ * the line it was first seen on, sit one after the other in 64 KiB chunks (the name's bytes + 9
+ * bytes of line and NUL). Two names are the same only when their bytes are: a hash match is
+ * checked against the name kept (two names do share a hash now and then: "0hiooWgvkFK" and
+ * "8mpSuEbHH.A" do). It is the one piece of `eval`'s state that grows with the rows: about 50
+ * bytes a row for names of 10 characters. When it cannot grow, nameset_add says so and adds
+ * nothing: the caller stops, as it can no longer tell a duplicate.
+ *
+ * The set owns its slots and chunks; nameset_release frees them.
  */
 #ifndef MEMFIT_NAMESET_H
 #define MEMFIT_NAMESET_H
@@ -18,6 +24,9 @@ struct nameset_slot;
 struct nameset {
     struct nameset_slot *slots;
     size_t cap, count;
+    char **chunks; /* the names, each after its line; chunks[n_chunks - 1] is being filled */
+    size_t n_chunks, cap_chunks, used;
+    size_t max_cap; /* 0: the table grows as memory allows; else at most this many slots (tests) */
 };
 
 void nameset_init(struct nameset *n);
@@ -29,8 +38,13 @@ uint64_t nameset_hash(const char *name);
 /* Starts fetching the slot of hash h from memory, so that nameset_add finds it there. */
 void nameset_prefetch(const struct nameset *n, uint64_t h);
 
-/* Adds the name of hash h first seen on `line`: returns 0 when it is new, or the line it was
- * first seen on when it is a duplicate (0 too when out of memory: the check is then skipped). */
-unsigned long nameset_add(struct nameset *n, uint64_t h, unsigned long line);
+/* Adds `name` (h = nameset_hash(name), at most NAMESET_NAME_MAX bytes) first seen on `line`.
+ * Returns 1 when it is new, 0 when it is a duplicate (*first_line: the line it was first seen
+ * on), -1 when the set cannot grow (out of memory, or max_cap): nothing was added. */
+int nameset_add(struct nameset *n, const char *name, uint64_t h, unsigned long line,
+                unsigned long *first_line);
+
+/* Longest name kept, in bytes (a scenario name is at most 64 characters of 4 bytes). */
+#define NAMESET_NAME_MAX 1024
 
 #endif

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,11 +113,13 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
 {
     char dir[4096], tmp[4096];
     if (out_dirname(path, dir, sizeof dir) != 0 ||
-        out_join(tmp, sizeof tmp, dir, ".memfit-tmp-", "XXXXXX") != 0)
+        out_join(tmp, sizeof tmp, dir, OUT_TMP_PREFIX, "XXXXXX") != 0)
         return out_fail(d, path, "path too long");
     int fd = mkstemp(tmp);
     if (fd < 0)
         return out_fail(d, path, strerror(errno));
+    /* Held until the file is closed: out_remove_stale of another run leaves it alone. */
+    (void)flock(fd, LOCK_EX | LOCK_NB);
     /* mkstemp creates 0600; an output file is as readable as any other the user writes. */
     mode_t mask = umask(0);
     umask(mask);
@@ -206,4 +210,41 @@ int out_source_date_epoch(const char *value, long long *seconds, struct diag *d)
     }
     *seconds = t;
     return 1;
+}
+
+/* OUT_TMP_PREFIX and six characters of mkstemp's: letters and digits. */
+static bool out_is_tmp_name(const char *name)
+{
+    size_t n = strlen(OUT_TMP_PREFIX);
+    if (strncmp(name, OUT_TMP_PREFIX, n) != 0 || strlen(name + n) != 6)
+        return false;
+    for (const char *p = name + n; *p; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+            return false;
+    return true;
+}
+
+size_t out_remove_stale(const char *dir, time_t before)
+{
+    DIR *dp = opendir(dir[0] ? dir : ".");
+    if (!dp)
+        return 0;
+    size_t removed = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        char path[4096];
+        struct stat st;
+        if (!out_is_tmp_name(e->d_name) || out_join(path, sizeof path, dir, e->d_name, "") != 0 ||
+            lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime >= before)
+            continue;
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        /* A file a live run is writing is locked: only a dead run's file is taken. */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && unlink(path) == 0)
+            removed++;
+        close(fd);
+    }
+    closedir(dp);
+    return removed;
 }

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "diag.h"
 
@@ -59,6 +60,17 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
 
 /* mkdir -p: makes dir and its missing parents. Returns 0, or -1 after a message into d. */
 int out_make_dirs(const char *dir, struct diag *d);
+
+/* The prefix of out_write_atomic's temporary files (then mkstemp's six characters). */
+#define OUT_TMP_PREFIX ".memfit-tmp-"
+
+/*
+ * Removes the temporary files a killed run left in dir: regular files named OUT_TMP_PREFIX and
+ * six letters or digits, last modified before `before` (the start of this run), that no running
+ * memfit holds (out_write_atomic keeps its temporary file locked until the rename). Nothing
+ * else is touched. Best effort, silent; returns the number of files removed.
+ */
+size_t out_remove_stale(const char *dir, time_t before);
 
 /* The default creation date of reproducible files when SOURCE_DATE_EPOCH is unset. */
 #define OUT_DEFAULT_EPOCH 1704067200LL /* 2024-01-01T00:00:00Z */

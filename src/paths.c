@@ -29,16 +29,20 @@ int paths_find_data(const char *rel, char *buf, size_t size)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = '\0';
-            static const char *const up[] = {"", "/..", "/../share/memfit"};
-            for (size_t i = 0; i < 3; i++) {
+            /* The last two: a build folder of its own in a source checkout (build/asan/memfit,
+             * build/asan/tests/test_report), taken only where the checkout's sources are. */
+            static const char *const up[] = {"", "/..", "/../share/memfit", "/../..", "/../../.."};
+            for (size_t i = 0; i < sizeof up / sizeof *up; i++) {
                 char dir[4200];
                 snprintf(dir, sizeof dir, "%s%s", exe, up[i]);
+                if (i >= 3 && !try_path(buf, size, dir, "src/paths.c"))
+                    continue;
                 if (try_path(buf, size, dir, rel))
                     return 0;
             }
         }
     }
-    if (try_path(buf, size, MEMFIT_DATADIR, rel) || try_path(buf, size, ".", rel))
+    if (try_path(buf, size, MEMFIT_DATADIR, rel))
         return 0;
     return -1;
 }

@@ -2,8 +2,10 @@
  * paths: where memfit finds its data files (configs/, templates/).
  *
  * Looked up, in order, beside the executable (a source checkout: ./memfit or build/memfit), in
- * the installed data dir relative to the executable (../share/memfit), the compiled-in
- * MEMFIT_DATADIR, and the current directory.
+ * the installed data dir relative to the executable (../share/memfit), two or three folders up
+ * when that is a source checkout (a build of its own: build/asan/memfit, build/asan/tests/), and
+ * the compiled-in MEMFIT_DATADIR. Never in the current
+ * directory: a memfit run in someone else's folder must not read its configs/ or templates/.
  */
 #ifndef MEMFIT_PATHS_H
 #define MEMFIT_PATHS_H

@@ -286,3 +286,35 @@ void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES])
         out[m] = model_max_micro_batch(&trial);
     }
 }
+
+void plan_step_comparison(const struct scenario *sc, uint64_t k_best, struct scenario *out)
+{
+    *out = *sc;
+    if (sc->recompute == RECOMPUTE_EVERY_K) {
+        out->recompute = RECOMPUTE_NONE;
+        out->ckpt_every = 0;
+        return;
+    }
+    out->recompute = RECOMPUTE_EVERY_K;
+    out->ckpt_every = k_best ? k_best : 1;
+}
+
+int plan_check(const struct scenario *sc)
+{
+    struct terms t, cmp_t;
+    struct plan p; /* about 20 KB: config calls this only for rows near the limit */
+    if (sc->pp == 0 || model_eval(sc, &t) != MODEL_OK || plan_build_from(sc, &t, &p) != 0)
+        return -1;
+    struct scenario cmp;
+    plan_step_comparison(sc, t.k_best, &cmp);
+    if (model_peak(&cmp, &cmp_t) != MODEL_OK)
+        return -1;
+    /* M(k) = m ceil(n/k) c + k A for a stage of n layers: each term is at most its value at one
+     * end of k = 1..n, so M(1) + M(n) bounds every point of the curve. */
+    uint64_t first, last, sum;
+    if (model_ckpt_peak(sc, &t, 1, &first) != MODEL_OK ||
+        model_ckpt_peak(sc, &t, sc->layers / sc->pp, &last) != MODEL_OK ||
+        __builtin_add_overflow(first, last, &sum))
+        return -1;
+    return 0;
+}

@@ -125,4 +125,18 @@ void plan_mode_scenario(const struct scenario *sc, enum plan_mode mode, struct s
 /* Largest micro-batch that fits in each mode (model_max_micro_batch; 0: not even 1). */
 void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES]);
 
+/* The step the report compares sc's step with (its second step chart): checkpointing every
+ * k_best layers (model_eval's k_best; 1 when 0), or, when sc already checkpoints every k, the same
+ * step without checkpointing. */
+void plan_step_comparison(const struct scenario *sc, uint64_t k_best, struct scenario *out);
+
+/*
+ * 0 when every count that eval and the report compute for sc fits in 64 bits: model_eval, the
+ * ladder (whose rungs may bring back what sc leaves out, e.g. the attention scores that selective
+ * recomputation drops come back with full checkpointing), the comparison step, and M(k) for every
+ * k of the k-curve; -1 otherwise. Config rejects the rows for which it fails, so that what it
+ * accepts is always evaluated, planned and charted. Costs a plan_build.
+ */
+int plan_check(const struct scenario *sc);
+
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sys/stat.h>
 
@@ -28,7 +29,20 @@ struct report_run {
     struct template scenario_tmpl, summary_tmpl;
     struct report_sc *scs;
     size_t n;
+    size_t sections_done; /* for the listener */
+    size_t left_out;      /* scenarios that could not be computed (reported) */
+    time_t started;       /* temporary files older than this are a killed run's */
 };
+
+/* Tells the listener that one more scenario's section is drawn. */
+static void report_tell_section(struct report_run *run)
+{
+    const struct report_listener *l = run->opt->listener;
+    size_t total = run->n * (run->opt->split ? 2 : 1);
+    run->sections_done++;
+    if (l && l->section)
+        l->section(l->ctx, run->sections_done, total);
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Rendering a template.                                                                       */
@@ -69,16 +83,132 @@ static double report_text_height(struct doc *doc, const struct template_block *b
     return lines * DOC_BODY_LEAD + (b->kind == TEMPLATE_ITEM ? 2.5 : 6);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Figures: a chart and its caption, kept together, floated to the next page when they do not   */
+/* fit the rest of this one while the text after them fills it.                                */
+
+/* The end of the figure whose chart is block i: its caption, the paragraph right after the chart
+ * (phrase blocks, which draw nothing, aside), belongs to it. Returns the block after the figure. */
+static size_t report_figure_end(const struct template *tmpl, size_t i)
+{
+    size_t j = i + 1;
+    while (j < tmpl->n && tmpl->blocks[j].kind == TEMPLATE_PHRASE)
+        j++;
+    return j < tmpl->n && tmpl->blocks[j].kind == TEMPLATE_PARAGRAPH ? j + 1 : i + 1;
+}
+
+/* The height of the figure [i, end): the chart as report_charts_draw places it, and its caption. */
+static double report_figure_height(struct doc *doc, const struct template *tmpl, size_t i,
+                                   size_t end, struct report_values *vals)
+{
+    double h = report_charts_height(tmpl->blocks[i].text) + 10;
+    for (size_t j = i + 1; j < end; j++)
+        if (tmpl->blocks[j].kind == TEMPLATE_PARAGRAPH)
+            h += report_text_height(doc, &tmpl->blocks[j], vals);
+    return h;
+}
+
+/* The first block from j on that may be set while a figure before it waits for the next page:
+ * text or a table of the same section (before the next chart, section heading or page break);
+ * tmpl->n when there is none. */
+static size_t report_flow_after(const struct template *tmpl, size_t j)
+{
+    for (; j < tmpl->n; j++) {
+        const struct template_block *b = &tmpl->blocks[j];
+        if (b->kind == TEMPLATE_PHRASE)
+            continue;
+        if (b->kind == TEMPLATE_CHART || b->kind == TEMPLATE_PAGEBREAK ||
+            (b->kind == TEMPLATE_HEADING && b->level <= 2))
+            return tmpl->n;
+        return j;
+    }
+    return tmpl->n;
+}
+
+/* A figure deferred to the top of the next page. */
+struct report_float {
+    const struct template *tmpl;
+    struct report_sc *r;
+    size_t chart, end; /* its blocks */
+    bool pending;
+};
+
+/* Draws the figure [chart, end) at the cursor, on a new page unless it fits. */
+static void report_figure_draw(struct doc *doc, const struct template *tmpl, struct report_sc *r,
+                               size_t chart, size_t end)
+{
+    doc_need(doc, report_figure_height(doc, tmpl, chart, end, &r->vals));
+    report_charts_draw(doc, r, tmpl->blocks[chart].text);
+    for (size_t j = chart + 1; j < end; j++)
+        if (tmpl->blocks[j].kind == TEMPLATE_PARAGRAPH)
+            report_block_text(doc, &tmpl->blocks[j], &r->vals);
+}
+
+/* doc's at_next_page: the deferred figure, at the top of the page. */
+static void report_float_at_top(struct doc *doc, void *ctx)
+{
+    struct report_float *fl = ctx;
+    if (!fl->pending)
+        return;
+    fl->pending = false;
+    report_figure_draw(doc, fl->tmpl, fl->r, fl->chart, fl->end);
+}
+
+/* Places the deferred figure before what comes next (a section, another figure, the end): on the
+ * next page, since it did not fit the rest of this one. */
+static void report_float_flush(struct doc *doc, struct report_float *fl)
+{
+    if (fl->pending)
+        doc_new_page(doc); /* at_next_page draws it */
+}
+
 /*
- * Keeps a heading with what follows it: the paragraphs under it and the first chart or the head
- * of the first table. Returns the height to ask for (at most a page).
+ * The figure whose chart is block i: drawn here when it fits the rest of the page, else deferred
+ * to the top of the next page when text or a table of its section follows to fill this one, else
+ * drawn on the next page. Returns the last block it takes (its caption).
+ */
+static size_t report_figure(struct doc *doc, const struct template *tmpl, struct report_sc *r,
+                            size_t i, struct report_float *fl)
+{
+    size_t end = report_figure_end(tmpl, i);
+    report_float_flush(doc, fl); /* figures keep their order */
+    double h = report_figure_height(doc, tmpl, i, end, &r->vals);
+    bool fits = doc->y + h <= doc_bottom(doc), top = doc->y <= DOC_M_TOP + 1;
+    if (!fits && !top && report_flow_after(tmpl, end) < tmpl->n) {
+        *fl = (struct report_float){tmpl, r, i, end, true};
+        doc->at_next_page = report_float_at_top;
+        doc->at_next_page_ctx = fl;
+    } else {
+        report_figure_draw(doc, tmpl, r, i, end);
+    }
+    return end - 1;
+}
+
+/* The height a block needs kept with the heading above it: a paragraph's or item's first three
+ * lines, a table's head. */
+static double report_block_keep(struct doc *doc, const struct template_block *b,
+                                struct report_values *vals)
+{
+    if (b->kind == TEMPLATE_TABLE)
+        return report_tables_keep_height(b->text);
+    double h = report_text_height(doc, b, vals), three = 3 * DOC_BODY_LEAD;
+    return h < three ? h : three;
+}
+
+/*
+ * Keeps a heading with what follows it: the text under it and the figure or table that text
+ * introduces. A figure that would float (its section goes on with text or a table) is not kept:
+ * the heading then stays with its text, or with the first block set after the figure. When no
+ * figure or table follows (a list of notes), the heading stays with its first paragraph or item.
+ * Returns the height to ask for (at most a page).
  */
 static double report_keep_height(struct doc *doc, const struct template *tmpl, size_t i,
                                  struct report_values *vals)
 {
-    /* A heading stays with the text under it and the chart or table that text introduces; when
-     * no chart or table follows (a list of notes), only with its first paragraph or item. */
-    double h = 40, first = 0;
+    char *text = template_expand(tmpl->blocks[i].text, report_values_lookup, vals);
+    double head = (text ? doc_heading_height(doc, tmpl->blocks[i].level, text) : 40) + 2;
+    free(text);
+    double h = head, first = 0, page = doc_bottom(doc) - DOC_M_TOP;
     bool figure = false;
     for (size_t j = i + 1; j < tmpl->n; j++) {
         const struct template_block *b = &tmpl->blocks[j];
@@ -88,14 +218,19 @@ static double report_keep_height(struct doc *doc, const struct template *tmpl, s
             double th = report_text_height(doc, b, vals);
             h += th;
             if (first == 0)
-                first = 40 + th;
+                first = head + th;
             continue;
         }
         if (b->kind == TEMPLATE_CHART) {
+            size_t end = report_figure_end(tmpl, j), flow = report_flow_after(tmpl, end);
+            double fh = report_figure_height(doc, tmpl, j, end, vals);
+            if (doc->y + h + fh > doc_bottom(doc) && flow < tmpl->n) {
+                if (first == 0)
+                    h += report_block_keep(doc, &tmpl->blocks[flow], vals);
+                return h < page ? h : page;
+            }
             figure = true;
-            h += report_charts_height(b->text) + 10;
-            if (j + 1 < tmpl->n && tmpl->blocks[j + 1].kind == TEMPLATE_CHART)
-                h += report_charts_height(tmpl->blocks[j + 1].text) + 10;
+            h += fh;
         } else if (b->kind == TEMPLATE_TABLE) {
             figure = true;
             h += report_tables_keep_height(b->text);
@@ -104,7 +239,6 @@ static double report_keep_height(struct doc *doc, const struct template *tmpl, s
     }
     if (!figure && first > 0)
         h = first;
-    double page = doc_bottom(doc) - DOC_M_TOP;
     return h < page ? h : page;
 }
 
@@ -113,10 +247,13 @@ static void report_render(struct doc *doc, const struct template *tmpl, struct r
                           const struct report_run *run, size_t first, size_t count)
 {
     struct report_values *vals = r ? &r->vals : (struct report_values *)&run->doc_vals;
+    struct report_float fl = {0};
     for (size_t i = 0; i < tmpl->n && !doc->error; i++) {
         const struct template_block *b = &tmpl->blocks[i];
         switch (b->kind) {
         case TEMPLATE_HEADING:
+            if (b->level <= 2)
+                report_float_flush(doc, &fl); /* a figure stays in its section */
             doc_need(doc, report_keep_height(doc, tmpl, i, vals));
             report_block_text(doc, b, vals);
             break;
@@ -125,19 +262,15 @@ static void report_render(struct doc *doc, const struct template *tmpl, struct r
             report_block_text(doc, b, vals);
             break;
         case TEMPLATE_PAGEBREAK:
+            report_float_flush(doc, &fl);
             if (doc->y > DOC_M_TOP + 1)
                 doc_new_page(doc);
             break;
         case TEMPLATE_PHRASE: /* words the tables and charts use, not a block of the page */
             break;
         case TEMPLATE_CHART:
-            /* Charts that follow each other directly share a page (they are compared). */
-            if (i + 1 < tmpl->n && tmpl->blocks[i + 1].kind == TEMPLATE_CHART &&
-                (i == 0 || tmpl->blocks[i - 1].kind != TEMPLATE_CHART))
-                doc_need(doc, report_charts_height(b->text) +
-                                  report_charts_height(tmpl->blocks[i + 1].text) + 20);
             if (r)
-                report_charts_draw(doc, r, b->text);
+                i = report_figure(doc, tmpl, r, i, &fl);
             break;
         case TEMPLATE_TABLE:
             if (r)
@@ -149,6 +282,8 @@ static void report_render(struct doc *doc, const struct template *tmpl, struct r
         if (doc->c.error)
             doc_fail(doc, doc->c.error);
     }
+    report_float_flush(doc, &fl);
+    doc->at_next_page = NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -172,8 +307,9 @@ static void report_scenario(struct doc *doc, const struct report_run *run, struc
     report_render(doc, &run->scenario_tmpl, r, run, 0, 0);
 }
 
-/* Finishes doc (footers) and writes it to path. */
-static int report_finish(struct report_run *run, struct doc *doc, const char *path, struct diag *d)
+/* Finishes doc (footers) and writes it to path, a file of `scenarios` (split: one's own). */
+static int report_finish(struct report_run *run, struct doc *doc, const char *path,
+                         size_t scenarios, bool split, struct diag *d)
 {
     if (run->phrases.misses) {
         diag_report(d, NULL, 0, "cannot write '%s': %s (a bug in memfit)", path,
@@ -188,7 +324,12 @@ static int report_finish(struct report_run *run, struct doc *doc, const char *pa
                         (unsigned)doc->error);
         return -1;
     }
-    return out_write_atomic(path, doc_write, doc, d);
+    if (out_write_atomic(path, doc_write, doc, d) != 0)
+        return -1;
+    const struct report_listener *l = run->opt->listener;
+    if (l && l->file)
+        l->file(l->ctx, path, doc->n_pages, scenarios, split);
+    return 0;
 }
 
 static int report_combined(struct report_run *run, const char *path, struct diag *d)
@@ -205,9 +346,11 @@ static int report_combined(struct report_run *run, const char *path, struct diag
     doc_new_page(&doc);
     doc_bookmark(&doc, bookmark);
     report_render(&doc, &run->summary_tmpl, NULL, run, 0, run->n);
-    for (size_t i = 0; i < run->n; i++)
+    for (size_t i = 0; i < run->n; i++) {
         report_scenario(&doc, run, &run->scs[i]);
-    rc = report_finish(run, &doc, path, d);
+        report_tell_section(run);
+    }
+    rc = report_finish(run, &doc, path, run->n, false, d);
 out:
     doc_release(&doc);
     return rc;
@@ -223,7 +366,8 @@ static int report_single(struct report_run *run, struct report_sc *r, const char
     int rc = -1;
     if (report_doc_init(&doc, run, title, d) == 0) {
         report_scenario(&doc, run, r);
-        rc = report_finish(run, &doc, path, d);
+        report_tell_section(run);
+        rc = report_finish(run, &doc, path, 1, true, d);
     }
     doc_release(&doc);
     return rc;
@@ -352,10 +496,20 @@ static int report_compute(struct report_run *run, const struct scenario *scs, si
         diag_report(d, NULL, 0, "out of memory");
         return -1;
     }
-    run->n = n;
-    for (size_t i = 0; i < n; i++)
-        if (report_sc_init(&run->scs[i], &scs[i], run->units, &run->phrases, d) != 0)
-            return -1;
+    /* A scenario that cannot be computed (config rejects those rows, so this is a safety net)
+     * is left out with its message; the others are still written. */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (report_sc_init(&run->scs[kept], &scs[i], run->units, &run->phrases, d) == 0)
+            kept++;
+        else
+            run->left_out++;
+    }
+    run->n = kept;
+    if (kept == 0) {
+        diag_report(d, NULL, 0, "no scenario to report");
+        return -1;
+    }
     report_values_doc(&run->doc_vals, run->scs, n, run->units, run->opt->inputs,
                       run->opt->validation_note, &run->phrases);
     for (size_t i = 0; i < n; i++)
@@ -369,6 +523,7 @@ static int report_write_files(struct report_run *run, struct diag *d)
     const struct report_options *opt = run->opt;
     if (out_make_dirs(opt->out_dir, d) != 0)
         return -1;
+    out_remove_stale(opt->out_dir, run->started);
     char path[4096];
     if (out_join(path, sizeof path, opt->out_dir, opt->file_name ? opt->file_name : "report.pdf",
                  "") != 0) {
@@ -392,12 +547,15 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     memset(&run, 0, sizeof run);
     run.opt = opt;
     run.units = opt->units;
+    run.started = time(NULL);
     report_phrases_init(&run.phrases);
     template_init(&run.scenario_tmpl);
     template_init(&run.summary_tmpl);
     int rc = -1;
     if (report_load_templates(&run, d) == 0 && report_compute(&run, scs, n, d) == 0)
         rc = report_write_files(&run, d);
+    if (rc == 0 && run.left_out)
+        rc = 1;
     free(run.scs);
     template_release(&run.scenario_tmpl);
     template_release(&run.summary_tmpl);

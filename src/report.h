@@ -32,6 +32,16 @@
 
 enum report_paper { REPORT_PAPER_A4, REPORT_PAPER_LETTER };
 
+/* What report_write tells its caller as it goes (main.c: the progress bar and the closing
+ * message on stderr); a NULL function is not called. */
+struct report_listener {
+    /* One more scenario's section drawn: done of total (with split, each scenario twice). */
+    void (*section)(void *ctx, size_t done, size_t total);
+    /* A file written, complete: its path, pages and scenarios; split: one scenario's own file. */
+    void (*file)(void *ctx, const char *path, size_t pages, size_t scenarios, bool split);
+    void *ctx;
+};
+
 struct report_options {
     const char *out_dir;           /* the folder of every file ("out"); created by the caller */
     const char *file_name;         /* the combined report in out_dir; NULL: "report.pdf" */
@@ -44,15 +54,18 @@ struct report_options {
     const char *source_date_epoch; /* SOURCE_DATE_EPOCH as given (NULL or "": no date) */
     const char *inputs;            /* shown on the summary page, e.g. "configs/examples.csv" */
     const char *validation_note;   /* the PyTorch validation sentence; NULL: phrase 'validation' */
+    const struct report_listener *listener; /* NULL: none */
 };
 
 /* Fills *opt with the defaults (out/, report.pdf, A4, GB, no split). */
 void report_options_init(struct report_options *opt);
 
 /*
- * Writes the report of scs[0..n) (n >= 1) and, with split, one file per scenario. Returns 0, or
- * -1 after reporting into d (a template error, an unwritable folder, a libharu failure); files
- * already complete stay, a file that failed keeps its previous content.
+ * Writes the report of scs[0..n) (n >= 1) and, with split, one file per scenario. Returns 0; 1
+ * when it was written without some scenarios that could not be computed (each reported into d:
+ * a byte count overflows); or -1 after reporting into d (a template error, an unwritable folder,
+ * a libharu failure, no scenario left); files already complete stay, a file that failed keeps
+ * its previous content.
  */
 int report_write(const struct scenario *scs, size_t n, const struct report_options *opt,
                  struct diag *d);

@@ -79,15 +79,11 @@ static void report_charts_fit(struct doc *doc, const struct report_sc *r, double
 static void report_step_other(const struct report_sc *r, struct scenario *out, char *title,
                               size_t size)
 {
-    *out = *r->sc;
+    plan_step_comparison(r->sc, r->t.k_best, out);
     if (r->sc->recompute == RECOMPUTE_EVERY_K) {
-        out->recompute = RECOMPUTE_NONE;
-        out->ckpt_every = 0;
         report_say(title, size, r->ph, &r->vals, REPORT_PHRASE_CHART_STEP_NO_CKPT, NULL);
         return;
     }
-    out->recompute = RECOMPUTE_EVERY_K;
-    out->ckpt_every = r->t.k_best ? r->t.k_best : 1;
     char k[32];
     report_fmt_u64(k, sizeof k, out->ckpt_every);
     report_say(title, size, r->ph, &r->vals,
@@ -111,31 +107,37 @@ static void report_charts_step(struct doc *doc, const struct report_sc *r, bool 
         sc = *r->sc;
         report_say(heading, sizeof heading, r->ph, &r->vals, REPORT_PHRASE_CHART_STEP, NULL);
     }
-    size_t cap = timeline_capacity(&sc);
-    struct timeline_event *ev = calloc(cap ? cap : 1, sizeof *ev);
+    /* The step streamed into a series of at most CHART_STEP_POINTS points: a chart of a million
+     * layers costs what one of 24 does. The series needs the checkpointing segment before the
+     * walk: k' = min(k, L/pp) (timeline.h). */
+    struct terms ot, own;
+    bool own_ok = model_peak(&sc, &own) == MODEL_OK;
+    uint64_t stage_layers = sc.pp ? sc.layers / sc.pp : 0, segment = 0;
+    if (sc.recompute == RECOMPUTE_EVERY_K && sc.ckpt_every > 0)
+        segment = sc.ckpt_every < stage_layers ? sc.ckpt_every : stage_layers;
+    struct chart_step_series *ser = malloc(sizeof *ser);
     struct timeline_summary sum;
-    if (!ev || timeline_build(&sc, ev, cap, &sum) != 0) {
-        free(ev);
+    if (ser)
+        chart_step_series_init(ser, segment, own_ok ? own.ckpt_bytes : 0);
+    if (!ser || !own_ok || timeline_stream(&sc, chart_step_series_add, ser, &sum) != 0) {
+        free(ser);
         doc_fail(doc, -1);
         return;
     }
     /* Both step charts share the scale of the larger peak. */
-    struct terms ot, own;
     uint64_t ymax = sum.peak_bytes;
     if (model_peak(&cmp, &ot) == MODEL_OK && ot.peak_bytes > ymax)
         ymax = ot.peak_bytes;
     /* The title gives the walk's own peak; under checkpointing it can stay below the formula's
      * M(k) + logits, because the loss backward frees the logits before the first rebuild. */
     char peak[32], title[REPORT_VALUE_MAX];
-    bool own_ok = model_peak(&sc, &own) == MODEL_OK;
     report_fmt_size(peak, sizeof peak, sum.peak_bytes, r->units);
     report_say(title, sizeof title, r->ph, &r->vals,
                own_ok && sum.peak_bytes < own.peak_bytes ? REPORT_PHRASE_CHART_STEP_PEAK_EARLY
                                                          : REPORT_PHRASE_CHART_STEP_PEAK,
                "heading", heading, "walk_peak", peak, NULL);
     struct chart_step d = {.title = title,
-                           .events = ev,
-                           .n = sum.n_events,
+                           .series = ser,
                            .states_bytes = sum.states_bytes,
                            .total_time = sum.total_time,
                            .gpu_bytes = r->sc->gpu_mem_bytes,
@@ -145,17 +147,14 @@ static void report_charts_step(struct doc *doc, const struct report_sc *r, bool 
                            .segment = sum.segment,
                            .units = r->units};
     chart_step_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
-    free(ev);
+    free(ser);
 }
 
 static void report_charts_kcurve(struct doc *doc, const struct report_sc *r, double y, double h)
 {
-    size_t cap = (size_t)r->sc->layers;
-    uint64_t *peak = calloc(cap ? cap : 1, sizeof *peak);
-    struct chart_kcurve d;
+    struct chart_kcurve d; /* a few hundred points, whatever L */
     memset(&d, 0, sizeof d);
-    if (!peak || chart_kcurve_fill(r->sc, peak, cap, &d) != 0) {
-        free(peak);
+    if (chart_kcurve_fill(r->sc, &d) != 0) {
         doc_fail(doc, -1);
         return;
     }
@@ -164,7 +163,6 @@ static void report_charts_kcurve(struct doc *doc, const struct report_sc *r, dou
     d.title = title;
     d.units = r->units;
     chart_kcurve_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
-    free(peak);
 }
 
 static void report_charts_walk(struct doc *doc, const struct report_sc *r, double y, double h)

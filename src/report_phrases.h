@@ -44,7 +44,7 @@ struct report_values;
     X(VALIDATION, "validation", "measurements gpt_shapes llama_shapes gap_gpt gap_llama",          \
       REPORT_OWN, 0)                                                                               \
     /* the summary table */                                                                        \
-    X(SUMMARY_COLUMNS, "summary_columns", "", REPORT_OWN, 5)                                       \
+    X(SUMMARY_COLUMNS, "summary_columns", "", REPORT_OWN, 6)                                       \
     X(SUMMARY_FITS, "summary_fits", "", REPORT_SC, 0)                                              \
     X(SUMMARY_OOM, "summary_oom", "", REPORT_SC, 0)                                                \
     X(SUMMARY_FIX_NONE, "summary_fix_none", "", REPORT_SC, 0)                                      \

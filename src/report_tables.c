@@ -42,10 +42,10 @@ static void table_columns(struct report_phrases *ph, const struct report_values 
 
 static void table_config(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col layout[] = {{NULL, 0.14, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.36, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.14, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.36, CANVAS_ALIGN_LEFT}};
+    static const struct doc_col layout[] = {{NULL, 0.14, CANVAS_ALIGN_LEFT, false},
+                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, false},
+                                            {NULL, 0.14, CANVAS_ALIGN_LEFT, false},
+                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, false}};
     const struct scenario *sc = r->sc;
     const struct report_values *vals = &r->vals;
     struct report_phrases *ph = r->ph;
@@ -260,17 +260,17 @@ static void terms_moe_formulas(const struct report_sc *r, const struct model_gpu
 
 static void table_terms(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col dense_layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT},
-                                                  {NULL, 0.40, CANVAS_ALIGN_LEFT},
-                                                  {NULL, 0.18, CANVAS_ALIGN_RIGHT},
-                                                  {NULL, 0.11, CANVAS_ALIGN_RIGHT},
-                                                  {NULL, 0.09, CANVAS_ALIGN_RIGHT}};
+    static const struct doc_col dense_layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, false},
+                                                  {NULL, 0.40, CANVAS_ALIGN_LEFT, false},
+                                                  {NULL, 0.18, CANVAS_ALIGN_RIGHT, false},
+                                                  {NULL, 0.11, CANVAS_ALIGN_RIGHT, false},
+                                                  {NULL, 0.09, CANVAS_ALIGN_RIGHT, false}};
     /* The formulas of the dense and routed-expert rows are longer. */
-    static const struct doc_col moe_layout[] = {{NULL, 0.215, CANVAS_ALIGN_LEFT},
-                                                {NULL, 0.425, CANVAS_ALIGN_LEFT},
-                                                {NULL, 0.17, CANVAS_ALIGN_RIGHT},
-                                                {NULL, 0.105, CANVAS_ALIGN_RIGHT},
-                                                {NULL, 0.085, CANVAS_ALIGN_RIGHT}};
+    static const struct doc_col moe_layout[] = {{NULL, 0.215, CANVAS_ALIGN_LEFT, false},
+                                                {NULL, 0.425, CANVAS_ALIGN_LEFT, false},
+                                                {NULL, 0.17, CANVAS_ALIGN_RIGHT, false},
+                                                {NULL, 0.105, CANVAS_ALIGN_RIGHT, false},
+                                                {NULL, 0.085, CANVAS_ALIGN_RIGHT, false}};
     const struct doc_col *layout = r->sc->experts > 0 ? moe_layout : dense_layout;
     const struct terms *t = &r->t;
     const struct model_gpu *g = &t->stage[t->peak_stage];
@@ -372,9 +372,9 @@ static void ladder_time(const struct report_sc *r, const struct plan_rung *g, ch
 static void table_ladder(struct doc *doc, const struct report_sc *r)
 {
     static const struct doc_col layout[] = {
-        {NULL, 0.15, CANVAS_ALIGN_LEFT},   {NULL, 0.39, CANVAS_ALIGN_LEFT},
-        {NULL, 0.06, CANVAS_ALIGN_RIGHT},  {NULL, 0.12, CANVAS_ALIGN_RIGHT},
-        {NULL, 0.08, CANVAS_ALIGN_CENTER}, {NULL, 0.20, CANVAS_ALIGN_RIGHT}};
+        {NULL, 0.15, CANVAS_ALIGN_LEFT, false},   {NULL, 0.39, CANVAS_ALIGN_LEFT, false},
+        {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.12, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.08, CANVAS_ALIGN_CENTER, false}, {NULL, 0.20, CANVAS_ALIGN_RIGHT, false}};
     const struct plan *p = &r->plan;
     struct report_phrases *ph = r->ph;
     struct doc_col cols[6];
@@ -416,10 +416,10 @@ static void table_ladder(struct doc *doc, const struct report_sc *r)
 
 static void table_microbatch(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.38, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.14, CANVAS_ALIGN_RIGHT},
-                                            {NULL, 0.26, CANVAS_ALIGN_RIGHT}};
+    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, false},
+                                            {NULL, 0.38, CANVAS_ALIGN_LEFT, false},
+                                            {NULL, 0.14, CANVAS_ALIGN_RIGHT, false},
+                                            {NULL, 0.26, CANVAS_ALIGN_RIGHT, false}};
     /* The settings of each mode of plan_mode_scenario, as eval's fix_plan writes them. */
     static const char *const settings[PLAN_MODES] = {
         "attention=plain recompute=none", "attention=flash recompute=none",
@@ -459,17 +459,17 @@ void report_tables_draw(struct doc *doc, const struct report_sc *r, const char *
 
 void report_tables_summary(struct doc *doc, const struct report_sc *scs, size_t n)
 {
-    static const struct doc_col layout[] = {{NULL, 0.26, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.13, CANVAS_ALIGN_LEFT},
-                                            {NULL, 0.11, CANVAS_ALIGN_RIGHT},
-                                            {NULL, 0.11, CANVAS_ALIGN_RIGHT},
-                                            {NULL, 0.39, CANVAS_ALIGN_LEFT}};
+    /* A long name or fix wraps onto more lines rather than being cut; GPUs = dp * tp * pp. */
+    static const struct doc_col layout[] = {
+        {NULL, 0.27, CANVAS_ALIGN_LEFT, true},   {NULL, 0.07, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.10, CANVAS_ALIGN_LEFT, false},  {NULL, 0.11, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.11, CANVAS_ALIGN_RIGHT, false}, {NULL, 0.34, CANVAS_ALIGN_LEFT, true}};
     if (n == 0)
         return;
-    struct doc_col cols[5];
-    char heads[5][CELL];
-    table_columns(scs[0].ph, NULL, REPORT_PHRASE_SUMMARY_COLUMNS, layout, 5, cols, heads);
-    struct doc_table tb = {cols, 5, 0};
+    struct doc_col cols[6];
+    char heads[6][CELL];
+    table_columns(scs[0].ph, NULL, REPORT_PHRASE_SUMMARY_COLUMNS, layout, 6, cols, heads);
+    struct doc_table tb = {cols, 6, 0};
     doc_table_start(doc, &tb, n < 3 ? n : 3);
     for (size_t i = 0; i < n; i++) {
         const struct report_sc *r = &scs[i];
@@ -481,8 +481,8 @@ void report_tables_summary(struct doc *doc, const struct report_sc *scs, size_t 
                    : r->plan.fix == PLAN_FIX_NOTHING ? REPORT_PHRASE_SUMMARY_FIX_NOTHING
                                                      : REPORT_PHRASE_SUMMARY_FIX,
                    "fix_id", plan_fix_name(r->plan.fix), NULL);
-        const char *row[] = {r->vals.v[REPORT_PH_NAME], verdict, r->vals.v[REPORT_PH_PEAK],
-                             r->vals.v[REPORT_PH_BUDGET], fix};
+        const char *row[] = {r->vals.v[REPORT_PH_NAME], r->vals.v[REPORT_PH_GPUS],   verdict,
+                             r->vals.v[REPORT_PH_PEAK], r->vals.v[REPORT_PH_BUDGET], fix};
         doc_table_row(doc, &tb, row, r->t.fits ? DOC_ROW_OK : DOC_ROW_BAD);
     }
     doc_table_end(doc);

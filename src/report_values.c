@@ -521,7 +521,9 @@ int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
     r->units = u;
     r->ph = ph;
     if (model_eval(sc, &r->t) != MODEL_OK || plan_build(sc, &r->plan) != 0) {
-        diag_report(d, NULL, 0, "scenario '%s': a byte count overflows 64 bits", sc->name);
+        diag_report(d, NULL, 0,
+                    "scenario '%s': a byte count overflows 64 bits; left out of the report",
+                    sc->name);
         return -1;
     }
     plan_max_micro_batches(sc, r->max_b);

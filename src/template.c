@@ -86,18 +86,54 @@ static bool template_known(const char *s, size_t n, const char *const *known, si
     return false;
 }
 
-/* Reports "unknown WHAT 'NAME'" with a suggestion. `pre`/`post` wrap names, e.g. "{{" "}}". */
+/* names[0..n) joined by ", ", each wrapped in pre and post, into buf. */
+static void template_join(char *buf, size_t size, const char *const *names, size_t n,
+                          const char *pre, const char *post)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++) {
+        int w = snprintf(buf + used, size - used, "%s%s%s%s", i ? ", " : "", pre, names[i], post);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+/* Up to this many known names, an unknown one's message lists them all. */
+#define TEMPLATE_LIST_ALL 8
+
+/*
+ * Reports "unknown WHAT 'NAME'" with help: the known name it is a typo of; else all the known
+ * names when they are few (none: nothing more) (charts, tables, directives); else the three closest
+ * and where the whole list is. `pre`/`post` wrap names, e.g. "{{" "}}".
+ */
 static void template_unknown(struct diag *d, const char *file, unsigned long line, const char *what,
                              const char *pre, const char *post, const char *s, size_t n,
                              const char *const *known, size_t nk)
 {
     int len = n > 80 ? 80 : (int)n;
     const char *close = template_closest(s, n, known, nk);
-    if (close)
+    char list[256];
+    if (close) {
         diag_report(d, file, line, "unknown %s '%s%.*s%s' (did you mean '%s%s%s'?)", what, pre, len,
                     s, post, pre, close, post);
-    else
+    } else if (nk == 0) {
         diag_report(d, file, line, "unknown %s '%s%.*s%s'", what, pre, len, s, post);
+    } else if (nk <= TEMPLATE_LIST_ALL) {
+        template_join(list, sizeof list, known, nk, pre, post);
+        diag_report(d, file, line, "unknown %s '%s%.*s%s' (valid: %s)", what, pre, len, s, post,
+                    list);
+    } else {
+        char word[TEMPLATE_NAME_MAX + 1];
+        const char *near[3];
+        snprintf(word, sizeof word, "%.*s", len, s);
+        size_t m = suggest_nearest(word, known, nk, near, 3);
+        template_join(list, sizeof list, near, m, pre, post);
+        const char *all = strcmp(what, "placeholder") == 0 ? "; 'memfit help report' lists all"
+                          : strcmp(what, "phrase") == 0    ? "; templates/phrases.tmpl has all"
+                                                           : "";
+        diag_report(d, file, line, "unknown %s '%s%.*s%s' (closest: %s%s)", what, pre, len, s, post,
+                    list, all);
+    }
 }
 
 /* Checks every placeholder of one line against known[0..nk); returns the number of problems

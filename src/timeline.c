@@ -14,16 +14,20 @@ struct walk {
     uint64_t peak;
     double peak_time;
     bool overflow;
+    timeline_sink_fn *sink; /* timeline_stream: each event goes there instead of into ev */
+    void *sink_ctx;
+    struct timeline_event one; /* the event handed to the sink */
 };
 
 static void emit(struct walk *w, enum timeline_kind kind, uint64_t layer, uint64_t mb,
                  double duration)
 {
-    if (w->n >= w->cap) {
+    if (!w->sink && w->n >= w->cap) {
         w->overflow = true;
         return;
     }
-    struct timeline_event *e = &w->ev[w->n++];
+    struct timeline_event *e = w->sink ? &w->one : &w->ev[w->n];
+    w->n++;
     e->kind = kind;
     e->layer = layer;
     e->micro_batch = mb;
@@ -40,6 +44,8 @@ static void emit(struct walk *w, enum timeline_kind kind, uint64_t layer, uint64
         w->peak = total;
         w->peak_time = e->t_end;
     }
+    if (w->sink)
+        w->sink(w->sink_ctx, e);
 }
 
 /* What the walk needs to know of the stage it draws. */
@@ -119,8 +125,9 @@ size_t timeline_capacity(const struct scenario *sc)
     return (size_t)n;
 }
 
-int timeline_build(const struct scenario *sc, struct timeline_event *events, size_t cap,
-                   struct timeline_summary *sum)
+/* timeline_build into events[0..cap), or timeline_stream into sink. */
+static int timeline_walk(const struct scenario *sc, struct timeline_event *events, size_t cap,
+                         timeline_sink_fn *sink, void *ctx, struct timeline_summary *sum)
 {
     struct terms t;
     if (sc->pp == 0 || model_peak(sc, &t) != MODEL_OK)
@@ -138,7 +145,12 @@ int timeline_build(const struct scenario *sc, struct timeline_event *events, siz
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > 0)
         st.k = sc->ckpt_every < st.layers ? sc->ckpt_every : st.layers;
 
-    struct walk w = {events, cap, 0, 0.0, 0, 0, g->states_bytes, g->states_bytes, 0.0, false};
+    struct walk w = {.ev = events,
+                     .cap = cap,
+                     .states = g->states_bytes,
+                     .peak = g->states_bytes,
+                     .sink = sink,
+                     .sink_ctx = ctx};
     forward(&w, &st);
     if (g->logits_bytes > 0) {
         /* The output layer and the fp32 loss keep 4sbV/t of logits at the end of the forward
@@ -163,4 +175,16 @@ int timeline_build(const struct scenario *sc, struct timeline_event *events, siz
         .segment = st.k,
     };
     return 0;
+}
+
+int timeline_build(const struct scenario *sc, struct timeline_event *events, size_t cap,
+                   struct timeline_summary *sum)
+{
+    return timeline_walk(sc, events, cap, NULL, NULL, sum);
+}
+
+int timeline_stream(const struct scenario *sc, timeline_sink_fn *sink, void *ctx,
+                    struct timeline_summary *sum)
+{
+    return timeline_walk(sc, NULL, 0, sink, ctx, sum);
 }

@@ -70,4 +70,13 @@ size_t timeline_capacity(const struct scenario *sc);
 int timeline_build(const struct scenario *sc, struct timeline_event *events, size_t cap,
                    struct timeline_summary *sum);
 
+/* Called with each event of the step, in order; *e is valid during the call only. */
+typedef void timeline_sink_fn(void *ctx, const struct timeline_event *e);
+
+/* timeline_build without an array: each event goes to sink(ctx, e) as the walk makes it, so the
+ * memory does not grow with the layers (a chart of a million layers keeps a few hundred points
+ * of them). The same events and summary; returns 0, or -1 on overflow. */
+int timeline_stream(const struct scenario *sc, timeline_sink_fn *sink, void *ctx,
+                    struct timeline_summary *sum);
+
 #endif

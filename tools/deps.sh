@@ -4,7 +4,7 @@
 #   sh tools/deps.sh validate   also PyTorch and matplotlib (make validate, make bench)
 set -eu
 PKGS="build-essential pkg-config libhpdf-dev libcairo2-dev libfreetype-dev libcsv-dev libcmocka-dev
-fonts-dejavu-core poppler-utils qpdf valgrind python3 groff-base clang-format"
+libjansson-dev fonts-dejavu-core poppler-utils qpdf valgrind python3 groff-base clang-format"
 [ "${1:-}" = validate ] && PKGS="$PKGS python3-torch python3-matplotlib libopenblas0-pthread"
 missing=""
 for p in $PKGS; do

@@ -20,7 +20,7 @@ expect_out "GiB header" "peak GiB"
 expect_out "116.1 GB is 108.1 GiB" "108.1"
 
 expect_status "json format" 0 eval --format json configs/examples.csv
-check "json parses with 14 objects" /usr/bin/python3 -c "import json,sys; d=json.load(open('$T/out')); assert len(d)==14 and d[0]['params']==1311528960 and d[0]['fits']==0"
+check "json parses with 14 objects" /usr/bin/python3 -c "import json,sys; d=json.load(open('$T/out')); assert len(d)==14 and d[0]['params']==1311528960 and d[0]['fits'] is False"
 
 printf 'name,model,seq,micro_batch,gpu_mem_gb\nx,gpt-1.3b,2048,8,80\n' | run eval - >"$T/out" 2>"$T/err"
 check "stdin with -" grep -q '^x,1311528960,' "$T/out"
@@ -66,7 +66,7 @@ check "fits as it is: fix none" grep -q '^lesson-1.3b-flash,.*,none,51683688448,
 check "worked example (doc/model.md 9.5): the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,.*,flash,51683688448,8,attention=flash,1311528960,0$' "$T/out"
 printf 'name,model,seq,micro_batch,gpu,gpus_per_node\nhuge,llama2-70b,4096,1,H100-80GB,1\n' >"$T/nothing.csv"
 expect_status "nothing fits" 0 eval --format table "$T/nothing.csv"
-expect_out "nothing fits names the GPUs the states need" "nothing fits: the model states alone need 14 GPUs"
+expect_out "nothing fits names the GPUs the states need" "nothing fits: the model states alone need 13 GPUs"
 
 # A progress bar on stderr when asked (auto: only on a terminal), never in the output.
 expect_status "--progress always" 0 eval --progress always configs/examples.csv
@@ -76,3 +76,123 @@ check "stdout is the plain CSV" test "$(grep -c '%' "$T/out")" -eq 0
 expect_status "--progress auto off a terminal" 0 eval configs/examples.csv
 check "no progress off a terminal" test ! -s "$T/err"
 expect_status "--progress bad" 2 eval --progress sometimes configs/examples.csv
+
+# ---- JSON's types: fits a boolean, null where a value does not apply ----
+run eval --format json configs/examples.csv >"$T/json" 2>"$T/err"
+run eval configs/examples.csv >"$T/csv" 2>"$T/err"
+cat >"$T/types.py" <<'PY'
+import csv, json, sys
+rows = json.load(open(sys.argv[1]))
+ref = {r["name"]: r for r in csv.DictReader(open(sys.argv[2]))}
+for r in rows:
+    c = ref[r["name"]]
+    assert r["fits"] is (c["fits"] == "1"), r["name"]
+    if c["fix"] == "none":  # fits as it is: no fix applies
+        assert r["fix"] is None and r["fix_plan"] is None, r["name"]
+        assert r["fix_peak_bytes"] is None and r["fix_micro_batch"] is None, r["name"]
+    else:
+        assert r["fix"] == c["fix"] and r["fix_peak_bytes"] == int(c["fix_peak_bytes"]), r["name"]
+        assert r["fix_plan"] == (None if c["fix"] == "nothing" else c["fix_plan"]), r["name"]
+    for k in ("params", "peak_bytes", "budget_bytes", "k_best", "max_micro_batch"):
+        assert r[k] == int(c[k]), (r["name"], k)
+assert any(r["fits"] for r in rows) and not all(r["fits"] for r in rows)
+PY
+check "json: fits is true or false, fix keys null when it fits as it is" /usr/bin/python3 "$T/types.py" "$T/json" "$T/csv"
+if command -v jq >/dev/null 2>&1; then
+    check "jq 'select(.fits)' keeps the scenarios that fit" test \
+        "$(jq -r '.[] | select(.fits) | .name' "$T/json" | tr '\n' ' ')" = \
+        "$(awk -F, 'NR > 1 && $12 == 1 { printf "%s ", $1 }' "$T/csv")"
+fi
+printf 'name,model,seq,micro_batch,gpu,gpus_per_node\nhuge,llama2-70b,4096,1,H100-80GB,1\n' |
+    run eval --format json - >"$T/json" 2>"$T/err"
+check "json: nothing fits: fix 'nothing', fix_plan null" /usr/bin/python3 -c "
+import json; r = json.load(open('$T/json'))[0]
+assert r['fix'] == 'nothing' and r['fix_plan'] is None and r['fits'] is False and r['fix_peak_bytes'] > 0"
+
+# ---- no input could be opened: no header ----
+expect_status "a missing file: exit 2" 2 eval "$T/nope.csv"
+check "no header written" test ! -s "$T/out"
+expect_status "a missing file, json: exit 2" 2 eval --format json "$T/nope.csv"
+check "no bracket written" test ! -s "$T/out"
+expect_status "a missing file, then a good one: exit 2" 2 eval "$T/nope.csv" configs/examples.csv
+check "the header and the good file's rows" test "$(grep -c '^name,' "$T/out")$(grep -c '^lesson-1.3b,' "$T/out")" = 11
+
+# ---- -o FILE ----
+run eval configs/examples.csv >"$T/stdout.csv"
+expect_status "-o FILE: exit 0" 0 eval configs/examples.csv -o "$T/rows.csv"
+check "nothing on stdout" test ! -s "$T/out"
+check "the file holds what stdout would" cmp -s "$T/rows.csv" "$T/stdout.csv"
+expect_status "-o FILE, json" 0 eval --format json configs/examples.csv -o "$T/rows.json"
+check "the file is the JSON" /usr/bin/python3 -c "import json; assert len(json.load(open('$T/rows.json'))) == 14"
+expect_status "-o FILE over a file, no input opened: exit 2" 2 eval "$T/nope.csv" -o "$T/rows.csv"
+check "the previous file is kept" cmp -s "$T/rows.csv" "$T/stdout.csv"
+check "the only message is the input's" test "$(wc -l <"$T/err")" -eq 1
+expect_status "-o FILE with a rejected row: exit 1" 1 eval "$T/bad.csv" -o "$T/rows.csv"
+check "the valid rows are written" test "$(grep -c good "$T/rows.csv")" -eq 2
+check "no temporary file left" test -z "$(ls -A "$T" | grep memfit-tmp)"
+expect_status "-o into a missing folder: exit 2" 2 eval configs/examples.csv -o "$T/no/such/rows.csv"
+expect_err "says which" "cannot write '$T/no/such/rows.csv'"
+mkdir -p "$T/adir"
+expect_status "-o a folder: exit 2" 2 eval configs/examples.csv -o "$T/adir"
+expect_err "says it is a folder" "'$T/adir': it is a folder"
+expect_status "-o -: standard output" 0 eval configs/examples.csv -o -
+check "the rows on stdout" cmp -s "$T/out" "$T/stdout.csv"
+
+# ---- the table fits the terminal ----
+# longest FILE: the widest line, in terminal columns (the names here are ASCII, the ellipsis one).
+longest() { sed 's/…/./g' "$1" | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }'; }
+run eval --format table configs/examples.csv >"$T/t80" 2>"$T/err"
+check "off a terminal: at most 80 columns" test "$(longest "$T/t80")" -le 80
+check "narrow: peak, budget, verdict and fix" grep -q '^scenario  *peak GB  budget GB  verdict  fix (peak)' "$T/t80"
+check "narrow: says what --wide adds" grep -q '^--wide adds .*params.*activations' "$T/t80"
+check "narrow: the worked example's fix" grep -q '^  lesson-1.3b  *attention=flash -> 51.7 GB at micro-batch 8$' "$T/t80"
+COLUMNS=60 run eval --format table configs/examples.csv >"$T/t60" 2>"$T/err"
+check "COLUMNS=60: at most 60 columns" test "$(longest "$T/t60")" -le 60
+check "COLUMNS=60: long names cut with an ellipsis" grep -q 'lesson-1.3.*…' "$T/t60"
+COLUMNS=200 run eval --format table configs/examples.csv >"$T/t200" 2>"$T/err"
+check "COLUMNS=200: every column" grep -q '^scenario  *params  states GB  activations GB' "$T/t200"
+check "COLUMNS=200: nothing left out" sh -c "! grep -q -- '--wide adds' '$T/t200'"
+run eval --format table --wide configs/examples.csv >"$T/twide" 2>"$T/err"
+check "--wide: every column, past 80" sh -c "grep -q '^scenario  *params  states GB' '$T/twide' && test $(longest "$T/twide") -gt 80"
+check "--wide: the table is COLUMNS=200's" cmp -s "$T/twide" "$T/t200"
+
+# Names of other scripts align by what a terminal shows: a CJK character takes two columns.
+printf 'name,model,seq,micro_batch,gpu_mem_gb\n\346\250\241\345\236\213-7b,gpt-1.3b,2048,8,80\ncaf\303\251,gpt-1.3b,2048,8,80\nplain,gpt-1.3b,2048,8,80\n' >"$T/utf8.csv"
+run eval --format table --wide "$T/utf8.csv" >"$T/tu" 2>"$T/err"
+cat >"$T/width.py" <<'PY'
+import sys, unicodedata
+def cols(s):
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+rows = [l for l in lines[2:5]]
+assert len({cols(l) for l in rows}) == 1, [cols(l) for l in rows]          # same cells, same width
+assert len({cols(l[: l.index("1.31B")]) for l in rows}) == 1              # params start together
+head = lines[0]
+assert cols(head[: head.index("params") + 6]) == cols(rows[0][: rows[0].index("1.31B") + 5])
+PY
+check "UTF-8 names align by display width" /usr/bin/python3 "$T/width.py" "$T/tu"
+
+# ---- the progress bar is never drawn into the rows ----
+run eval --progress always configs/examples.csv >"$T/both" 2>&1
+check "stdout and stderr one file: no bar in the rows" sh -c "! grep -q '%' '$T/both'"
+check "... the rows as they are" cmp -s "$T/both" "$T/stdout.csv"
+run eval --progress always configs/examples.csv -o "$T/rows.csv" >"$T/out" 2>"$T/err"
+expect_err "with -o FILE the bar is drawn" "100%"
+if command -v script >/dev/null 2>&1; then
+    # A terminal for stdout and stderr both (script's pseudo-terminal).
+    m=$(cd "$(dirname "$MEMFIT")" && pwd)/$(basename "$MEMFIT")
+    script -qec "$m eval --progress always configs/examples.csv" /dev/null </dev/null >"$T/tty" 2>&1
+    check "one terminal for both: no bar" sh -c "! grep -q '\[##' '$T/tty'"
+    check "... and the rows" grep -q '^lesson-1.3b,' "$T/tty"
+fi
+
+# ---- a binary without its data files ----
+if [ ! -e /usr/local/share/memfit/configs/models.csv ]; then
+    mkdir -p "$T/bare"
+    cp "$MEMFIT" "$T/bare/memfit"
+    printf 'name,model,seq,micro_batch,gpu_mem_gb\nx,gpt-1.3b,2048,8,80\n' >"$T/preset.csv"
+    (cd "$T" && $VALGRIND "$T/bare/memfit" eval "$T/preset.csv") >"$T/out" 2>"$T/err"
+    expect_err "no presets file: says so, not 'unknown model preset'" \
+        "column 'model': cannot look up 'gpt-1.3b': the presets file configs/models.csv was not found (--models FILE names one)"
+    check "... and not 'unknown'" sh -c "! grep -q 'unknown model preset' '$T/err'"
+fi

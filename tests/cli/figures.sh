@@ -13,3 +13,10 @@ export SOURCE_DATE_EPOCH=abc
 expect_status "an invalid SOURCE_DATE_EPOCH: exit 2, as for the report" 2 figures -o "$T/d"
 expect_err "says so" "SOURCE_DATE_EPOCH: 'abc'"
 check "nothing written" test ! -e "$T/d"
+
+# Options of other commands are usage errors, and write nothing.
+expect_status "figures --split: exit 2" 2 figures --split -o "$T/e"
+expect_err "says whose option it is" "--split is not an option of figures (it is one of report)"
+check "nothing written" test ! -e "$T/e"
+expect_status "figures -h: its own help" 0 figures -h
+expect_out "its usage" "usage: memfit figures [OPTIONS]"

@@ -51,6 +51,7 @@ for c in $(sed -n 's/^\(usage:\)\{0,1\} *memfit \([a-z][a-z]*\) .*/\2/p' "$T/hel
     check "SYNOPSIS shows the command $c" grep -q "^ *memfit $c" "$T/synopsis"
 done
 check "SYNOPSIS shows --help and --version" sh -c "grep -q 'memfit --help' '$T/synopsis' && grep -q 'memfit --version' '$T/synopsis'"
+check "SYNOPSIS shows -h" grep -q 'memfit --help | -h' "$T/synopsis"
 
 # Options: those --help lists, those of main.c's long_options table and its short options.
 section OPTIONS >"$T/options"
@@ -58,6 +59,10 @@ section OPTIONS >"$T/options"
     grep -oE -- '(^|[ ,|])--?[a-z][a-z-]*' "$T/help" | sed 's/^[ ,|]//'
     sed -n 's/^ *{"\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' src/main.c
     sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' src/main.c | tr -d ':' | sed 's/./-&\n/g'
+    # and those of each command's own help
+    for c in $(sed -n 's/^\(usage:\)\{0,1\} *memfit \([a-z][a-z-]*\) .*/\2/p' "$T/help"); do
+        run help "$c" | grep -oE -- '^ +(-[a-z], )?--[a-z][a-z-]*' | tr ',' '\n' | tr -d ' '
+    done
 } | grep -v '^$' | sort -u >"$T/optlist"
 check "options found (--help and src/main.c)" test "$(wc -l <"$T/optlist")" -ge 10
 while read -r opt; do
@@ -155,6 +160,14 @@ printf 'name,model,seq,micro_batch,gpu_mem_gb\nlesson,gpt-1.3b,2048,8,80\n' >"$T
 example "$(run eval "$T/lesson.csv" | cut -d, -f1,6,8,9,10,11 | tail -n 1)"
 example "$(run eval "$T/lesson.csv" --format table | tail -n 1)"
 example "$(run eval "$T/lesson.csv" --format table --units GiB | tail -n 1)"
+# (The page count follows the templates: the line is checked with the page's count.)
+run report "$T/lesson.csv" -o "$T/review.pdf" >/dev/null 2>"$T/err"
+pages=$(sed -n 's/^ *memfit: wrote review.pdf (\([0-9]*\) pages.*/\1/p' "$T/examples")
+example "$(sed "s|$T/||; s/([0-9]* pages,/($pages pages,/" "$T/err")"
+# What the jq example selects, read from the CSV rows (the column fits is 0).
+run eval configs/examples.csv | awk -F, 'NR > 1 && $12 == 0 { print $1 }' | head -n 2 >"$T/out"
+example "$(head -n 1 "$T/out")"
+example "$(tail -n 1 "$T/out")"
 printf 'name,model,seq,micro_batch,gpu\n7b,llama2-7b,4096,4,H100-80GB\n' |
     run eval - | cut -d, -f1,10,15,18 >"$T/out"
 example "$(tail -n 1 "$T/out")"

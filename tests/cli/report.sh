@@ -36,3 +36,39 @@ expect_status "every row rejected: exit 1" 1 report "$T/none.csv" -o "$T/z"
 expect_err "says so" "no valid scenario to report"
 check "nothing written" test ! -e "$T/z"
 expect_status "an unwritable folder: exit 2" 2 report "$T/two.csv" -o /dev/null/x
+
+# ---- -o FILE.pdf, and what was written said on stderr ----
+expect_status "-o FILE.pdf into a new folder: exit 0" 0 report "$T/two.csv" -o "$T/p/q/review.pdf"
+check "exactly that file" test "$(ls -A "$T/p/q")" = "review.pdf"
+pages=$(pdfinfo "$T/p/q/review.pdf" | sed -n 's/^Pages: *//p')
+expect_err "says what it wrote: path, pages, scenarios" "memfit: wrote $T/p/q/review.pdf ($pages pages, 2 scenarios)"
+check "one line on stderr" test "$(wc -l <"$T/err")" -eq 1
+check "nothing on stdout" test ! -s "$T/out"
+expect_status "-o FILE.PDF, any case" 0 report -q "$T/two.csv" -o "$T/p/UPPER.PDF"
+check "that file" test -s "$T/p/UPPER.PDF"
+expect_status "-q: exit 0" 0 report -q "$T/two.csv" -o "$T/p/quiet.pdf"
+check "-q: nothing said" test ! -s "$T/err"
+mkdir -p "$T/folder.pdf"
+expect_status "-o an existing folder named .pdf stays a folder" 0 report "$T/two.csv" -o "$T/folder.pdf"
+check "report.pdf inside it" test -s "$T/folder.pdf/report.pdf"
+expect_err "says so" "memfit: wrote $T/folder.pdf/report.pdf ("
+expect_status "--split -o FILE.pdf: exit 2" 2 report --split "$T/two.csv" -o "$T/p/s.pdf"
+expect_err "--split needs a folder" "--split writes a file per scenario: -o names their folder, not '$T/p/s.pdf'"
+check "nothing written" test ! -e "$T/p/s.pdf"
+expect_status "--split into a folder: exit 0" 0 report --split "$T/two.csv" -o "$T/sp"
+expect_err "the combined report" "memfit: wrote $T/sp/report.pdf ("
+expect_err "and the scenarios' own files" "memfit: wrote 2 reports of one scenario into $T/sp ("
+m=$(cd "$(dirname "$MEMFIT")" && pwd)/$(basename "$MEMFIT")
+(cd "$T" && $VALGRIND "$m" report -q two.csv -o here.pdf) >"$T/out" 2>"$T/err"
+check "-o FILE.pdf without a folder: the current one" test -s "$T/here.pdf"
+
+# ---- the progress bar counts the scenarios drawn, not the bytes read ----
+expect_status "--progress always" 0 report --progress always "$T/two.csv" -o "$T/pr"
+expect_err "half way after the first of two scenarios" "$T/pr/report.pdf [###############               ]  50%"
+expect_err "done after the second" "$T/pr/report.pdf [##############################] 100%"
+expect_status "--progress always --split" 0 report --split --progress always "$T/two.csv" -o "$T/pr"
+expect_err "four sections: a quarter after the first" " 25%"
+check "the message on the line after the bar's" \
+    sh -c "grep -A1 '100%\$' '$T/err' | tail -n 1 | grep -q '^memfit: wrote $T/pr/report.pdf'"
+expect_status "--progress auto off a terminal" 0 report "$T/two.csv" -o "$T/pr"
+check "no bar" sh -c "! grep -q '%' '$T/err'"

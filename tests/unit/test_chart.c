@@ -216,6 +216,7 @@ static void test_bars_geometry(void **state)
     check_layout(&r, &g);
     check_round_ticks(g.y_ticks, g.n_y_ticks, g.y_step);
     assert_true(g.y_min == 0 && g.y_max >= 116.1);
+    assert_true(g.y_top == 0); /* 116.1 GB beside an 80 GB GPU: the axis stays whole */
     double pt_per_gb = g.plot_h / (g.y_max - g.y_min), bottom = g.plot_y + g.plot_h;
     bool in_clip[4096];
     assert_true(r.n < 4096);
@@ -282,6 +283,118 @@ static void test_bars_gib(void **state)
     for (size_t i = 0; i < r.n; i++)
         axis = axis || (r.calls[i].text && strcmp(r.calls[i].text, "memory of one GPU (GiB)") == 0);
     assert_true(axis);
+    canvas_rec_release(&r);
+}
+
+/* A bar of `gb` GB: a tenth weights and gradients each, a third optimizer states, the rest
+ * activations and 2% logits. */
+static struct chart_bar bar_gb(const char *label, double gb)
+{
+    struct chart_bar b = {label, {0}};
+    uint64_t total = (uint64_t)(gb * 1e9);
+    b.term_bytes[CHART_WEIGHTS] = total / 10;
+    b.term_bytes[CHART_GRADS] = total / 10;
+    b.term_bytes[CHART_OPTIMIZER] = total / 3;
+    b.term_bytes[CHART_LOGITS] = total / 50;
+    b.term_bytes[CHART_ACT] = total - total / 10 * 2 - total / 3 - total / 50;
+    return b;
+}
+
+/* The fix ladder of a 2,000 GB scenario on an 80 GB GPU, report-sized: on a linear axis to
+ * 2,000 GB the rungs that fit would be 1-2 pt high and the budget line at 3% of the plot. The axis
+ * breaks: under the gap it runs to just above the GPU line, so every fitting bar is at least 40 pt
+ * tall, the budget line sits at a third of the plot or more, and the bars there keep one scale;
+ * above the gap the tall bars keep their order. */
+static void test_bars_broken_axis_keeps_fitting_bars_readable(void **state)
+{
+    (void)state;
+    const double gb[] = {2000, 900, 300, 120, 60, 40};
+    struct chart_bar bars[6];
+    static const char *const labels[] = {"as given\nb = 8", "+ flash\nb = 8",     "+ ZeRO-2\nb = 8",
+                                         "b = 2\nb = 2",    "+ full ckpt\nb = 2", "+ tp\nb = 2"};
+    for (int i = 0; i < 6; i++)
+        bars[i] = bar_gb(labels[i], gb[i]);
+    struct chart_bars d = {"Does it fit?", bars, 6, 80000000000ull, 0.15, UNITS_GB};
+    const double w = 483, h = 235; /* the report's fit chart */
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_bars_draw(&r.canvas, X0, Y0, w, h, &d, &g);
+    check_layout_in(&r, &g, X0, Y0, w, h);
+    double bottom = g.plot_y + g.plot_h;
+    /* Broken: the lower part ends just above the GPU line, the upper part reaches 2,000 GB. */
+    assert_true(g.y_top >= 2000 && g.y_max >= 80 && g.y_max <= 100);
+    assert_true(g.plot_y < g.gap_y0 && g.gap_y0 < g.gap_y1 && g.gap_y1 < bottom);
+    bool in_clip[4096];
+    assert_true(r.n < 4096);
+    clip_flags(&r, in_clip);
+    /* Each bar's extent from its fills (one or two per term, the two parts of a term that crosses
+     * the gap); nothing is filled inside the gap. */
+    double top[6], height[6], slot = g.plot_w / 6;
+    for (int i = 0; i < 6; i++) {
+        top[i] = bottom;
+        height[i] = 0;
+    }
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *k = &r.calls[i];
+        if (!in_clip[i] || k->op != CANVAS_REC_FILL)
+            continue;
+        assert_false(k->box.y1 > g.gap_y0 + 1e-9 && k->box.y0 < g.gap_y1 - 1e-9);
+        int bar = (int)(((k->box.x0 + k->box.x1) / 2 - g.plot_x) / slot);
+        assert_true(bar >= 0 && bar < 6);
+        top[bar] = fmin(top[bar], k->box.y0);
+        height[bar] += k->box.y1 - k->box.y0;
+    }
+    double budget_gb = 80 * 0.85;
+    for (int i = 0; i < 6; i++) {
+        if (gb[i] <= budget_gb)
+            assert_true(height[i] >= 40); /* 2.6 pt and 1.7 pt on a whole axis */
+        if (i > 0)
+            assert_true(top[i] > top[i - 1]); /* the order of the totals, across the gap */
+    }
+    assert_true(near(height[4] / height[5], 60.0 / 40, 1e-9)); /* one scale under the gap */
+    assert_true(top[0] >= g.plot_y && top[0] < g.gap_y0);
+    /* The GPU line and the dashed budget line under the gap, the budget a third of the way up. */
+    double solid = -1, dashed = -1;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *k = &r.calls[i];
+        if (!in_clip[i] || k->op != CANVAS_REC_STROKE || k->box.y0 != k->box.y1)
+            continue;
+        if (k->n_dash)
+            dashed = k->box.y0;
+        else
+            solid = k->box.y0;
+    }
+    assert_true(solid > g.gap_y1 && dashed > solid && dashed < bottom);
+    assert_true(bottom - dashed >= g.plot_h / 3);
+    assert_true(near((bottom - dashed) / (bottom - solid), 0.85, 1e-9));
+    /* The totals are written, the tallest too. */
+    size_t found = 0;
+    for (size_t i = 0; i < r.n; i++)
+        found += r.calls[i].text &&
+                 (strcmp(r.calls[i].text, "2000.0") == 0 || strcmp(r.calls[i].text, "40.0") == 0);
+    assert_int_equal(found, 2);
+    canvas_rec_release(&r);
+}
+
+/* A GPU whose memory is not a whole number of GB (an H100 as nvidia-smi reports it) keeps its
+ * tenth in the legend. */
+static void test_bars_legend_tenths(void **state)
+{
+    (void)state;
+    struct chart_bar bars[3];
+    lesson_bars(bars);
+    struct chart_bars d = {NULL, bars, 3, 85520809984ull, 0.15, UNITS_GB};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_bars_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    size_t found = 0;
+    for (size_t i = 0; i < r.n; i++)
+        found += r.calls[i].text && (strcmp(r.calls[i].text, "GPU memory 85.5 GB") == 0 ||
+                                     strcmp(r.calls[i].text, "15% kept free: 72.7 GB") == 0);
+    assert_int_equal(found, 2);
     canvas_rec_release(&r);
 }
 
@@ -432,12 +545,14 @@ static void test_kcurve(void **state)
     struct scenario sc;
     scenario_lesson_example(&sc);
     sc.attention = ATTENTION_FLASH;
-    uint64_t peak[64];
     struct chart_kcurve d;
     memset(&d, 0, sizeof d);
-    assert_int_equal(chart_kcurve_fill(&sc, peak, 10, &d), -1); /* too small */
-    assert_int_equal(chart_kcurve_fill(&sc, peak, 64, &d), 0);
+    assert_int_equal(chart_kcurve_fill(&sc, &d), 0);
     assert_int_equal(d.n, 24);
+    assert_int_equal(d.n_points, 24); /* every k */
+    const uint64_t *peak = d.peak_bytes;
+    for (size_t i = 0; i < 24; i++)
+        assert_int_equal(d.k[i], i + 1);
     assert_int_equal(d.k_best, 1); /* doc/model.md 5.2: k = 1 is best for L < 34 */
     /* k* = sqrt(L c / A) with c = 2sbh, A = 34 sbh + 4 asb (doc/model.md 5.2, FlashAttention):
      * about sqrt(24 / 17). */
@@ -842,16 +957,134 @@ static void test_kcurve_matches_eval_with_pipeline_and_selective(void **state)
     sc.zero = 1;
     struct terms t;
     assert_int_equal(model_eval(&sc, &t), MODEL_OK);
-    uint64_t peak[96];
     struct chart_kcurve d;
     memset(&d, 0, sizeof d);
-    assert_int_equal(chart_kcurve_fill(&sc, peak, 96, &d), 0);
+    assert_int_equal(chart_kcurve_fill(&sc, &d), 0);
+    const uint64_t *peak = d.peak_bytes;
     assert_int_equal(d.n, 12); /* L/pp */
     assert_true(fabs(d.k_star - t.k_star) < 1e-12);
     assert_int_equal(d.k_best, t.k_best);
     assert_int_equal(d.none_bytes, t.peak_bytes); /* the scenario as configured */
     for (size_t k = 1; k <= d.n; k++)
         assert_true(peak[t.k_best - 1] <= peak[k - 1]);
+}
+
+/* ---------------------------------------------------------------- a chart's cost */
+
+/* The worked example with L layers and a checkpoint every k (0: none). */
+static void deep_scenario(struct scenario *sc, uint64_t layers, uint64_t k)
+{
+    scenario_lesson_example(sc);
+    sc->layers = layers;
+    sc->hidden = 64;
+    sc->heads = sc->kv_heads = 4;
+    sc->ffn = 256;
+    sc->vocab = 1000;
+    sc->seq = 128;
+    sc->micro_batch = 1;
+    sc->attention = ATTENTION_FLASH;
+    sc->recompute = k ? RECOMPUTE_EVERY_K : RECOMPUTE_NONE;
+    sc->ckpt_every = k;
+    sc->gpu_mem_bytes = 80000000000000ull;
+}
+
+/* The step and the k-curve of L layers, drawn: the number of recorded calls. The step is
+ * streamed into a series of fixed size: nothing of it grows with L. */
+static size_t step_and_kcurve_calls(uint64_t layers, uint64_t k, struct chart_step_series *ser)
+{
+    struct scenario sc;
+    deep_scenario(&sc, layers, k);
+    struct terms t;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    chart_step_series_init(ser, k, t.ckpt_bytes);
+    struct timeline_summary sum;
+    assert_int_equal(timeline_stream(&sc, chart_step_series_add, ser, &sum), 0);
+    assert_int_equal(ser->events, sum.n_events);
+    assert_true(ser->n <= CHART_STEP_POINTS);
+    /* Merged points keep the highest value: the walk's peak is on the chart. */
+    assert_int_equal(sum.states_bytes + ser->top_bytes, sum.peak_bytes);
+    struct chart_step d = {.title = "step",
+                           .series = ser,
+                           .states_bytes = sum.states_bytes,
+                           .total_time = sum.total_time,
+                           .gpu_bytes = sc.gpu_mem_bytes,
+                           .reserve = 0.15,
+                           .ckpt_bytes = t.ckpt_bytes,
+                           .segment = sum.segment,
+                           .units = UNITS_GB};
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 800);
+    struct chart_geom g;
+    chart_step_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    assert_true(g.x_max == sum.total_time);
+    struct chart_kcurve kc;
+    memset(&kc, 0, sizeof kc);
+    assert_int_equal(chart_kcurve_fill(&sc, &kc), 0);
+    assert_int_equal(kc.n, layers);
+    assert_true(kc.n_points <= CHART_KCURVE_POINTS);
+    assert_int_equal(kc.k[0], 1);
+    assert_int_equal(kc.k[kc.n_points - 1], layers);
+    bool best = false;
+    for (size_t i = 0; i < kc.n_points; i++) {
+        assert_true(i == 0 || kc.k[i] > kc.k[i - 1]);
+        best = best || kc.k[i] == kc.k_best;
+    }
+    assert_true(best);
+    kc.title = "k";
+    kc.units = UNITS_GB;
+    chart_kcurve_draw(&r.canvas, X0, Y0 + H + 20, W, H, &kc, &g);
+    size_t n = r.n;
+    canvas_rec_release(&r);
+    return n;
+}
+
+/* A million layers cost a chart what 24 do: the step keeps at most CHART_STEP_POINTS points and
+ * the k-curve at most CHART_KCURVE_POINTS (both charts were one point per layer: 3 million
+ * events and a million values of k, 872 MB and a 60 MB PDF). */
+static void a_million_layers_cost_what_24_do(void **state)
+{
+    (void)state;
+    struct chart_step_series *ser = malloc(sizeof *ser);
+    assert_non_null(ser);
+    size_t small = step_and_kcurve_calls(24, 0, ser);
+    size_t big = step_and_kcurve_calls(1000000, 0, ser);
+    assert_true(ser->per_point > 1);
+    size_t big_ckpt = step_and_kcurve_calls(1000000, 1000, ser); /* the sawtooth */
+    size_t bound = 3 * CHART_STEP_POINTS * 2 + 2 * CHART_KCURVE_POINTS + 400;
+    assert_true(small < bound);
+    assert_true(big < bound);
+    assert_true(big_ckpt < bound);
+    free(ser);
+}
+
+/* With fewer events than points, the series keeps one point per event: the chart is the same
+ * whether drawn from an array or from a stream. */
+static void a_short_step_keeps_every_event(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 4;
+    size_t cap = timeline_capacity(&sc);
+    struct timeline_event *ev = calloc(cap, sizeof *ev);
+    struct chart_step_series *ser = malloc(sizeof *ser);
+    assert_non_null(ev);
+    assert_non_null(ser);
+    struct timeline_summary sum;
+    assert_int_equal(timeline_build(&sc, ev, cap, &sum), 0);
+    chart_step_series_init(ser, sum.segment, 1);
+    assert_int_equal(timeline_stream(&sc, chart_step_series_add, ser, &sum), 0);
+    assert_int_equal(ser->n, sum.n_events);
+    for (size_t i = 0; i < sum.n_events; i++) {
+        assert_true(ser->points[i].t_start == ev[i].t_start);
+        assert_true(ser->points[i].t_end == ev[i].t_end);
+        assert_int_equal(ser->points[i].act_bytes, ev[i].act_bytes);
+        assert_int_equal(ser->points[i].top_bytes, ev[i].act_bytes + ev[i].logits_bytes);
+    }
+    free(ev);
+    free(ser);
 }
 
 int main(void)
@@ -862,10 +1095,14 @@ int main(void)
         cmocka_unit_test(test_bars_geometry),
         cmocka_unit_test(test_bars_gib),
         cmocka_unit_test(test_bars_ladder_small),
+        cmocka_unit_test(test_bars_broken_axis_keeps_fitting_bars_readable),
+        cmocka_unit_test(test_bars_legend_tenths),
         cmocka_unit_test(test_kcurve_matches_eval_with_pipeline_and_selective),
         cmocka_unit_test(test_step_hand_made),
         cmocka_unit_test(test_step_sawtooth),
         cmocka_unit_test(test_kcurve),
+        cmocka_unit_test(a_million_layers_cost_what_24_do),
+        cmocka_unit_test(a_short_step_keeps_every_event),
         cmocka_unit_test(test_walk_ops),
         cmocka_unit_test(test_walk_geometry),
         cmocka_unit_test(test_param_items),

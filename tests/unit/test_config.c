@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "csvin.h"
@@ -172,9 +173,87 @@ static void model_and_gpu_presets_merge_and_columns_win(void **state)
     assert_int_equal(sc->ffn, 28672);
     assert_false(sc->tied);
     assert_false(sc->dropout);
-    assert_int_equal(sc->gpu_mem_bytes, 80000000000);
+    assert_int_equal(sc->gpu_mem_bytes, 81559ull << 20); /* as nvidia-smi reports it */
     assert_true(sc->speed.bf16_tflops > 900);
     assert_int_equal(r.sc[1].kv_heads, 16); /* the explicit column wins */
+}
+
+/* A GPU preset holds the capacity the device reports (nvidia-smi, rocm-smi: mem_mib), not the
+ * "80 GB" of its name; a row's own gpu_mem_gb still wins, in 10^9 bytes per GB. */
+static void gpu_presets_hold_the_capacity_the_device_reports(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu;
+        uint64_t mib;
+    } want[] = {
+        {"A100-40GB", 40960},   {"A100-80GB", 81920},    {"H100-80GB", 81559},
+        {"H200-141GB", 143771}, {"B200-192GB", 183359},  {"MI300X-192GB", 196592},
+        {"L4-24GB", 23034},     {"RTX4090-24GB", 24564},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char csv[256];
+        snprintf(csv, sizeof csv,
+                 "name,model,seq,micro_batch,gpu,gpu_mem_gb\n"
+                 "device,gpt-1.3b,2048,8,%s,\nown,gpt-1.3b,2048,8,%s,80\n",
+                 want[i].gpu, want[i].gpu);
+        struct run r;
+        run_csv(&r, csv);
+        assert_int_equal(r.n, 2);
+        assert_int_equal(r.sc[0].gpu_mem_bytes, want[i].mib << 20);
+        assert_int_equal(r.sc[1].gpu_mem_bytes, 80000000000ull);
+        assert_true(r.sc[1].speed.bf16_tflops > 0); /* the preset's speeds stay */
+    }
+}
+
+/* The lesson's 8 x 40 GB with ZeRO-2 (doc/model.md section 9.8): 35.6 GB, which "fits, with 11%
+ * free" only on the 42.9 GB an A100 40GB really has; on 40 x 10^9 bytes the 15% reserve would
+ * reject it. */
+static void lesson_zero2_fits_on_the_a100_40gb_as_it_reports_itself(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,attention,dp,zero,gpu,gpu_mem_gb\n"
+                "real,gpt-1.3b,2048,8,flash,8,2,A100-40GB,\n"
+                "nominal,gpt-1.3b,2048,8,flash,8,2,A100-40GB,40\n");
+    assert_int_equal(r.n, 2);
+    struct terms t;
+    assert_int_equal(model_peak(&r.sc[0], &t), MODEL_OK);
+    assert_int_equal(t.budget_bytes, 36507222016ull); /* 42,949,672,960 x 0.85 */
+    assert_true(t.fits);
+    assert_true(t.peak_bytes > 35550000000ull && t.peak_bytes < 35650000000ull);
+    assert_int_equal(model_peak(&r.sc[1], &t), MODEL_OK);
+    assert_false(t.fits);
+}
+
+/* A preset file of one's own may give mem_gb alone (10^9 bytes per GB), or mem_mib, which wins. */
+static void gpu_preset_file_mem_gb_or_mem_mib(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/memfit-gpus-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs("name,mem_gb,mem_mib\nnominal,40,\nreported,40,40960\nmib-only,,1024.5\n", f);
+    fclose(f);
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    struct config_presets *own = config_presets_load("configs/models.csv", path, &d);
+    remove(path);
+    assert_non_null(own);
+    struct config_presets *shipped = presets;
+    presets = own;
+    struct run r;
+    run_csv(&r,
+            "name,model,seq,micro_batch,gpu\n"
+            "a,gpt-1.3b,2048,8,nominal\nb,gpt-1.3b,2048,8,reported\nc,gpt-1.3b,2048,8,mib-only\n");
+    presets = shipped;
+    config_presets_free(own);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.sc[0].gpu_mem_bytes, 40000000000ull);
+    assert_int_equal(r.sc[1].gpu_mem_bytes, 42949672960ull);
+    assert_int_equal(r.sc[2].gpu_mem_bytes, 1074266112ull); /* 1024.5 x 2^20 */
 }
 
 static void every_preset_gives_its_published_parameter_count(void **state)
@@ -540,6 +619,33 @@ static const struct bad_input BAD[] = {
      "in.csv:2: column 'seq': '4000000000000' is so large that a byte count would overflow 64 "
      "bits\n"
      "in.csv:3: column 'seq': '99999999999999999999999' is too large (more than 64 bits)\n"},
+    /* counts that fit for the row as given but not for what eval and the report do with it: the
+     * ladder's full checkpointing keeps the 5as^2b that selective recomputation drops (this row
+     * was accepted, then eval said "a byte count overflows" naming no column, and report wrote
+     * nothing) */
+    {"name,layers,hidden,heads,vocab,seq,micro_batch,recompute,gpu_mem_gb\n"
+     "big,24,16,16,32000,600000000,2,selective,80\n"
+     "ok,24,16,16,32000,60000000,2,selective,80\n",
+     "ok",
+     "in.csv:2: column 'seq': '600000000' is so large that a byte count would overflow 64 bits\n"},
+
+    /* control characters are shown escaped in messages, never sent to the terminal */
+    {"name,model,seq,micro_batch,gpu_mem_gb,\x1b]0;owned\x07\n"
+     "a,gpt-1.3b,2048,8,80,1\n",
+     "", "in.csv:1: unknown column '\\x1b]0;owned\\x07'; the file's rows are skipped\n"},
+    {HEADER "a,24,2048,16,50257,\x1b[2J,8,80\n"
+            "\"b\x1b[2J\",24,2048,16,50257,2048,8,80\n"
+            "\"b\x1b[2J\",24,2048,16,50257,2048,8,80\n",
+     "b\x1b[2J",
+     "in.csv:2: column 'seq': '\\x1b[2J' is not a positive integer\n"
+     "in.csv:4: column 'name': 'b\\x1b[2J' is a duplicate (first seen on line 3)\n"},
+
+    /* names that share a 64-bit hash are different names (the second was a "duplicate") */
+    {HEADER "0hiooWgvkFK,24,2048,16,50257,2048,8,80\n"
+            "8mpSuEbHH.A,24,2048,16,50257,2048,8,80\n"
+            "8mpSuEbHH.A,24,2048,16,50257,2048,8,80\n",
+     "0hiooWgvkFK,8mpSuEbHH.A",
+     "in.csv:4: column 'name': '8mpSuEbHH.A' is a duplicate (first seen on line 3)\n"},
 
     /* sizes that must divide one another */
     {"name,model,seq,micro_batch,gpu_mem_gb,tp,pp,kv_heads,global_batch,dp\n"
@@ -824,6 +930,159 @@ static void bad_inputs(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* Reads csv[0..len) (NUL bytes included) as "in.csv". */
+static void run_bytes(struct run *r, const char *csv, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    struct diag d;
+    diag_init(&d, collect, r);
+    struct nameset names;
+    nameset_init(&names);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(fwrite(csv, 1, len, f), len);
+    rewind(f);
+    struct config_options opt = {0.15};
+    struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
+    assert_non_null(rd);
+    struct scenario sc;
+    unsigned long line;
+    int rc;
+    while ((rc = config_reader_next(rd, &sc, &line)) != 0 && rc != -2)
+        if (rc == 1 && r->n < MAX_ROWS)
+            r->sc[r->n++] = sc;
+    config_reader_free(rd);
+    fclose(f);
+    nameset_release(&names);
+}
+
+/* A NUL byte ended the cell's string: "f\0g" was read as "f", "2\0" as 2. The row is rejected,
+ * in a plain line and in a quoted one, and a header name holding one rejects the file. */
+static void a_nul_byte_rejects_its_row(void **state)
+{
+    (void)state;
+    static const char csv[] = HEADER "f\0g,24,2048,16,50257,2048,8,80\n"
+                                     "a,24,2048,16,50257,2\0,8,80\n"
+                                     "\"q\",24,2048,16,50257,2048,8\0,80\n"
+                                     "ok,24,2048,16,50257,2048,8,80\n";
+    struct run r;
+    run_bytes(&r, csv, sizeof csv - 1);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.sc[0].name, "ok");
+    assert_string_equal(r.messages, "in.csv:2: column 'name': the cell holds a NUL byte\n"
+                                    "in.csv:3: column 'seq': the cell holds a NUL byte\n"
+                                    "in.csv:4: column 'micro_batch': the cell holds a NUL byte\n");
+    static const char head[] = "name,la\0yers\na,24\n";
+    run_bytes(&r, head, sizeof head - 1);
+    assert_int_equal(r.n, 0);
+    assert_string_equal(r.messages, "in.csv:1: column 2: the header name holds a NUL byte; the "
+                                    "file's rows are skipped\n");
+}
+
+/* A name table that cannot grow stops the file with a message: the check is never skipped. */
+static void a_full_name_table_stops_loudly(void **state)
+{
+    (void)state;
+    char csv[64 * 1024];
+    size_t n = (size_t)snprintf(csv, sizeof csv, HEADER);
+    for (int i = 0; i < 600; i++)
+        n += (size_t)snprintf(csv + n, sizeof csv - n, "s%d,24,2048,16,50257,2048,8,80\n", i);
+    struct run r;
+    memset(&r, 0, sizeof r);
+    struct diag d;
+    diag_init(&d, collect, &r);
+    struct nameset names;
+    nameset_init(&names);
+    names.max_cap = 1024; /* 512 names */
+    FILE *f = fmemopen(csv, n, "r");
+    assert_non_null(f);
+    struct config_options opt = {0.15};
+    struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
+    struct scenario sc;
+    unsigned long line;
+    int rc, read = 0;
+    while ((rc = config_reader_next(rd, &sc, &line)) == 1)
+        read++;
+    assert_int_equal(rc, -2);
+    assert_int_equal(read, 512);
+    assert_string_equal(r.messages, "in.csv:514: out of memory: the names seen so far cannot be "
+                                    "kept to check that names are unique\n");
+    config_reader_free(rd);
+    fclose(f);
+    nameset_release(&names);
+}
+
+/* Loads a models file with `models` (NULL: the shipped one) and a GPU file with `gpus`; returns
+ * the messages. */
+static const char *load_preset_files(const char *models, const char *gpus, bool *ok)
+{
+    static char messages[2048];
+    static struct run r;
+    memset(&r, 0, sizeof r);
+    char mpath[] = "/tmp/memfit-models-XXXXXX", gpath[] = "/tmp/memfit-gpus-XXXXXX";
+    int mfd = mkstemp(mpath), gfd = mkstemp(gpath);
+    assert_true(mfd >= 0 && gfd >= 0);
+    FILE *mf = fdopen(mfd, "w"), *gf = fdopen(gfd, "w");
+    fputs(models ? models : "name,layers\ntiny,2\n", mf);
+    fputs(gpus ? gpus : "name,mem_gb\nG,80\n", gf);
+    fclose(mf);
+    fclose(gf);
+    struct diag d;
+    diag_init(&d, collect, &r);
+    struct config_presets *p = config_presets_load(mpath, gpath, &d);
+    *ok = p != NULL;
+    config_presets_free(p);
+    unlink(mpath);
+    unlink(gpath);
+    /* The temporary paths vary: keep what follows "FILE:". */
+    messages[0] = '\0';
+    for (const char *m = r.messages; *m;) {
+        const char *colon = strchr(m, ':'), *nl = strchr(m, '\n');
+        size_t used = strlen(messages);
+        snprintf(messages + used, sizeof messages - used, "%.*s\n", (int)(nl - colon - 1),
+                 colon + 1);
+        m = nl + 1;
+    }
+    return messages;
+}
+
+/* Preset files: every problem is an error with its line and column. */
+static void preset_files_are_checked(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *models, *gpus, *messages;
+    } cases[] = {
+        {"name,layers\na,2\nA,4\n", NULL,
+         "3: column 'name': 'A' is a duplicate preset (first on line 2)\n"},
+        {"name,layers,hidden,Layers\na,2,8,3\n", NULL,
+         "1: column 'Layers' appears twice in the header\n"},
+        {"", NULL, " empty file: a header row is required\n"},
+        {NULL, "name,mem_gb,bf16_tflops\nG,80,-5\n",
+         "2: column 'bf16_tflops': '-5' is negative: expected a positive speed\n"},
+        {NULL, "name,mem_gb,hbm_tb_s\nG,80,1e300\n",
+         "2: column 'hbm_tb_s': '1e300' is too large (more than 10^6)\n"},
+        {NULL, "name,mem_gb,link_gb_s\nG,80,0\n",
+         "2: column 'link_gb_s': '0' is zero: leave the cell empty when the speed is not known\n"},
+        {NULL, "name,mem_gb,pcie_gb_s\nG,80,fast\n",
+         "2: column 'pcie_gb_s': 'fast' is not a number\n"},
+        {NULL, "name,mem_gb,pcie_gb_s,pcie_gb_s\nG,80,1,2\n",
+         "1: column 'pcie_gb_s' appears twice in the header\n"},
+        {NULL, "name,mem_gb,source,source\nG,80,a,b\n",
+         "1: column 'source' appears twice in the header\n"},
+        {NULL, "name,mem_gb\ng,80\nG,40\n",
+         "3: column 'name': 'G' is a duplicate preset (first on line 2)\n"},
+        {NULL, "name,mem_gb,bf16_tflops,hbm_tb_s\nG,80,989,3.35\n", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool ok;
+        const char *got = load_preset_files(cases[i].models, cases[i].gpus, &ok);
+        if (strcmp(got, cases[i].messages) != 0)
+            fail_msg("case %zu: expected\n%sgot\n%s", i, cases[i].messages, got);
+        assert_int_equal(ok, cases[i].messages[0] == '\0');
+    }
+}
+
 /* An unknown column rejects every row of the file (with the one message of its row above). */
 static void unknown_column_rejects_every_row(void **state)
 {
@@ -894,6 +1153,9 @@ int main(void)
         cmocka_unit_test(bom_crlf_and_quoted_fields),
         cmocka_unit_test(blank_lines_are_skipped),
         cmocka_unit_test(model_and_gpu_presets_merge_and_columns_win),
+        cmocka_unit_test(gpu_presets_hold_the_capacity_the_device_reports),
+        cmocka_unit_test(lesson_zero2_fits_on_the_a100_40gb_as_it_reports_itself),
+        cmocka_unit_test(gpu_preset_file_mem_gb_or_mem_mib),
         cmocka_unit_test(every_preset_gives_its_published_parameter_count),
         cmocka_unit_test(gpt3_preset_is_175b),
         cmocka_unit_test(llama_ffn_default),
@@ -903,6 +1165,9 @@ int main(void)
         cmocka_unit_test(modern_columns_parse),
         cmocka_unit_test(modern_presets_load_with_their_values),
         cmocka_unit_test(bad_inputs),
+        cmocka_unit_test(a_nul_byte_rejects_its_row),
+        cmocka_unit_test(a_full_name_table_stops_loudly),
+        cmocka_unit_test(preset_files_are_checked),
         cmocka_unit_test(unknown_column_rejects_every_row),
         cmocka_unit_test(names_count_characters_not_bytes),
         cmocka_unit_test(csvin_streams_with_flat_memory),

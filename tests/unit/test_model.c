@@ -343,6 +343,25 @@ static void worked_example_zero2_on_8x40gb(void **state)
     assert_gb1(peak_of(&sc).peak_bytes, 20.3);
 }
 
+/* The lesson's verdict for ZeRO-2 on eight "40 GB" GPUs, "it fits", under the default 15% reserve:
+ * only on the 40,960 MiB an A100 40GB reports (the A100-40GB preset), not on 40 x 10^9 bytes. */
+static void worked_example_zero2_fits_the_a100_40gb_as_it_reports_itself(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    sc.dp = 8;
+    sc.zero = 2;
+    sc.reserve = 0.15;
+    sc.gpu_mem_bytes = 40000000000;
+    assert_false(peak_of(&sc).fits); /* budget 34.0 GB < 35.6 GB */
+    sc.gpu_mem_bytes = 40960ull << 20;
+    struct terms t = peak_of(&sc);
+    assert_true(t.fits);
+    assert_gb1(t.budget_bytes, 36.5);
+    assert_gb1(t.peak_bytes, 35.6);
+}
+
 static void quick_check_doubling_b_doubles_activations_only(void **state)
 {
     (void)state;
@@ -794,6 +813,7 @@ int main(void)
         cmocka_unit_test(worked_example_full_checkpointing_27gb),
         cmocka_unit_test(worked_example_largest_micro_batch_12_and_62),
         cmocka_unit_test(worked_example_zero2_on_8x40gb),
+        cmocka_unit_test(worked_example_zero2_fits_the_a100_40gb_as_it_reports_itself),
         cmocka_unit_test(quick_check_doubling_b_doubles_activations_only),
         cmocka_unit_test(section1_doubling_s_doubles_linear_part_per_token_core_grows),
         cmocka_unit_test(quick_check_core_crossover_870_tokens),

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "out.h"
@@ -304,6 +307,63 @@ static void test_source_date_epoch(void **state)
     assert_string_equal(d.first, "SOURCE_DATE_EPOCH: 'abc' is not a number of seconds since 1970");
 }
 
+/* --- a killed run's temporary files --- */
+
+/* Creates dir/name (a file, or a folder when dir_too), last modified `age` seconds ago. */
+static void make_aged(const char *dir, const char *name, time_t age, int folder)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (folder) {
+        assert_int_equal(mkdir(path, 0700), 0);
+    } else {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("partial", f);
+        fclose(f);
+    }
+    struct timespec ts[2] = {{time(NULL) - age, 0}, {time(NULL) - age, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+static int exists_in(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Only the pattern's files older than the run and held by no live run are removed. */
+static void test_stale_temporaries_removed(void **state)
+{
+    const char *dir = *state;
+    make_aged(dir, ".memfit-tmp-Ab3dE9", 3600, 0); /* a killed run's: removed */
+    make_aged(dir, ".memfit-tmp-zzzzzz", 7200, 0); /* removed */
+    make_aged(dir, ".memfit-tmp-fresh1", -60, 0);  /* newer than the run: kept */
+    make_aged(dir, ".memfit-tmp-held01", 3600, 0); /* locked by a live run: kept */
+    make_aged(dir, ".memfit-tmp-keep.txt", 3600, 0);
+    make_aged(dir, ".memfit-tmp-abc", 3600, 0);
+    make_aged(dir, "report.pdf", 3600, 0);
+    make_aged(dir, ".memfit-tmp-folder", 3600, 1);
+    char held[512];
+    snprintf(held, sizeof held, "%s/.memfit-tmp-held01", dir);
+    int fd = open(held, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    assert_int_equal(out_remove_stale(dir, time(NULL)), 2);
+    close(fd);
+    assert_false(exists_in(dir, ".memfit-tmp-Ab3dE9"));
+    assert_false(exists_in(dir, ".memfit-tmp-zzzzzz"));
+    assert_true(exists_in(dir, ".memfit-tmp-fresh1"));
+    assert_true(exists_in(dir, ".memfit-tmp-held01"));
+    assert_true(exists_in(dir, ".memfit-tmp-keep.txt"));
+    assert_true(exists_in(dir, ".memfit-tmp-abc"));
+    assert_true(exists_in(dir, "report.pdf"));
+    assert_true(exists_in(dir, ".memfit-tmp-folder"));
+    /* The next write into the folder leaves it as it found it, but for its own file. */
+    assert_int_equal(out_remove_stale(dir, time(NULL)), 1); /* held01, no longer locked */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_stream_ok),
         cmocka_unit_test(test_make_dirs),
         cmocka_unit_test(test_source_date_epoch),
+        cmocka_unit_test_setup_teardown(test_stale_temporaries_removed, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

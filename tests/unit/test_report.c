@@ -195,8 +195,10 @@ static void test_template_error_writes_nothing(void **state)
     diag_init(&f->d, NULL, NULL);
     assert_int_equal(report_write(f->sc, 2, &f->opt, &f->d), -1);
     assert_int_equal(f->d.count, 2);
-    snprintf(want, sizeof want, "%s:3: unknown placeholder '{{peak}}'", tmpl);
-    assert_string_equal(f->d.first, want);
+    /* (then the closest of the summary's names, which grow: the start of the message is checked) */
+    snprintf(want, sizeof want, "%s:3: unknown placeholder '{{peak}}' (closest: {{", tmpl);
+    assert_memory_equal(f->d.first, want, strlen(want));
+    assert_non_null(strstr(f->d.first, "; 'memfit help report' lists all)"));
 }
 
 static void test_unwritable_folder(void **state)
@@ -216,6 +218,39 @@ static void test_no_scenario(void **state)
     assert_int_equal(report_write(f->sc, 0, &f->opt, &f->d), -1);
     assert_string_equal(f->d.first, "no scenario to report");
     assert_string_equal(test_sh("ls -A '%s'", f->dir), "");
+}
+
+/* The summary wraps a long name onto more lines instead of cutting it, and gives each scenario's
+ * GPUs (dp x tp x pp): read back with pdftotext. */
+static void test_summary_wraps_names_and_counts_gpus(void **state)
+{
+    struct fx *f = *state;
+    static const char long_name[] =
+        "lesson-model-on-eight-nodes-with-flash-attention-and-zero-stage2"; /* 64 characters */
+    assert_int_equal(strlen(long_name), 64);
+    struct scenario sc[2] = {f->sc[0], f->sc[1]};
+    snprintf(sc[0].name, sizeof sc[0].name, "%s", long_name);
+    snprintf(sc[1].name, sizeof sc[1].name, "dp8-tp2-pp2");
+    sc[1].dp = 8;
+    sc[1].tp = 2;
+    sc[1].pp = 2;
+    sc[1].global_batch = 128;
+    assert_int_equal(report_write(sc, 2, &f->opt, &f->d), 0);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "pdftotext -layout -f 1 -l 1 '%s/report.pdf' - | tr -s ' '", f->dir);
+    const char *page = test_sh("%s", cmd);
+    assert_non_null(strstr(page, "scenario GPUs verdict peak budget cheapest fix"));
+    assert_non_null(strstr(page, " dp8-tp2-pp2 32 fits "));
+    assert_null(strstr(page, "…")); /* nothing cut */
+    /* Every part of the long name is there, broken after a hyphen, on more than one line. */
+    char parts[sizeof long_name];
+    memcpy(parts, long_name, sizeof long_name);
+    size_t found = 0;
+    for (char *tok = strtok(parts, "-"); tok; tok = strtok(NULL, "-"))
+        found += strstr(page, tok) != NULL;
+    assert_int_equal(found, 11);
+    assert_null(strstr(page, long_name));
+    assert_non_null(strstr(page, " lesson-model-on-"));
 }
 
 static void test_placeholder_names(void **state)
@@ -242,6 +277,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_template_error_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_scenario, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summary_wraps_names_and_counts_gpus, setup, teardown),
         cmocka_unit_test(test_placeholder_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

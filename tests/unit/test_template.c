@@ -84,7 +84,27 @@ static void test_unknown_placeholder_without_close_match(void **state)
     struct template t;
     struct diag d;
     assert_int_equal(parse(&t, "x {{zzzzzzzzzz}}\n", &d), -1);
-    assert_string_equal(d.first, "r.tmpl:1: unknown placeholder '{{zzzzzzzzzz}}'");
+    /* A few known names: all of them. */
+    assert_string_equal(d.first, "r.tmpl:1: unknown placeholder '{{zzzzzzzzzz}}' (valid: {{name}}, "
+                                 "{{peak}}, {{budget}}, {{verdict}})");
+}
+
+/* Many known names (the report has about 80): the three closest, and where to read them all. */
+static void test_unknown_placeholder_among_many(void **state)
+{
+    (void)state;
+    static const char *const many[] = {"name",   "peak",  "budget", "verdict", "params",
+                                       "layers", "heads", "vocab",  "seq",     "fix"};
+    const struct template_names lots = {many, 10, charts, 3, tables, 2};
+    struct template t;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    const char *text = "x {{headcount}}\n";
+    assert_int_equal(template_parse(&t, "r.tmpl", text, strlen(text), &lots, &d), -1);
+    assert_string_equal(d.first, "r.tmpl:1: unknown placeholder '{{headcount}}' (closest: "
+                                 "{{heads}}, {{verdict}}, {{peak}}; 'memfit help report' lists "
+                                 "all)");
+    template_release(&t);
 }
 
 static void test_every_error_is_reported(void **state)
@@ -186,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_blocks),
         cmocka_unit_test(test_unknown_placeholder_has_line_and_suggestion),
         cmocka_unit_test(test_unknown_placeholder_without_close_match),
+        cmocka_unit_test(test_unknown_placeholder_among_many),
         cmocka_unit_test(test_every_error_is_reported),
         cmocka_unit_test(test_error_messages),
         cmocka_unit_test(test_bad_bytes),
