@@ -9,7 +9,7 @@
 #   make install    PREFIX=/usr/local DESTDIR= (the program, its data, the manual page and the
 #                   bash completion)
 #   make bench      benchmarks (ratios against a reference measured in the same run)
-#   make validate   re-measure the activation fixture with PyTorch (slow)
+#   make validate   re-measure the activation and whole-step fixtures with PyTorch (slow)
 #   make format     clang-format every C file (make format-check: fail on a diff, as CI does)
 #   make fuzz       libFuzzer on the CSV, the templates, config.json files and the whole
 #                   pipeline (clang; FUZZ_SECONDS=60 each)
@@ -106,11 +106,13 @@ bench: $(MEMFIT)
 	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh bench/run.sh
 
 # Re-measures the fixtures (activations.csv, and modern.csv for the modern layers), then writes
-# what the report quotes of activations.csv (src/validation_summary.h).
+# what the report quotes of activations.csv (src/validation_summary.h); then the whole training
+# step (step.csv, checked against the closed forms of tests/validation/README.md).
 validate: $(BUILD)/tests/validation_summary
 	@sh tools/deps.sh validate
 	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv tests/validation/modern.csv
 	$(BUILD)/tests/validation_summary tests/validation/activations.csv src/validation_summary.h
+	/usr/bin/python3 tests/validation/step.py tests/validation/step.csv
 
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
