@@ -64,6 +64,9 @@ enum col {
     COL_ETP,
     COL_ZERO,
     COL_OFFLOAD,
+    COL_LOSS,
+    COL_GRAD_BUFFER,
+    COL_OPTIMIZER_IMPL,
     COL_GPU,
     COL_GPU_MEM_GB,
     COL_RESERVE,
@@ -74,17 +77,56 @@ enum col {
 /* struct row marks the cells that came from a preset with one bit per column. */
 _Static_assert(COL_COUNT <= 64, "a column needs a bit of row.from_preset");
 
-static const char *const column_names[COL_COUNT] = {
-    "name",         "model",        "arch",         "layers",      "hidden",
-    "heads",        "kv_heads",     "vocab",        "ffn",         "tied",
-    "positions",    "dropout",      "head_dim",     "qkv_bias",    "qk_norm",
-    "layer_norms",  "experts",      "top_k",        "expert_ffn",  "shared_ffn",
-    "shared_gate",  "router_bias",  "dense_layers", "q_lora_rank", "kv_lora_rank",
-    "qk_nope_dim",  "qk_rope_dim",  "v_head_dim",   "seq",         "micro_batch",
-    "global_batch", "precision",    "attention",    "recompute",   "capacity_factor",
-    "dp",           "tp",           "pp",           "sp",          "ep",
-    "etp",          "zero",         "offload",      "gpu",         "gpu_mem_gb",
-    "reserve",      "gpus_per_node"};
+static const char *const column_names[COL_COUNT] = {"name",
+                                                    "model",
+                                                    "arch",
+                                                    "layers",
+                                                    "hidden",
+                                                    "heads",
+                                                    "kv_heads",
+                                                    "vocab",
+                                                    "ffn",
+                                                    "tied",
+                                                    "positions",
+                                                    "dropout",
+                                                    "head_dim",
+                                                    "qkv_bias",
+                                                    "qk_norm",
+                                                    "layer_norms",
+                                                    "experts",
+                                                    "top_k",
+                                                    "expert_ffn",
+                                                    "shared_ffn",
+                                                    "shared_gate",
+                                                    "router_bias",
+                                                    "dense_layers",
+                                                    "q_lora_rank",
+                                                    "kv_lora_rank",
+                                                    "qk_nope_dim",
+                                                    "qk_rope_dim",
+                                                    "v_head_dim",
+                                                    "seq",
+                                                    "micro_batch",
+                                                    "global_batch",
+                                                    "precision",
+                                                    "attention",
+                                                    "recompute",
+                                                    "capacity_factor",
+                                                    "dp",
+                                                    "tp",
+                                                    "pp",
+                                                    "sp",
+                                                    "ep",
+                                                    "etp",
+                                                    "zero",
+                                                    "offload",
+                                                    "loss",
+                                                    "grad_buffer",
+                                                    "optimizer_impl",
+                                                    "gpu",
+                                                    "gpu_mem_gb",
+                                                    "reserve",
+                                                    "gpus_per_node"};
 
 /* Columns a model preset may set. */
 static bool is_model_column(enum col c)
@@ -1041,9 +1083,40 @@ static bool parse_recompute(struct row *row, struct scenario *sc)
     return parse_uint(row, COL_RECOMPUTE, &sc->ckpt_every, false);
 }
 
+/* How the step is run (doc/model.md section 10.2); the defaults follow precision: Megatron-LM
+ * fuses its cross-entropy and optimizer and keeps a persistent gradient buffer, PyTorch's eager
+ * loop computes the loss eagerly, creates the gradients on demand and runs foreach AdamW. */
+static bool parse_step_impl(struct row *row, struct scenario *sc)
+{
+    static const char *const losses[] = {"eager", "fused"};
+    static const char *const buffers[] = {"on_demand", "persistent"};
+    static const char *const impls[] = {"foreach", "fused", "single"};
+    bool megatron = sc->precision == PRECISION_MEGATRON;
+    int w;
+    sc->loss = megatron ? LOSS_FUSED : LOSS_EAGER;
+    sc->grad_buffer = megatron ? GRAD_PERSISTENT : GRAD_ON_DEMAND;
+    sc->optimizer_impl = megatron ? OPTIMIZER_FUSED : OPTIMIZER_FOREACH;
+    if (row->cell[COL_LOSS]) {
+        if ((w = parse_word(row, COL_LOSS, losses, 2)) < 0)
+            return false;
+        sc->loss = (enum loss_impl)w;
+    }
+    if (row->cell[COL_GRAD_BUFFER]) {
+        if ((w = parse_word(row, COL_GRAD_BUFFER, buffers, 2)) < 0)
+            return false;
+        sc->grad_buffer = (enum grad_buffer)w;
+    }
+    if (row->cell[COL_OPTIMIZER_IMPL]) {
+        if ((w = parse_word(row, COL_OPTIMIZER_IMPL, impls, 3)) < 0)
+            return false;
+        sc->optimizer_impl = (enum optimizer_impl)w;
+    }
+    return true;
+}
+
 static bool parse_training(struct row *row, struct scenario *sc)
 {
-    static const char *const precisions[] = {"mixed", "autocast", "megatron", "frozen"};
+    static const char *const precisions[] = {"mixed", "autocast", "megatron", "frozen", "fp32"};
     static const char *const attentions[] = {"plain", "flash"};
     static const char *const offloads[] = {"none", "optimizer"};
     int w;
@@ -1052,7 +1125,7 @@ static bool parse_training(struct row *row, struct scenario *sc)
         !parse_uint(row, COL_MICRO_BATCH, &sc->micro_batch, false))
         return false;
     if (row->cell[COL_PRECISION]) {
-        if ((w = parse_word(row, COL_PRECISION, precisions, 4)) < 0)
+        if ((w = parse_word(row, COL_PRECISION, precisions, 5)) < 0)
             return false;
         sc->precision = (enum precision)w;
     }
@@ -1066,6 +1139,8 @@ static bool parse_training(struct row *row, struct scenario *sc)
             return false;
         sc->offload = (enum offload)w;
     }
+    if (!parse_step_impl(row, sc))
+        return false;
     uint64_t zero = 0;
     if (!parse_recompute(row, sc) || !opt_uint(row, COL_DP, &sc->dp, false) ||
         !opt_uint(row, COL_TP, &sc->tp, false) || !opt_uint(row, COL_PP, &sc->pp, false) ||
@@ -1316,7 +1391,7 @@ static void copy_bounded(char *dst, size_t size, const char *src)
  * parse_* functions on every valid row: a memset of the whole scenario (about 400 bytes, mostly
  * names) first was a noticeable part of config's time. A new member of struct scenario must be
  * set here or there. */
-static void scenario_defaults(struct scenario *sc, double reserve)
+static void scenario_defaults(struct scenario *sc, double reserve, enum peak_model peak)
 {
     sc->arch = ARCH_GPT;
     sc->precision = PRECISION_MIXED;
@@ -1333,13 +1408,14 @@ static void scenario_defaults(struct scenario *sc, double reserve)
     sc->q_lora_rank = sc->kv_lora_rank = sc->qk_nope_dim = sc->qk_rope_dim = sc->v_head_dim = 0;
     sc->gpus_per_node = 8;
     sc->reserve = reserve;
+    sc->peak = peak;
     sc->model_preset[0] = sc->gpu_preset[0] = '\0';
 }
 
 static bool row_to_scenario(struct config_reader *r, struct row *row, struct scenario *sc)
 {
     struct gpu_speed speed;
-    scenario_defaults(sc, r->opt.reserve);
+    scenario_defaults(sc, r->opt.reserve, r->opt.peak);
     if (!parse_name(row, sc) || !merge_presets(r, row, &speed) || !parse_model_shape(row, sc) ||
         !parse_layer_shape(row, sc) || !parse_training(row, sc) || !parse_gpu(row, sc))
         return false;

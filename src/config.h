@@ -31,7 +31,8 @@ struct config_presets *config_presets_load(const char *models_path, const char *
 void config_presets_free(struct config_presets *p);
 
 struct config_options {
-    double reserve; /* --reserve: the default of the reserve column */
+    double reserve;       /* --reserve: the default of the reserve column */
+    enum peak_model peak; /* --peak: the lesson's sum or a real step's phases */
 };
 
 /* Reads one CSV file of scenarios. */

@@ -11,9 +11,19 @@ struct filler {
     const struct scenario *sc;
     struct checked ck;
     bool full;
-    bool recomputing; /* the entries being added are dropped by the recomputation */
-    bool listing;     /* keep the entries themselves, not only their sums */
+    bool recomputing;  /* the entries being added are dropped by the recomputation */
+    bool listing;      /* keep the entries themselves, not only their sums */
+    unsigned scale[3]; /* bytes of an element of each dtype class (enum dtype) */
+    bool step;         /* the step model: also the norms' per-row statistics */
 };
+
+/*
+ * What a kept tensor's element takes, by class: the layer's activations (bf16; fp32 under
+ * precision=fp32), the residual stream the norms read (fp32 under fp32 and autocast), or a fixed
+ * size (1-byte masks, fp32 statistics, int64 indices). The lesson counts every activation in
+ * bf16; the step model (--peak step) follows the precision (doc/model.md section 10.2).
+ */
+enum dtype { DT_ACT, DT_RESIDUAL, DT_FIXED };
 
 /* Adds a kept tensor's bytes to the sums of its group (layer_act_sums), unless recomputed. */
 static inline __attribute__((always_inline)) void add_to_sums(struct filler *f,
@@ -48,10 +58,12 @@ static inline __attribute__((always_inline)) void param(struct filler *f, const 
     inv->params[inv->n_params++] = (struct layer_param){name, count, part};
 }
 
-static inline __attribute__((always_inline)) void kept(struct filler *f, const char *name,
-                                                       uint64_t per, enum layer_extent extent,
-                                                       enum layer_split split)
+static inline __attribute__((always_inline)) void kept_dt(struct filler *f, const char *name,
+                                                          uint64_t per, enum layer_extent extent,
+                                                          enum layer_split split, enum dtype dt)
 {
+    if (f->scale[dt] != 2)
+        per = ck_mul(&f->ck, per, f->scale[dt]) / 2;
     struct layer_inventory *inv = f->inv;
     struct layer_tensor t = {name, per, extent, split, f->recomputing};
     add_to_sums(f, &t);
@@ -62,6 +74,13 @@ static inline __attribute__((always_inline)) void kept(struct filler *f, const c
         return;
     }
     inv->kept[inv->n_kept++] = t;
+}
+
+static inline __attribute__((always_inline)) void kept(struct filler *f, const char *name,
+                                                       uint64_t per, enum layer_extent extent,
+                                                       enum layer_split split)
+{
+    kept_dt(f, name, per, extent, split, DT_ACT);
 }
 
 uint64_t layer_head_dim(const struct scenario *sc)
@@ -172,13 +191,13 @@ static void norm_params(struct filler *f, const struct scenario *sc)
 static void core_kept(struct filler *f, const struct scenario *sc)
 {
     if (sc->attention == ATTENTION_FLASH) {
-        kept(f, "log-sum-exp (fp32)", 4, LAYER_PER_HEAD_ROW, LAYER_SPLIT);
+        kept_dt(f, "log-sum-exp (fp32)", 4, LAYER_PER_HEAD_ROW, LAYER_SPLIT, DT_FIXED);
         return;
     }
     f->recomputing = sc->recompute == RECOMPUTE_SELECTIVE;
     kept(f, "softmax output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
     if (sc->arch == ARCH_GPT && sc->dropout) {
-        kept(f, "dropout mask", 1, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
+        kept_dt(f, "dropout mask", 1, LAYER_PER_HEAD_SCORE, LAYER_SPLIT, DT_FIXED);
         kept(f, "dropout output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
     }
     f->recomputing = false;
@@ -194,7 +213,7 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
     uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
     uint64_t fb = ck_mul(ck, 2, sc->ffn);
     bool flash = sc->attention == ATTENTION_FLASH, drop = sc->dropout;
-    kept(f, "LN1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept_dt(f, "LN1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
     kept(f, "QKV input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     kept(f, "Q", q, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "K", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
@@ -205,13 +224,15 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
         kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "projection input", q, LAYER_PER_TOKEN, LAYER_SPLIT);
     if (drop)
-        kept(f, "projection dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE);
-    kept(f, "LN2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+        kept_dt(f, "projection dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
+    kept_dt(f, "LN2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
     kept(f, "fc1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     kept(f, "GeLU input", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "fc2 input", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     if (drop)
-        kept(f, "MLP dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE);
+        kept_dt(f, "MLP dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
+    if (f->step) /* two LayerNorms' fp32 mean and 1/std per row (measured: step.csv) */
+        kept_dt(f, "norm statistics (fp32)", 16, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
 }
 
 /* Llama-style attention (doc/model.md 4.5): rotary q and k, GQA with K and V of g d_h, Qwen3's
@@ -222,7 +243,7 @@ static void llama_attention_kept(struct filler *f, const struct scenario *sc)
     struct checked *ck = &f->ck;
     uint64_t h = sc->hidden, dh = layer_head_dim(sc);
     uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
-    kept(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept_dt(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
     kept(f, "norm 1 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     if (sc->qk_norm)
         kept(f, "q, k norm inputs", ck_add(ck, q, kv), LAYER_PER_TOKEN, LAYER_SPLIT);
@@ -245,7 +266,7 @@ static void mla_kept(struct filler *f, const struct scenario *sc)
     uint64_t h = sc->hidden, a = sc->heads, dn = sc->qk_nope_dim, dr = sc->qk_rope_dim;
     uint64_t dv = sc->v_head_dim, rkv = sc->kv_lora_rank;
     uint64_t qk = ck_mul3(ck, 2, a, ck_add(ck, dn, dr));
-    kept(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    kept_dt(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
     kept(f, "norm 1 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     if (sc->q_lora_rank > 0)
         kept(f, "q down, q norm outputs", ck_mul(ck, 4, sc->q_lora_rank), LAYER_PER_TOKEN,
@@ -282,19 +303,33 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
     uint64_t h = sc->hidden, k = sc->top_k;
-    kept(f, "router softmax (fp32)", ck_mul(ck, 4, sc->experts), LAYER_PER_TOKEN, LAYER_WHOLE);
-    kept(f, "top-k indices, weights", ck_add(ck, ck_mul(ck, 12, k), 4), LAYER_PER_TOKEN,
-         LAYER_WHOLE);
+    kept_dt(f, "router softmax (fp32)", ck_mul(ck, 4, sc->experts), LAYER_PER_TOKEN, LAYER_WHOLE,
+            DT_FIXED);
+    kept_dt(f, "top-k indices, weights", ck_add(ck, ck_mul(ck, 12, k), 4), LAYER_PER_TOKEN,
+            LAYER_WHOLE, DT_FIXED);
     kept(f, "expert inputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
     kept(f, "expert SwiGLU", ck_mul(ck, 8, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN,
          LAYER_EXPERT_WIDTH);
     kept(f, "expert outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
     kept(f, "weighted outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
-    kept(f, "dispatch indices", 18, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
+    kept_dt(f, "dispatch indices", 18, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS, DT_FIXED);
     if (sc->shared_ffn > 0)
         kept(f, "shared SwiGLU", ck_mul(ck, 8, sc->shared_ffn), LAYER_PER_TOKEN, LAYER_SPLIT);
     if (sc->shared_gate)
         kept(f, "shared gate", ck_add(ck, 2 * h, 2), LAYER_PER_TOKEN, LAYER_WHOLE);
+}
+
+/* The fused RMSNorms' one fp32 1/rms per row: the layer's norms, MLA's q and kv norms (per
+ * token), Qwen3's q/k norms (per token and head; measured: modern.csv). */
+static void norm_statistics(struct filler *f, const struct scenario *sc)
+{
+    uint64_t norms = sc->layer_norms ? sc->layer_norms : 2;
+    if (has_mla(sc))
+        norms += sc->q_lora_rank > 0 ? 2u : 1u;
+    kept_dt(f, "norm statistics (fp32)", 4 * norms, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
+    if (sc->qk_norm && !has_mla(sc))
+        kept_dt(f, "q, k norm statistics", 4 * (sc->heads + sc->kv_heads), LAYER_PER_TOKEN,
+                LAYER_SPLIT, DT_FIXED);
 }
 
 /* A llama-style layer: attention (GQA or latent), norm 2, then a dense SwiGLU or an MoE MLP;
@@ -307,22 +342,33 @@ static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_k
     else
         llama_attention_kept(f, sc);
     if (sc->layer_norms >= 4)
-        kept(f, "post-attention norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
-    kept(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+        kept_dt(f, "post-attention norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    kept_dt(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
     kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     if (kind == LAYER_MOE)
         moe_kept(f, sc);
     else
         swiglu_kept(f, sc);
     if (sc->layer_norms >= 4)
-        kept(f, "post-MLP norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+        kept_dt(f, "post-MLP norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    if (f->step)
+        norm_statistics(f, sc);
 }
 
 /* Fills inv, with its lists or only their sums. */
 static bool inventory(const struct scenario *sc, enum layer_kind kind, bool listing,
                       struct layer_inventory *inv)
 {
-    struct filler f = {inv, sc, {false}, false, false, listing};
+    bool step = sc->peak == PEAK_STEP, fp32 = sc->precision == PRECISION_FP32;
+    bool fp32_residual = fp32 || sc->precision == PRECISION_AUTOCAST;
+    struct filler f = {inv,
+                       sc,
+                       {false},
+                       false,
+                       false,
+                       listing,
+                       {step && fp32 ? 4u : 2u, step && fp32_residual ? 4u : 2u, 2u},
+                       step};
     inv->kind = kind;
     inv->n_params = inv->n_kept = 0;
     inv->sums = (struct layer_act_sums){0, 0, 0, 0, 0, 0};

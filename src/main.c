@@ -67,6 +67,7 @@ struct options {
     bool wide, split, letter, quiet, help, version;
     const char *template_path;
     enum units units;
+    enum peak_model peak;
     double reserve;
     const char *models_path, *gpus_path;
     enum progress_mode progress;
@@ -157,6 +158,7 @@ enum {
     OPT_GPUS,
     OPT_PROGRESS,
     OPT_PAPER,
+    OPT_PEAK,
     OPT_VERSION
 };
 
@@ -165,6 +167,7 @@ static const char *const format_words[] = {"csv", "json", "table", NULL};      /
 static const char *const paper_words[] = {"a4", "letter", NULL};               /* REPORT_PAPER_ */
 static const char *const units_words[] = {"GB", "GiB", NULL};                  /* UNITS_ */
 static const char *const progress_words[] = {"auto", "always", "never", NULL}; /* PROGRESS_ */
+static const char *const peak_words[] = {"lesson", "step", NULL};              /* PEAK_ */
 
 struct option_spec {
     const char *name;           /* the long name */
@@ -202,6 +205,8 @@ static const struct option_spec option_specs[] = {
      "the paper size (default a4)"},
     {"units", required_argument, OPT_UNITS, CMD_EVAL | CMD_REPORT, NULL, units_words,
      "the units of sizes for people (default GB = 10^9 bytes)"},
+    {"peak", required_argument, OPT_PEAK, CMD_EVAL | CMD_REPORT, NULL, peak_words,
+     "the peak that decides: a real step's phases (default step) or the lesson's sum"},
     {"reserve", required_argument, OPT_RESERVE, CMD_EVAL | CMD_REPORT, "FRACTION", NULL,
      "GPU memory kept free (default 0.15; the CSV column wins)"},
     {"models", required_argument, OPT_MODELS, CMD_EVAL | CMD_REPORT, "FILE", NULL,
@@ -459,6 +464,9 @@ static int parse_option(struct options *o, int key, const char *arg)
     case OPT_UNITS:
         o->units = (enum units)i;
         return -1;
+    case OPT_PEAK:
+        o->peak = (enum peak_model)i;
+        return -1;
     case OPT_PROGRESS:
         o->progress = (enum progress_mode)i;
         return -1;
@@ -622,6 +630,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
     o->reserve = 0.15;
+    o->peak = PEAK_STEP;
     o->command = prescan_command(argc, argv);
     struct option longs[N_SPECS + 1];
     size_t n_longs = long_options(longs);
@@ -796,7 +805,7 @@ static bool read_file(const struct options *o, const char *path, const struct co
     }
     if (rd->opened)
         rd->opened(rd->ctx);
-    struct config_options copt = {o->reserve};
+    struct config_options copt = {o->reserve, o->peak};
     struct config_reader *r = config_reader_new(f, label, pr, &copt, names, d);
     struct progress prog;
     struct stat st;

@@ -5,6 +5,7 @@
 
 #include "checked.h"
 #include "layer.h"
+#include "step.h"
 
 struct model_bytes_per_param model_bytes_per_param(enum precision p)
 {
@@ -13,12 +14,11 @@ struct model_bytes_per_param model_bytes_per_param(enum precision p)
      * moments), autocast 4 + 4 + 8, Megatron-LM with fp32 gradient buffers 2 + 4 + 12, a frozen
      * base (LoRA) keeps only its bf16 weights. */
     static const struct model_bytes_per_param table[] = {
-        [PRECISION_MIXED] = {2, 2, 12},
-        [PRECISION_AUTOCAST] = {4, 4, 8},
-        [PRECISION_MEGATRON] = {2, 4, 12},
-        [PRECISION_FROZEN] = {2, 0, 0},
+        [PRECISION_MIXED] = {2, 2, 12},    [PRECISION_AUTOCAST] = {4, 4, 8},
+        [PRECISION_MEGATRON] = {2, 4, 12}, [PRECISION_FROZEN] = {2, 0, 0},
+        [PRECISION_FP32] = {4, 4, 8},
     };
-    return (unsigned)p <= PRECISION_FROZEN ? table[p] : table[PRECISION_MIXED];
+    return (unsigned)p <= PRECISION_FP32 ? table[p] : table[PRECISION_MIXED];
 }
 
 uint64_t model_kv_width(const struct scenario *sc)
@@ -51,6 +51,7 @@ struct kinds {
     uint64_t count[2];  /* layers of each kind, LAYER_DENSE and LAYER_MOE */
     uint64_t params[2]; /* one layer of each kind, whole, routed experts included */
     uint64_t routed;    /* the routed experts of one MoE layer (all E of them) */
+    uint64_t small[2];  /* of params: biases and norm scales */
     struct layer_act_sums sums[2];
 };
 
@@ -66,6 +67,7 @@ static enum model_status layer_kinds(const struct scenario *sc, struct kinds *k)
             continue;
         if (!layer_inventory_sums(sc, (enum layer_kind)kind, &inv) ||
             !layer_params_of(&inv, LAYER_PARTS, &k->params[kind]) ||
+            !layer_params_of(&inv, LAYER_PART_SMALL, &k->small[kind]) ||
             !layer_act_sums(sc, &inv, &k->sums[kind]))
             return MODEL_OVERFLOW;
         if (kind == LAYER_MOE && !layer_params_of(&inv, LAYER_PART_EXPERTS, &k->routed))
@@ -187,10 +189,18 @@ enum model_status model_layer_act(const struct scenario *sc, struct model_layer_
     return layer_act_from(sc, &sums, sc->micro_batch, out);
 }
 
+/* Bytes of an element of the residual stream a checkpoint keeps: bf16, or fp32 under the step
+ * model with fp32 weights (precision fp32 or autocast; doc/model.md section 10.2). */
+static uint64_t residual_bytes(const struct scenario *sc)
+{
+    bool fp32 = sc->precision == PRECISION_FP32 || sc->precision == PRECISION_AUTOCAST;
+    return sc->peak == PEAK_STEP && fp32 ? 4 : 2;
+}
+
 static enum model_status ckpt_bytes_at(const struct scenario *sc, uint64_t b, uint64_t *out)
 {
     struct checked ck = {false};
-    uint64_t c = ck_mul(&ck, ck_mul3(&ck, 2, sc->seq, b), sc->hidden);
+    uint64_t c = ck_mul(&ck, ck_mul3(&ck, residual_bytes(sc), sc->seq, b), sc->hidden);
     *out = sc->sp && sc->tp > 1 ? div_up(c, sc->tp) : c;
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
@@ -262,11 +272,29 @@ static void stage_mix(const struct scenario *sc, const uint64_t kind_count[2],
     out[LAYER_MOE] = per - out[LAYER_DENSE];
 }
 
+static void step_gpu_at(const struct scenario *sc, const struct terms *t, int stage, uint64_t b,
+                        const uint64_t kind_act[2], uint64_t c, struct step_gpu *g,
+                        struct checked *ck);
+
 enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms *t, uint64_t k,
                                   uint64_t *out)
 {
     struct checked ck = {false};
     *out = 0;
+    if (sc->peak == PEAK_STEP) { /* the step's phases with checkpointing every k (or none) */
+        struct scenario at_k = *sc;
+        at_k.recompute = k ? RECOMPUTE_EVERY_K : RECOMPUTE_NONE;
+        at_k.ckpt_every = k;
+        for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
+            struct step_gpu sg;
+            struct step_peak sp;
+            step_gpu_at(&at_k, t, i, sc->micro_batch, t->kind_act, t->ckpt_bytes, &sg, &ck);
+            if (!step_phases(&sg, &sp))
+                return MODEL_OVERFLOW;
+            *out = sp.bytes > *out ? sp.bytes : *out;
+        }
+        return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+    }
     for (int i = 0; i < 2; i++) {
         uint64_t act, in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
         if (stage_act_mix(t->stage[i].layers, t->kind_act, t->ckpt_bytes, in_flight, k, &act) !=
@@ -375,6 +403,150 @@ static void stage_params(const struct scenario *sc, const struct kinds *k, struc
     }
 }
 
+/* The largest kind's A among the layers a stage holds. */
+static uint64_t stage_max_act(const uint64_t layers[2], const uint64_t act[2])
+{
+    uint64_t a = 0;
+    for (int i = 0; i < 2; i++)
+        if (layers[i] > 0 && act[i] > a)
+            a = act[i];
+    return a;
+}
+
+/* The embedding's backward at the end of the step (doc/model.md 10.2): a tied embedding holds the
+ * output layer's partial gradient, its own and their sum (and .grad when persistent); an untied
+ * one the gradient of its output; with dropout, the dropout's backward may be higher. */
+static uint64_t embedding_end(const struct scenario *sc, uint64_t b, uint64_t gb, bool pers,
+                              struct checked *ck)
+{
+    uint64_t h = sc->hidden, sbh = ck_mul3(ck, sc->seq, b, h), r = residual_bytes(sc);
+    uint64_t vh = div_up(ck_mul3(ck, gb, sc->vocab, h), sc->tp);
+    uint64_t main =
+        sc->tied ? ck_mul(ck, pers ? 3 : 2, vh) : ck_add(ck, ck_mul(ck, r, sbh), pers ? vh : 0);
+    if (sc->arch != ARCH_GPT || !sc->dropout)
+        return main;
+    /* The dropout's backward: its gradient in and out; on demand, the embedding's own gradient
+     * and the position table's are not there yet. */
+    uint64_t add = ck_add(ck, ck_add(ck, 8 * (sc->positions > 0 ? sc->seq : 0), sbh),
+                          ck_add(ck, ck_mul3(ck, 2, r, sbh), sc->tied ? vh : 0));
+    uint64_t less = pers ? 0 : ck_add(ck, vh, ck_mul3(ck, gb, sc->positions, h));
+    uint64_t alt = add > less ? add - less : 0;
+    return alt > main ? alt : main;
+}
+
+/* The optimizer step's temporaries on a GPU (doc/model.md 10.2): foreach AdamW allocates two fp32
+ * tensors per parameter of the shard (PyTorch 1.13, measured), the single-tensor loop two of one
+ * tensor with the previous one's denominator, the fused kernel none. */
+static uint64_t optimizer_temps(const struct scenario *sc, const struct model_gpu *m,
+                                struct checked *ck)
+{
+    struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
+    if (sc->offload == OFFLOAD_OPTIMIZER || bpp.optimizer == 0)
+        return 0;
+    if (sc->optimizer_impl == OPTIMIZER_FUSED)
+        return 0;
+    if (sc->optimizer_impl == OPTIMIZER_FOREACH)
+        return ck_mul(ck, 8, m->optimizer_bytes / bpp.optimizer);
+    uint64_t h = sc->hidden, f = sc->ffn, t = sc->tp, vh = div_up(ck_mul(ck, sc->vocab, h), t);
+    uint64_t big = ck_mul(ck, 2, vh); /* the embedding, first */
+    uint64_t mlp = sc->arch == ARCH_GPT ? ck_add(ck, ck_mul3(ck, 2, h, f) / t, f / t)
+                                        : ck_mul3(ck, 3, h, f) / t;
+    uint64_t cand[] = {mlp, sc->positions ? ck_add(ck, ck_mul3(ck, 2, sc->positions, h), vh) : 0,
+                       sc->tied ? 0 : ck_add(ck, ck_mul(ck, 2, vh), h)};
+    for (int i = 0; i < 3; i++)
+        big = cand[i] > big ? cand[i] : big;
+    uint64_t n = sc->zero >= 1 ? sc->dp : 1;
+    return ck_mul(ck, 4, div_up(big, n));
+}
+
+/* What GPU `stage` holds at micro-batch b for the step model, each kind's A and c at b given. */
+static void step_gpu_at(const struct scenario *sc, const struct terms *t, int stage, uint64_t b,
+                        const uint64_t kind_act[2], uint64_t c, struct step_gpu *g,
+                        struct checked *ck)
+{
+    const struct model_gpu *m = &t->stage[stage];
+    struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
+    bool fp32 = sc->precision == PRECISION_FP32, ac = sc->precision == PRECISION_AUTOCAST;
+    bool gpt = sc->arch == ARCH_GPT, eager = sc->loss == LOSS_EAGER;
+    bool pers = sc->grad_buffer == GRAD_PERSISTENT;
+    uint64_t tp = sc->tp, tl = sc->sp && tp > 1 ? tp : 1, h = sc->hidden;
+    uint64_t e = fp32 ? 4 : 2, r = residual_bytes(sc), gb = bpp.grads;
+    uint64_t sb = ck_mul(ck, sc->seq, b), sbh = ck_mul(ck, sb, h);
+    uint64_t sbv = div_up(ck_mul(ck, sb, sc->vocab), tp), vh = div_up(ck_mul(ck, sc->vocab, h), tp);
+    uint64_t n = m->layers[0] + m->layers[1];
+    uint64_t in_flight = stage == MODEL_STAGE_FIRST ? sc->pp : 1;
+    uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
+    uint64_t kk = k == 0 ? 0 : k < n ? k : n;
+    *g = (struct step_gpu){0};
+    g->first = stage == MODEL_STAGE_FIRST || sc->pp == 1;
+    g->last = stage == MODEL_STAGE_LAST || sc->pp == 1;
+    g->weights = m->weights_bytes;
+    g->grads = m->grads_bytes;
+    g->optimizer = m->optimizer_bytes;
+    bool accumulating = sc->global_batch > ck_mul(ck, b, sc->dp);
+    g->grads_at_start = pers || accumulating ? m->grads_bytes : 0;
+    g->tokens = ck_mul(ck, 8, ck_mul(ck, sb, (uint64_t)g->first + g->last)); /* int64 */
+    if (g->first)
+        g->embedding_inputs =
+            ck_add(ck, sc->positions ? 8 * sc->seq : 0, gpt && sc->dropout ? div_up(sbh, tl) : 0);
+    if (g->last) /* the final norm's input and statistics, the output layer's input */
+        g->outside = div_up(ck_add(ck, ck_mul(ck, r + e, sbh), ck_mul(ck, gpt ? 8 : 4, sb)), tl);
+    uint64_t amax = stage_max_act(m->layers, kind_act);
+    if (kk) {
+        g->recompute = true;
+        g->ckpt_in_flight = ck_mul3(ck, in_flight, div_up(n, kk), c);
+        g->acts = g->ckpt_in_flight;
+        g->ckpt = c;
+        g->segment_act = ck_mul(ck, kk, amax);
+    } else {
+        const uint64_t none[2] = {m->layers[0], m->layers[1]};
+        uint64_t a = 0;
+        for (int i = 0; i < 2; i++)
+            a = ck_add(ck, a, ck_mul(ck, none[i], kind_act[i]));
+        g->acts = ck_mul(ck, in_flight, a);
+    }
+    if (ac) { /* the autocast cache: a bf16 copy of every GEMM weight (and GPT's biases) */
+        uint64_t copy[2], most = 0;
+        for (int i = 0; i < 2; i++) {
+            uint64_t gemm = t->kind_params[i] - t->kind_small[i];
+            uint64_t bias = gpt && t->kind_small[i] > 4 * h ? t->kind_small[i] - 4 * h : 0;
+            copy[i] = ck_add(ck, ck_mul(ck, 2, div_up(gemm, tp)), ck_mul(ck, 2, bias));
+            g->all_copies =
+                ck_add(ck, g->all_copies, ck_mul3(ck, in_flight, m->layers[i], copy[i]));
+            most = m->layers[i] > 0 && copy[i] > most ? copy[i] : most;
+        }
+        g->layer_copies = ck_mul(ck, kk, most);
+        if (g->last)
+            g->head_copy = ck_mul(ck, 2, vh);
+    }
+    if (g->last) {
+        g->logits_forward = ck_mul(ck, eager ? 8 : 4, sbv);
+        g->loss = ck_mul(ck, eager ? 12 : 4, sbv);
+    }
+    /* The gradients as the layers' backward starts: all (persistent, with a tied embedding's
+     * partial), or the final norm's and the output layer's (on demand). */
+    uint64_t final_norm = gpt ? 2 * h : h;
+    if (pers)
+        g->head_grads = ck_add(ck, m->grads_bytes, g->last && sc->tied ? ck_mul(ck, gb, vh) : 0);
+    else if (g->last)
+        g->head_grads = ck_mul(ck, gb, ck_add(ck, final_norm, vh));
+    uint64_t layer_grads = ck_mul(ck, gb, div_up(t->kind_params[amax == kind_act[1]], tp));
+    if (!pers && kk)
+        g->done_grads = ck_mul(ck, n - kk, layer_grads);
+    /* A layer's backward at its last GEMM: the input's gradient, the weight's and bias's. */
+    uint64_t f = t->kind_act[1] && amax == kind_act[1] ? sc->top_k * sc->expert_ffn : sc->ffn;
+    g->transient =
+        ck_add(ck, div_up(ck_mul(ck, e, ck_add(ck, ck_mul(ck, sb, f), ck_mul(ck, h, f))), tp),
+               gpt ? e * h : 0);
+    if (gpt && sc->dropout)
+        g->transient = ck_add(ck, g->transient, ck_mul(ck, e - 1, div_up(sbh, tl)));
+    else if (ac)
+        g->transient = ck_add(ck, g->transient, ck_mul(ck, 2, div_up(sbh, tl)));
+    if (g->first)
+        g->embedding_end = embedding_end(sc, b, gb, pers, ck);
+    g->optimizer_temps = optimizer_temps(sc, m, ck);
+}
+
 /* model_peak's work: sets every member of *t but model_eval's own (k_star, k_best,
  * act_k_best_bytes, max_micro_batch). */
 static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
@@ -394,6 +566,10 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
             return MODEL_OVERFLOW;
         t->kind_act[i] = act.total;
     }
+    for (int i = 0; i < 2; i++) {
+        t->kind_params[i] = kinds.params[i];
+        t->kind_small[i] = kinds.small[i];
+    }
     t->layer_params = kinds.params[main_kind(&kinds)];
     t->act_layer_bytes = t->kind_act[main_kind(&kinds)];
     stage_params(sc, &kinds, t, &ck);
@@ -407,7 +583,16 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
         if (stage_act_mix(g->layers, t->kind_act, t->ckpt_bytes, in_flight, k, &g->act_bytes))
             return MODEL_OVERFLOW;
         g->logits_bytes = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
-        g->peak_bytes = ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
+        g->lesson_peak_bytes =
+            ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
+        g->peak_bytes = g->lesson_peak_bytes;
+        if (sc->peak == PEAK_STEP) {
+            struct step_gpu sg;
+            step_gpu_at(sc, t, i, sc->micro_batch, t->kind_act, t->ckpt_bytes, &sg, &ck);
+            if (!step_phases(&sg, &g->step))
+                return MODEL_OVERFLOW;
+            g->peak_bytes = g->step.bytes;
+        }
     }
     if (sc->pp == 1)
         t->stage[MODEL_STAGE_LAST] = t->stage[MODEL_STAGE_FIRST];
@@ -425,6 +610,8 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
     t->act_bytes = g->act_bytes;
     t->logits_bytes = g->logits_bytes;
     t->peak_bytes = g->peak_bytes;
+    t->lesson_peak_bytes = g->lesson_peak_bytes;
+    t->peak_phase = g->step.phase;
     t->budget_bytes = model_budget_bytes(sc);
     t->fits = t->peak_bytes <= t->budget_bytes;
     return MODEL_OK;
@@ -573,6 +760,15 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, 
     for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
         uint64_t act_bytes;
         uint64_t in_flight = i == MODEL_STAGE_FIRST ? sc->pp : 1;
+        if (sc->peak == PEAK_STEP) {
+            struct step_gpu sg;
+            struct step_peak sp;
+            step_gpu_at(sc, base, i, b, kind_act, c, &sg, &ck);
+            if (!step_phases(&sg, &sp))
+                return false;
+            peak[i] = sp.bytes;
+            continue;
+        }
         if (stage_act_mix(base->stage[i].layers, kind_act, c, in_flight, k, &act_bytes))
             return false;
         uint64_t l = (i == MODEL_STAGE_LAST || sc->pp == 1) ? logits : 0;
@@ -620,7 +816,7 @@ static uint64_t micro_batch_start(const struct scenario *sc, const struct terms 
 {
     uint64_t slope[2], peak1[2];
     /* A capacity factor rounds the routed rows up per expert: not affine in b either. */
-    *exact = sc->tp == 1 && sc->capacity_factor <= 0;
+    *exact = sc->tp == 1 && sc->capacity_factor <= 0 && sc->peak == PEAK_LESSON;
     for (int i = 0; i < 2; i++) {
         uint64_t grown = base->stage[i].peak_bytes - base->stage[i].states_bytes;
         slope[i] = div_up(grown, base_b);

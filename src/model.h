@@ -19,6 +19,7 @@
 
 #include "layer.h"
 #include "scenario.h"
+#include "step.h"
 
 enum model_status { MODEL_OK = 0, MODEL_OVERFLOW = 1 };
 
@@ -44,10 +45,12 @@ struct model_gpu {
     uint64_t params;        /* parameters held (after tp, ep and pp, before ZeRO) */
     uint64_t expert_params; /* of which routed experts */
     uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes;
-    uint64_t expert_bytes; /* the routed experts' share of the states */
-    uint64_t act_bytes;    /* L*A, or M(k) with checkpointing */
-    uint64_t logits_bytes; /* 0 on a stage without the output layer */
-    uint64_t peak_bytes;
+    uint64_t expert_bytes;      /* the routed experts' share of the states */
+    uint64_t act_bytes;         /* L*A, or M(k) with checkpointing */
+    uint64_t logits_bytes;      /* 0 on a stage without the output layer */
+    uint64_t lesson_peak_bytes; /* states + activations + logits (the step's A under step) */
+    struct step_peak step;      /* the phases of a real step (--peak step only) */
+    uint64_t peak_bytes;        /* the lesson's or the step's, as the scenario's peak says */
 };
 
 /* Every term of a scenario, on its most loaded GPU. (model.c's peak_terms sets each member by
@@ -58,12 +61,16 @@ struct terms {
     uint64_t layer_params;       /* one layer, whole (an MoE layer when there are any) */
     uint64_t act_layer_bytes;    /* A of that layer in the scenario's attention mode and tp/sp */
     uint64_t kind_act[2];        /* A of a dense and of an MoE layer (0: no such layer) */
+    uint64_t kind_params[2];     /* one layer of each kind, whole */
+    uint64_t kind_small[2];      /* of which biases and norm scales */
     uint64_t ckpt_bytes;         /* c: one stored layer input, 2sbh (/t with sp) */
     struct model_gpu stage[2];   /* first and last pipeline stage */
     enum model_stage peak_stage; /* the most loaded of the two (the first on a tie) */
     /* The most loaded GPU, copied from stage[peak_stage]: */
     uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes, expert_bytes;
     uint64_t act_bytes, logits_bytes, peak_bytes;
+    uint64_t lesson_peak_bytes;        /* the lesson's sum on that GPU */
+    enum step_phase peak_phase;        /* with --peak step: the phase at the peak */
     uint64_t budget_bytes;             /* GPU memory * (1 - reserve) */
     struct layer_act_sums act_sums[2]; /* each kind's kept bytes per token (any b) */
     bool fits;

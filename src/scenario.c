@@ -35,8 +35,8 @@ void scenario_lesson_example(struct scenario *sc)
 
 const char *scenario_precision_name(enum precision p)
 {
-    static const char *const names[] = {"mixed", "autocast", "megatron", "frozen"};
-    return (unsigned)p < 4 ? names[p] : "?";
+    static const char *const names[] = {"mixed", "autocast", "megatron", "frozen", "fp32"};
+    return (unsigned)p < 5 ? names[p] : "?";
 }
 
 const char *scenario_attention_name(enum attention a)

@@ -17,7 +17,23 @@
 enum arch { ARCH_GPT, ARCH_LLAMA };
 
 /* Bytes per parameter of weights + gradients + optimizer states (doc/model.md section 3.1). */
-enum precision { PRECISION_MIXED, PRECISION_AUTOCAST, PRECISION_MEGATRON, PRECISION_FROZEN };
+enum precision {
+    PRECISION_MIXED,
+    PRECISION_AUTOCAST,
+    PRECISION_MEGATRON,
+    PRECISION_FROZEN,
+    PRECISION_FP32 /* 4 + 4 + 8, activations in fp32 */
+};
+
+/* How a real training step is run (doc/model.md section 10.2): the loss, the gradient buffer and
+ * the optimizer's implementation decide what is alive at each phase of the step. */
+enum loss_impl { LOSS_EAGER, LOSS_FUSED };
+enum grad_buffer { GRAD_ON_DEMAND, GRAD_PERSISTENT };
+enum optimizer_impl { OPTIMIZER_FOREACH, OPTIMIZER_FUSED, OPTIMIZER_SINGLE };
+
+/* Which peak decides: the lesson's sum (states + activations + logits) or the maximum over the
+ * phases of a real step (--peak). The lesson's is 0, so a scenario built in code keeps it. */
+enum peak_model { PEAK_LESSON, PEAK_STEP };
 
 enum attention { ATTENTION_PLAIN, ATTENTION_FLASH };
 
@@ -71,6 +87,10 @@ struct scenario {
     uint64_t etp;  /* expert tensor parallel degree; 0: = tp */
     unsigned zero; /* ZeRO stage 0..3 over dp */
     enum offload offload;
+    enum loss_impl loss;
+    enum grad_buffer grad_buffer;
+    enum optimizer_impl optimizer_impl;
+    enum peak_model peak;
     uint64_t gpu_mem_bytes;
     double reserve; /* fraction of GPU memory kept free, [0, 1) */
     uint64_t gpus_per_node;
