@@ -415,23 +415,21 @@ static uint64_t stage_max_act(const uint64_t layers[2], const uint64_t act[2])
 
 /* The embedding's backward at the end of the step (doc/model.md 10.2): a tied embedding holds the
  * output layer's partial gradient, its own and their sum (and .grad when persistent); an untied
- * one the gradient of its output; with dropout, the dropout's backward may be higher. */
-static uint64_t embedding_end(const struct scenario *sc, uint64_t b, uint64_t gb, bool pers,
-                              struct checked *ck)
+ * one the gradient of its output. With dropout, its backward (the gradient in and out, the
+ * position ids and the mask) may be higher: g->dropout_end_add - g->dropout_end_less on top of
+ * the gradients (on demand, the embedding's own and the position table's are not there yet). */
+static void embedding_end(const struct scenario *sc, uint64_t b, uint64_t gb, bool pers,
+                          struct step_gpu *g, struct checked *ck)
 {
     uint64_t h = sc->hidden, sbh = ck_mul3(ck, sc->seq, b, h), r = residual_bytes(sc);
     uint64_t vh = div_up(ck_mul3(ck, gb, sc->vocab, h), sc->tp);
-    uint64_t main =
+    g->embedding_end =
         sc->tied ? ck_mul(ck, pers ? 3 : 2, vh) : ck_add(ck, ck_mul(ck, r, sbh), pers ? vh : 0);
     if (sc->arch != ARCH_GPT || !sc->dropout)
-        return main;
-    /* The dropout's backward: its gradient in and out; on demand, the embedding's own gradient
-     * and the position table's are not there yet. */
-    uint64_t add = ck_add(ck, ck_add(ck, 8 * (sc->positions > 0 ? sc->seq : 0), sbh),
-                          ck_add(ck, ck_mul3(ck, 2, r, sbh), sc->tied ? vh : 0));
-    uint64_t less = pers ? 0 : ck_add(ck, vh, ck_mul3(ck, gb, sc->positions, h));
-    uint64_t alt = add > less ? add - less : 0;
-    return alt > main ? alt : main;
+        return;
+    g->dropout_end_add = ck_add(ck, ck_add(ck, 8 * (sc->positions > 0 ? sc->seq : 0), sbh),
+                                ck_add(ck, ck_mul3(ck, 2, r, sbh), sc->tied ? vh : 0));
+    g->dropout_end_less = pers ? 0 : ck_add(ck, vh, ck_mul3(ck, gb, sc->positions, h));
 }
 
 /* The optimizer step's temporaries on a GPU (doc/model.md 10.2): foreach AdamW allocates two fp32
@@ -483,7 +481,8 @@ static void step_gpu_at(const struct scenario *sc, const struct terms *t, int st
     g->weights = m->weights_bytes;
     g->grads = m->grads_bytes;
     g->optimizer = m->optimizer_bytes;
-    bool accumulating = sc->global_batch > ck_mul(ck, b, sc->dp);
+    /* Gradient accumulation of the scenario itself (the trial b of a search keeps it). */
+    bool accumulating = sc->global_batch > ck_mul(ck, sc->micro_batch, sc->dp);
     g->grads_at_start = pers || accumulating ? m->grads_bytes : 0;
     g->tokens = ck_mul(ck, 8, ck_mul(ck, sb, (uint64_t)g->first + g->last)); /* int64 */
     if (g->first)
@@ -543,7 +542,7 @@ static void step_gpu_at(const struct scenario *sc, const struct terms *t, int st
     else if (ac)
         g->transient = ck_add(ck, g->transient, ck_mul(ck, 2, div_up(sbh, tl)));
     if (g->first)
-        g->embedding_end = embedding_end(sc, b, gb, pers, ck);
+        embedding_end(sc, b, gb, pers, g, ck);
     g->optimizer_temps = optimizer_temps(sc, m, ck);
 }
 
@@ -811,10 +810,15 @@ static uint64_t micro_batch_estimate(const struct terms *base, const uint64_t sl
  * largest b that fits, and the search above it finds nothing (every count on the way is at
  * most the peak, itself at most the budget: no overflow either). Failing that, the slope at
  * b = 1, where rounding can only overstate it. */
+static uint64_t step_micro_batch_start(const struct scenario *sc, const struct terms *base,
+                                       uint64_t base_b, bool *exact);
+
 static uint64_t micro_batch_start(const struct scenario *sc, const struct terms *base,
                                   uint64_t base_b, bool *exact)
 {
     uint64_t slope[2], peak1[2];
+    if (sc->peak == PEAK_STEP)
+        return step_micro_batch_start(sc, base, base_b, exact);
     /* A capacity factor rounds the routed rows up per expert: not affine in b either. */
     *exact = sc->tp == 1 && sc->capacity_factor <= 0 && sc->peak == PEAK_LESSON;
     for (int i = 0; i < 2; i++) {
@@ -834,6 +838,68 @@ static uint64_t micro_batch_start(const struct scenario *sc, const struct terms 
         slope[i] = peak1[i] - base->stage[i].states_bytes;
     b = micro_batch_estimate(base, slope);
     return b > 1 && fits_with_micro_batch(sc, base, b) ? b : 1;
+}
+
+/* The phases of GPU `stage` at micro-batch b (the step model). false on overflow. */
+static bool stage_step_at(const struct scenario *sc, const struct terms *base, int stage,
+                          uint64_t b, struct step_peak *out)
+{
+    uint64_t kind_act[2] = {0, 0}, c;
+    for (int i = 0; i < 2; i++) {
+        struct model_layer_act act;
+        if (base->kind_act[i] == 0)
+            continue;
+        if (layer_act_from(sc, &base->act_sums[i], b, &act))
+            return false;
+        kind_act[i] = act.total;
+    }
+    if (ckpt_bytes_at(sc, b, &c))
+        return false;
+    struct checked ck = {false};
+    struct step_gpu g;
+    step_gpu_at(sc, base, stage, b, kind_act, c, &g, &ck);
+    return step_phases(&g, out) && !ck.overflow;
+}
+
+/*
+ * The step model's micro-batch to search up from: every phase is affine in b but for the
+ * rounding of divisions (and a capacity factor's), so its values at b = 1 and 2 give each
+ * phase's largest b, and the smallest of those is the answer when it checks out (one more check
+ * above it, by the caller). 0 when not even b = 1 fits.
+ */
+static uint64_t step_micro_batch_start(const struct scenario *sc, const struct terms *base,
+                                       uint64_t base_b, bool *exact)
+{
+    uint64_t budget = base->budget_bytes, est = UINT64_MAX;
+    /* Without tensor parallelism and a capacity factor nothing is rounded: every phase is
+     * exactly affine in b, and the estimate is the answer. */
+    *exact = sc->tp == 1 && sc->capacity_factor <= 0;
+    for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
+        /* The second point: the scenario's own micro-batch (its phases are known), or b = 2. */
+        struct step_peak p1, p2;
+        uint64_t b2 = base_b > 1 ? base_b : 2;
+        if (!stage_step_at(sc, base, i, 1, &p1) || p1.bytes > budget)
+            return 0;
+        if (base_b > 1)
+            p2 = base->stage[i].step;
+        else if (!stage_step_at(sc, base, i, 2, &p2))
+            return 1;
+        for (int ph = 0; ph < STEP_POINTS; ph++) {
+            uint64_t v1 = p1.point_bytes[ph], v2 = p2.point_bytes[ph];
+            if (v1 == 0 && v2 > 0)
+                *exact = false; /* a point clamped at 0 for b = 1: not affine there */
+            uint64_t slope = v2 > v1 ? (v2 - v1) / (b2 - 1) : 0;
+            if (slope * (b2 - 1) != (v2 > v1 ? v2 - v1 : 0))
+                *exact = false; /* rounded somewhere */
+            if (slope == 0)
+                continue; /* constant: v1 <= budget already */
+            uint64_t b = (budget - v1) / slope + 1;
+            est = b < est ? b : est;
+        }
+    }
+    if (*exact || est == UINT64_MAX || fits_with_micro_batch(sc, base, est))
+        return est;
+    return 1; /* rounding: the caller searches up from b = 1 */
 }
 
 /* model_max_micro_batch with the scenario's terms already known (model_peak of sc at micro-batch

@@ -50,11 +50,18 @@ struct step_gpu {
     uint64_t done_grads;                /* on demand: the other layers' gradients */
     uint64_t transient;                 /* a layer's backward: its last GEMM's gradients */
     uint64_t embedding_end;             /* the embedding's backward at the end */
-    uint64_t optimizer_temps;           /* the optimizer step's temporaries */
-    bool recompute;                     /* checkpointing: a recompute phase */
+    uint64_t dropout_end_add, dropout_end_less; /* or its dropout's backward: add - less */
+    uint64_t optimizer_temps;                   /* the optimizer step's temporaries */
+    bool recompute;                             /* checkpointing: a recompute phase */
 };
 
+/* The points of a step whose maximum is its peak, each affine in the micro-batch but for the
+ * rounding of divisions: a phase is the largest of its points. */
+#define STEP_POINTS 7
+
 struct step_peak {
+    uint64_t point_bytes[STEP_POINTS]; /* 0 for a point that does not happen */
+    enum step_phase point_phase[STEP_POINTS];
     uint64_t phase_bytes[STEP_PHASES]; /* 0 for a phase that does not happen */
     enum step_phase phase;             /* the highest, the first on a tie */
     uint64_t bytes;
