@@ -32,19 +32,21 @@ static const struct canvas_rgb KSTAR = {0.45, 0.30, 0.70};
 struct canvas_rgb chart_term_colour(enum chart_term t)
 {
     /* One colour per term in every chart and figure: weights blue, gradients yellow, optimizer
-     * states violet, activations orange, logits magenta. */
-    static const struct canvas_rgb colours[CHART_TERMS] = {
-        {0.22, 0.45, 0.80}, {0.95, 0.78, 0.15}, {0.56, 0.40, 0.78},
-        {0.96, 0.55, 0.13}, {0.80, 0.10, 0.55},
+     * states violet, activations orange, logits magenta; what a real step adds: autocast's
+     * weight copies light blue (copies of the weights), temporaries brown. */
+    static const struct canvas_rgb colours[CHART_STEP_TERMS] = {
+        {0.22, 0.45, 0.80}, {0.95, 0.78, 0.15}, {0.56, 0.40, 0.78}, {0.96, 0.55, 0.13},
+        {0.80, 0.10, 0.55}, {0.60, 0.78, 0.95}, {0.55, 0.36, 0.22},
     };
-    return (unsigned)t < CHART_TERMS ? colours[t] : BLACK;
+    return (unsigned)t < CHART_STEP_TERMS ? colours[t] : BLACK;
 }
 
 const char *chart_term_name(enum chart_term t)
 {
-    static const char *const names[CHART_TERMS] = {"weights", "gradients", "optimizer states",
-                                                   "activations", "logits"};
-    return (unsigned)t < CHART_TERMS ? names[t] : "?";
+    static const char *const names[CHART_STEP_TERMS] = {
+        "weights", "gradients",       "optimizer states", "activations",
+        "logits",  "autocast copies", "temporaries"};
+    return (unsigned)t < CHART_STEP_TERMS ? names[t] : "?";
 }
 
 struct canvas_rgb chart_states_colour(void)
@@ -494,14 +496,6 @@ static void hline(struct frame *f, double v, struct canvas_rgb rgb, double width
 
 /* ---------------------------------------------------------------- does it fit: stacked bars */
 
-static uint64_t bar_total(const struct chart_bar *b)
-{
-    uint64_t t = 0;
-    for (int i = 0; i < CHART_TERMS; i++)
-        t += b->term_bytes[i];
-    return t;
-}
-
 /* Splits "a\nb" into its two lines (b empty when there is no newline). */
 static void split2(const char *s, char *l1, char *l2, size_t size)
 {
@@ -554,14 +548,41 @@ static void bar_value(struct frame *f, double cx, double v, const double *lines,
     text(f->c, cx, base, LABEL_PT, CANVAS_ALIGN_CENTER, buf);
 }
 
+/* The bars of chart_bars_draw or chart_phases_draw, each with every term (the lesson's bars
+ * have none of a step's). */
+#define BARS_MAX 32
+
+struct bars_in {
+    const char *title;
+    size_t n;
+    const char *labels[BARS_MAX];
+    uint64_t v[BARS_MAX][CHART_STEP_TERMS];
+    uint64_t gpu_bytes;
+    double reserve;
+    enum units units;
+    bool step; /* chart_phases_draw: the step's names, its terms in the legend when present */
+    bool mark_peak, last_apart;
+    size_t peak;
+    const char *peak_label;
+};
+
+static uint64_t bar_total(const struct bars_in *d, size_t i)
+{
+    uint64_t t = 0;
+    for (int k = 0; k < CHART_STEP_TERMS; k++)
+        t += d->v[i][k];
+    return t;
+}
+
 /* The legend's texts that carry numbers. */
 struct bars_labels {
     char gpu[64], reserve[64];
 };
 
-/* The legend: every term, then the GPU's memory and the budget under the reserve. */
-static void bars_legend(const struct chart_bars *d, struct bars_labels *lb,
-                        struct legend_item leg[CHART_TERMS + 2])
+/* The legend: the lesson's terms, a step's when some bar has them, then the GPU's memory and the
+ * budget under the reserve. Returns the number of items. */
+static size_t bars_legend(const struct bars_in *d, struct bars_labels *lb,
+                          struct legend_item leg[CHART_STEP_TERMS + 2])
 {
     double unit = units_bytes(d->units);
     const char *un = units_name(d->units);
@@ -573,11 +594,22 @@ static void bars_legend(const struct chart_bars *d, struct bars_labels *lb,
     snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.*f %s", gpu_dec, gpu, un);
     snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free: %.*f %s", d->reserve * 100,
              left_dec, left, un);
-    for (int i = 0; i < CHART_TERMS; i++)
-        leg[i] = (struct legend_item){LEG_BOX, chart_term_colour((enum chart_term)i),
-                                      chart_term_name((enum chart_term)i)};
-    leg[CHART_TERMS] = (struct legend_item){LEG_LINE, LINE_GPU, lb->gpu};
-    leg[CHART_TERMS + 1] = (struct legend_item){LEG_DASH, LINE_GPU, lb->reserve};
+    size_t n = 0;
+    for (int i = 0; i < CHART_STEP_TERMS; i++) {
+        bool present = i < CHART_TERMS;
+        for (size_t b = 0; b < d->n && !present; b++)
+            present = d->v[b][i] > 0;
+        const char *name = chart_term_name((enum chart_term)i);
+        if (d->step && i == CHART_ACT)
+            name = "activations, inputs";
+        else if (d->step && i == CHART_LOGITS)
+            name = "logits, loss";
+        if (present)
+            leg[n++] = (struct legend_item){LEG_BOX, chart_term_colour((enum chart_term)i), name};
+    }
+    leg[n++] = (struct legend_item){LEG_LINE, LINE_GPU, lb->gpu};
+    leg[n++] = (struct legend_item){LEG_DASH, LINE_GPU, lb->reserve};
+    return n;
 }
 
 /* One term of a bar, values lo..hi: one rect, or two when it crosses the gap of a broken axis. */
@@ -594,14 +626,16 @@ static void bars_segment(struct frame *f, struct canvas_rgb rgb, double x, doubl
     draw_rect(f->c, rgb, x, y1, bw, y0 - y1);
 }
 
-/* The first n bars, each a stack of its terms, bw wide in slots of the given width. */
-static void bars_stacks(struct frame *f, const struct chart_bars *d, size_t n, double slot,
-                        double bw, double unit)
+/* Each bar a stack of its terms, bw wide in slots of the given width. */
+static void bars_stacks(struct frame *f, const struct bars_in *d, double slot, double bw,
+                        double unit)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < d->n; i++) {
         double cx = f->px + slot * ((double)i + 0.5), cum = 0;
-        for (int t = 0; t < CHART_TERMS; t++) {
-            double v = (double)d->bars[i].term_bytes[t] / unit;
+        for (int t = 0; t < CHART_STEP_TERMS; t++) {
+            double v = (double)d->v[i][t] / unit;
+            if (t >= CHART_TERMS && v <= 0)
+                continue; /* a step's term this bar does not have */
             bars_segment(f, chart_term_colour((enum chart_term)t), cx - bw / 2, bw, cum, cum + v);
             cum += v;
         }
@@ -612,40 +646,72 @@ static void bars_stacks(struct frame *f, const struct chart_bars *d, size_t n, d
  * CHART_BARS_BREAK times the GPU's memory, the axis is broken (chart.h) and its lower part ends
  * at the GPU line (and a little headroom). Returns the top of the lower part (or of the whole
  * axis), bytes; *top gets the tallest bar of a broken axis, else 0. */
-static double bars_break(const struct chart_bars *d, double *top)
+static double bars_break(const struct bars_in *d, double *top)
 {
     double gpu = (double)d->gpu_bytes, hi = gpu;
     for (size_t i = 0; i < d->n; i++)
-        hi = fmax(hi, (double)bar_total(&d->bars[i]));
+        hi = fmax(hi, (double)bar_total(d, i));
     *top = gpu > 0 && hi > CHART_BARS_BREAK * gpu ? hi : 0;
     return *top > 0 ? gpu : hi;
 }
 
-void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
-                     const struct chart_bars *d, struct chart_geom *geom)
+/* The highest phase (chart_phases.mark_peak): outlined, and peak_label over its value. */
+static void bars_mark(struct frame *f, const struct bars_in *d, double slot, double bw, double unit,
+                      const double *lines, size_t n_lines)
+{
+    if (!d->mark_peak || d->peak >= d->n)
+        return;
+    double cx = f->px + slot * ((double)d->peak + 0.5), v = (double)bar_total(d, d->peak) / unit;
+    double top = map_y(f, v);
+    draw_stroke_style(f->c, AXIS, 1.2, 0);
+    f->c->ops->rect(f->c, cx - bw / 2, top, bw, map_y(f, 0) - top);
+    f->c->ops->stroke(f->c);
+    if (!d->peak_label)
+        return;
+    /* Over the value label, which bar_value may have raised above a line it would cross. */
+    double base = top - 2;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n_lines; i++) {
+            double ly = map_y(f, lines[i]);
+            if (base + LABEL_PT * 0.25 >= ly - 1.5 && base - LABEL_PT * 0.8 <= ly + 1.5)
+                base = ly - 2 - LABEL_PT * 0.25;
+        }
+    double size = fit(f->c, d->peak_label, TICK_PT, slot - 2);
+    text(f->c, cx, base - LABEL_PT - 1.5, size, CANVAS_ALIGN_CENTER, d->peak_label);
+}
+
+/* The dotted line that sets the last bar apart (chart_phases.last_apart). */
+static void bars_apart(struct frame *f, const struct bars_in *d, double slot)
+{
+    if (!d->last_apart || d->n < 2)
+        return;
+    double x = f->px + slot * (double)(d->n - 1);
+    draw_stroke_style(f->c, AXIS, 0.8, 2);
+    draw_line(f->c, x, f->py, x, f->py + f->ph);
+}
+
+static void bars_draw(struct canvas *c, double x, double y, double w, double h,
+                      const struct bars_in *d, struct chart_geom *geom)
 {
     double unit = units_bytes(d->units);
     double budget = (double)d->gpu_bytes * (1 - d->reserve);
     double top, hi = bars_break(d, &top);
     struct bars_labels lb;
-    struct legend_item leg[CHART_TERMS + 2];
-    bars_legend(d, &lb, leg);
+    struct legend_item leg[CHART_STEP_TERMS + 2];
+    size_t n_leg = bars_legend(d, &lb, leg);
     char y_title[64];
     snprintf(y_title, sizeof y_title, "memory of one GPU (%s)", units_name(d->units));
-    const char *labels[32] = {0};
-    size_t n = d->n < 32 ? d->n : 32;
+    size_t n = d->n;
     bool two_lines = false;
-    for (size_t i = 0; i < n; i++) {
-        labels[i] = d->bars[i].label ? d->bars[i].label : "";
-        two_lines = two_lines || strchr(labels[i], '\n');
-    }
+    for (size_t i = 0; i < n; i++)
+        two_lines = two_lines || strchr(d->labels[i], '\n');
     struct frame_spec s = {
         .title = d->title,
         .legend = leg,
-        .n_legend = CHART_TERMS + 2,
+        .n_legend = n_leg,
         .y_title = y_title,
         .y_lo = 0,
-        .y_hi = hi * 1.06 / unit,
+        .y_hi = hi * (d->mark_peak && d->peak_label ? 1.12 : 1.06) / unit,
         .y_max_ticks = top > 0 ? 5 : 7,
         .x_label_h = TICK_PT * (two_lines ? 2.4 : 1.3) + 4,
         .y_top = top / unit,
@@ -654,18 +720,59 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
     frame_begin(&f, c, x, y, w, h, &s);
     double slot = n ? f.pw / (double)n : f.pw;
     double lines[2] = {(double)d->gpu_bytes / unit, budget / unit};
+    double bw = fmin(slot * 0.6, 56);
     frame_clip(&f);
-    bars_stacks(&f, d, n, slot, fmin(slot * 0.6, 56), unit);
+    bars_apart(&f, d, slot);
+    bars_stacks(&f, d, slot, bw, unit);
     hline(&f, lines[0], LINE_GPU, 1.2, 0);
     hline(&f, lines[1], LINE_GPU, 1.2, 4);
     for (size_t i = 0; i < n; i++)
-        bar_value(&f, f.px + slot * ((double)i + 0.5), (double)bar_total(&d->bars[i]) / unit, lines,
-                  2, 1);
+        bar_value(&f, f.px + slot * ((double)i + 0.5), (double)bar_total(d, i) / unit, lines, 2, 1);
+    bars_mark(&f, d, slot, bw, unit, lines, 2);
     frame_end(&f, false, geom);
     frame_break_marks(&f);
-    double size = category_size(c, labels, n, slot);
+    double size = category_size(c, d->labels, n, slot);
     for (size_t i = 0; i < n; i++)
-        category_label(&f, f.px + slot * ((double)i + 0.5), size, labels[i]);
+        category_label(&f, f.px + slot * ((double)i + 0.5), size, d->labels[i]);
+}
+
+void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
+                     const struct chart_bars *d, struct chart_geom *geom)
+{
+    struct bars_in in;
+    memset(&in, 0, sizeof in);
+    in.title = d->title;
+    in.n = d->n < BARS_MAX ? d->n : BARS_MAX;
+    in.gpu_bytes = d->gpu_bytes;
+    in.reserve = d->reserve;
+    in.units = d->units;
+    for (size_t i = 0; i < in.n; i++) {
+        in.labels[i] = d->bars[i].label ? d->bars[i].label : "";
+        memcpy(in.v[i], d->bars[i].term_bytes, sizeof d->bars[i].term_bytes);
+    }
+    bars_draw(c, x, y, w, h, &in, geom);
+}
+
+void chart_phases_draw(struct canvas *c, double x, double y, double w, double h,
+                       const struct chart_phases *d, struct chart_geom *geom)
+{
+    struct bars_in in;
+    memset(&in, 0, sizeof in);
+    in.title = d->title;
+    in.n = d->n < BARS_MAX ? d->n : BARS_MAX;
+    in.gpu_bytes = d->gpu_bytes;
+    in.reserve = d->reserve;
+    in.units = d->units;
+    in.step = true;
+    in.mark_peak = d->mark_peak;
+    in.peak = d->peak;
+    in.peak_label = d->peak_label;
+    in.last_apart = d->last_apart;
+    for (size_t i = 0; i < in.n; i++) {
+        in.labels[i] = d->bars[i].label ? d->bars[i].label : "";
+        memcpy(in.v[i], d->bars[i].term_bytes, sizeof d->bars[i].term_bytes);
+    }
+    bars_draw(c, x, y, w, h, &in, geom);
 }
 
 /* ---------------------------------------------------------------- memory over one step */
@@ -678,15 +785,23 @@ void chart_step_series_init(struct chart_step_series *s, uint64_t segment, uint6
     s->ckpt_bytes = ckpt_bytes;
 }
 
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
 /* Merges point b, which follows a, into a. */
 static void step_point_merge(struct chart_step_point *a, const struct chart_step_point *b)
 {
     a->t_end = b->t_end;
-    a->act_bytes = a->act_bytes > b->act_bytes ? a->act_bytes : b->act_bytes;
-    a->top_bytes = a->top_bytes > b->top_bytes ? a->top_bytes : b->top_bytes;
-    a->ckpt_bytes = a->ckpt_bytes > b->ckpt_bytes ? a->ckpt_bytes : b->ckpt_bytes;
+    a->act_bytes = max_u64(a->act_bytes, b->act_bytes);
+    a->top_bytes = max_u64(a->top_bytes, b->top_bytes);
+    a->ckpt_bytes = max_u64(a->ckpt_bytes, b->ckpt_bytes);
     a->recompute = a->recompute || b->recompute;
     a->events += b->events;
+    a->grads_bytes = max_u64(a->grads_bytes, b->grads_bytes);
+    a->copies_top = max_u64(a->copies_top, b->copies_top);
+    a->temps_top = max_u64(a->temps_top, b->temps_top);
 }
 
 /* Checkpoints (stored segment inputs) held after e, following timeline.h: the forward of a
@@ -721,14 +836,32 @@ void chart_step_series_add(void *series, const struct timeline_event *e)
         s->spike_act_bytes = e->act_bytes;
         s->spike_logits_bytes = e->logits_bytes;
     }
+    /* Each area's top over the band: the gradients, the activations, the copies, the
+     * temporaries, the logits (under --peak lesson only the activations and logits are there). */
+    uint64_t act = e->grads_bytes + e->act_bytes, copies = act + e->copies_bytes;
+    uint64_t temps = copies + e->temp_bytes;
     struct chart_step_point p = {e->t_start,
                                  e->t_end,
-                                 e->act_bytes,
-                                 e->act_bytes + e->logits_bytes,
-                                 s->held * s->ckpt_bytes,
+                                 act,
+                                 temps + e->logits_bytes,
+                                 e->grads_bytes + s->held * s->ckpt_bytes,
                                  e->kind == TIMELINE_RECOMPUTE,
-                                 1};
+                                 1,
+                                 e->grads_bytes,
+                                 copies,
+                                 temps};
     s->top_bytes = s->top_bytes > p.top_bytes ? s->top_bytes : p.top_bytes;
+    s->copies = s->copies || e->copies_bytes > 0;
+    s->temps = s->temps || e->temp_bytes > 0;
+    if (e->phase < STEP_PHASES)
+        s->step = true;
+    if (e->phase < STEP_PHASES && e->t_end == e->t_start) { /* a column, not a point */
+        if (s->n_spikes < CHART_STEP_SPIKES)
+            s->spikes[s->n_spikes++] = (struct chart_step_spike){
+                e->t_start, p.grads_bytes, p.act_bytes, p.copies_top, p.temps_top, p.top_bytes};
+        s->events++;
+        return;
+    }
     s->recompute = s->recompute || p.recompute;
     s->events++;
     if (s->n > 0 && s->points[s->n - 1].events < s->per_point) {
@@ -746,15 +879,27 @@ void chart_step_series_add(void *series, const struct timeline_event *e)
     s->points[s->n++] = p;
 }
 
-enum step_layer { STEP_LOGITS, STEP_ACT, STEP_CKPT };
+enum step_layer { STEP_LOGITS, STEP_ACT, STEP_CKPT, STEP_GRADS, STEP_COPIES, STEP_TEMPS };
 
 /* Memory above the states band at a point for one layer of the stack: the highest of the events
  * it merges. */
 static double step_value(const struct chart_step_point *p, enum step_layer which)
 {
-    if (which == STEP_CKPT)
+    switch (which) {
+    case STEP_CKPT:
         return (double)p->ckpt_bytes;
-    return (double)(which == STEP_LOGITS ? p->top_bytes : p->act_bytes);
+    case STEP_LOGITS:
+        return (double)p->top_bytes;
+    case STEP_GRADS:
+        return (double)p->grads_bytes;
+    case STEP_COPIES:
+        return (double)p->copies_top;
+    case STEP_TEMPS:
+        return (double)p->temps_top;
+    case STEP_ACT:
+        break;
+    }
+    return (double)p->act_bytes;
 }
 
 /* The area between the states band and one layer's top edge, linear within each point. */
@@ -786,7 +931,7 @@ static void step_marks(struct frame *f, const struct chart_step_series *s, doubl
                        double unit)
 {
     double base = states / unit;
-    if (s->spike) {
+    if (s->spike && !s->step) {
         double y0 = map_y(f, base + (double)s->spike_act_bytes / unit);
         double y1 =
             map_y(f, base + ((double)s->spike_act_bytes + (double)s->spike_logits_bytes) / unit);
@@ -806,6 +951,43 @@ static void step_marks(struct frame *f, const struct chart_step_series *s, doubl
     }
 }
 
+#define SPIKE_W 3.0 /* pt: the width of a column of no time */
+
+/* The checkpoints' colour under --peak step, where the gradients are yellow: a pale orange. */
+static const struct canvas_rgb CKPT_STEP = {0.99, 0.80, 0.55};
+
+/* The phases of no time of a step (chart_step_spike): thin stacked columns, those of one instant
+ * side by side around it, inside the plot. */
+static void step_columns(struct frame *f, const struct chart_step_series *s, double states,
+                         double unit)
+{
+    double base = states / unit;
+    for (size_t i = 0; i < s->n_spikes;) {
+        size_t j = i;
+        while (j < s->n_spikes && s->spikes[j].t == s->spikes[i].t)
+            j++;
+        double w = (double)(j - i) * SPIKE_W, x = map_x(f, s->spikes[i].t) - w / 2;
+        x = fmin(fmax(x, f->px), f->px + f->pw - w);
+        for (size_t k = i; k < j; k++, x += SPIKE_W) {
+            const struct chart_step_spike *sp = &s->spikes[k];
+            const uint64_t tops[] = {sp->grads_bytes, sp->act_bytes, sp->copies_top, sp->temps_top,
+                                     sp->top_bytes};
+            static const enum chart_term terms[] = {CHART_GRADS, CHART_ACT, CHART_COPIES,
+                                                    CHART_TEMPS, CHART_LOGITS};
+            uint64_t lo = 0;
+            for (size_t a = 0; a < sizeof tops / sizeof *tops; a++) {
+                if (tops[a] > lo) {
+                    double y0 = map_y(f, base + (double)lo / unit);
+                    double y1 = map_y(f, base + (double)tops[a] / unit);
+                    draw_rect(f->c, chart_term_colour(terms[a]), x, y1, SPIKE_W, y0 - y1);
+                }
+                lo = tops[a] > lo ? tops[a] : lo;
+            }
+        }
+        i = j;
+    }
+}
+
 /* The top of the y axis in bytes: the highest point of the step, the GPU, or the caller's. */
 static double step_y_hi(const struct chart_step *d, const struct chart_step_series *s)
 {
@@ -818,20 +1000,42 @@ struct step_labels {
     char gpu[64], reserve[64];
 };
 
-/* The legend: states, checkpoints (band), activations, logits, recomputation, the GPU lines. */
-static size_t step_legend(const struct chart_step *d, bool band, bool recompute,
-                          struct step_labels *lb, struct legend_item leg[7])
+#define STEP_LEGEND_MAX 11
+
+/* The legend: states, checkpoints (band), activations, logits, recomputation, the GPU lines;
+ * under --peak step the gradients, and the copies and temporaries when there are any. */
+static size_t step_legend(const struct chart_step *d, const struct chart_step_series *s, bool band,
+                          struct step_labels *lb, struct legend_item leg[STEP_LEGEND_MAX])
 {
     double unit = units_bytes(d->units);
+    bool recompute = s->recompute;
     snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit,
              units_name(d->units));
     snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free", d->reserve * 100);
     size_t nl = 0;
-    leg[nl++] = (struct legend_item){LEG_BOX, chart_states_colour(), "model states"};
-    if (band)
-        leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_GRADS), "checkpoints"};
-    leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_ACT), "activations"};
-    leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_LOGITS), "logits"};
+    if (s->step) {
+        leg[nl++] =
+            (struct legend_item){LEG_BOX, chart_states_colour(), "weights, optimizer states"};
+        leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_GRADS), "gradients"};
+        if (band)
+            leg[nl++] = (struct legend_item){LEG_BOX, CKPT_STEP, "checkpoints"};
+        leg[nl++] =
+            (struct legend_item){LEG_BOX, chart_term_colour(CHART_ACT), "activations, inputs"};
+        if (s->copies)
+            leg[nl++] =
+                (struct legend_item){LEG_BOX, chart_term_colour(CHART_COPIES), "autocast copies"};
+        if (s->temps)
+            leg[nl++] =
+                (struct legend_item){LEG_BOX, chart_term_colour(CHART_TEMPS), "temporaries"};
+        leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_LOGITS), "logits, loss"};
+    } else {
+        leg[nl++] = (struct legend_item){LEG_BOX, chart_states_colour(), "model states"};
+        if (band)
+            leg[nl++] =
+                (struct legend_item){LEG_BOX, chart_term_colour(CHART_GRADS), "checkpoints"};
+        leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_ACT), "activations"};
+        leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_LOGITS), "logits"};
+    }
     if (recompute)
         leg[nl++] = (struct legend_item){LEG_STRIP, MAGENTA, "recomputed forward"};
     if (d->gpu_bytes) {
@@ -849,11 +1053,23 @@ static void step_areas(struct frame *f, const struct chart_step *d,
     double states = (double)d->states_bytes;
     fill_rgb(c, chart_term_colour(CHART_LOGITS));
     step_area(f, d, s, unit, STEP_LOGITS);
+    if (s->step && s->temps) {
+        fill_rgb(c, chart_term_colour(CHART_TEMPS));
+        step_area(f, d, s, unit, STEP_TEMPS);
+    }
+    if (s->step && s->copies) {
+        fill_rgb(c, chart_term_colour(CHART_COPIES));
+        step_area(f, d, s, unit, STEP_COPIES);
+    }
     fill_rgb(c, chart_term_colour(CHART_ACT));
     step_area(f, d, s, unit, STEP_ACT);
     if (band) {
-        fill_rgb(c, chart_term_colour(CHART_GRADS));
+        fill_rgb(c, s->step ? CKPT_STEP : chart_term_colour(CHART_GRADS));
         step_area(f, d, s, unit, STEP_CKPT);
+    }
+    if (s->step) {
+        fill_rgb(c, chart_term_colour(CHART_GRADS));
+        step_area(f, d, s, unit, STEP_GRADS);
     }
     draw_rect(c, chart_states_colour(), f->px, map_y(f, states / unit), f->pw,
               map_y(f, 0) - map_y(f, states / unit));
@@ -887,8 +1103,8 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     double hi = step_y_hi(d, ser);
     bool band = d->segment > 0 && d->ckpt_bytes > 0;
     struct step_labels lb;
-    struct legend_item leg[7];
-    size_t nl = step_legend(d, band, ser->recompute, &lb, leg);
+    struct legend_item leg[STEP_LEGEND_MAX];
+    size_t nl = step_legend(d, ser, band, &lb, leg);
     char y_title[64];
     snprintf(y_title, sizeof y_title, "memory (%s)", units_name(d->units));
     struct frame_spec s = {
@@ -910,6 +1126,8 @@ void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
     frame_clip(&f);
     step_areas(&f, d, ser, unit, band);
     step_marks(&f, ser, (double)d->states_bytes, unit);
+    if (ser->step)
+        step_columns(&f, ser, (double)d->states_bytes, unit);
     if (d->gpu_bytes) {
         hline(&f, (double)d->gpu_bytes / unit, LINE_GPU, 1.0, 0);
         hline(&f, (double)d->gpu_bytes * (1 - d->reserve) / unit, LINE_GPU, 1.0, 4);

@@ -7,13 +7,14 @@
  * and labelled units, and the plot area, which clips the data. A chart fills an optional
  * struct chart_geom with the plot area and axis ranges it chose (for tests and for callers that
  * place notes). Colours are the same in every chart and figure: weights blue, gradients
- * yellow, optimizer states violet, activations orange, logits magenta; model states grey.
+ * yellow, optimizer states violet, activations orange, logits magenta, autocast copies light
+ * blue, temporaries brown; model states grey.
  *
  * Charts: does-it-fit stacked bars (one bar per rung of the fix ladder, the GPU line and the
- * dashed reserve line), memory over one training step (timeline.h; the checkpointing sawtooth with
- * recomputed segments marked), peak M(k) and step time against k, one layer's activations walked
- * operation by operation (sbh units; the attention core in as^2b units), one layer's parameters
- * matrix by matrix (h^2 units).
+ * dashed reserve line; the same bars for the phases of a step), memory over one training step
+ * (timeline.h; the checkpointing sawtooth with recomputed segments marked), peak M(k) and step time
+ * against k, one layer's activations walked operation by operation (sbh units; the attention core
+ * in as^2b units), one layer's parameters matrix by matrix (h^2 units).
  */
 #ifndef MEMFIT_CHART_H
 #define MEMFIT_CHART_H
@@ -28,14 +29,18 @@
 #include "timeline.h"
 #include "units.h"
 
-/* The five memory terms of a bar, bottom to top. */
+/* The memory terms of a bar, bottom to top: the lesson's five (a chart_bar's), then what a real
+ * step adds (a chart_phase_bar's; step.h's parts in the same order). */
 enum chart_term {
     CHART_WEIGHTS,
     CHART_GRADS,
     CHART_OPTIMIZER,
     CHART_ACT,
     CHART_LOGITS,
-    CHART_TERMS
+    CHART_TERMS,                /* the lesson's */
+    CHART_COPIES = CHART_TERMS, /* autocast's bf16 weight copies */
+    CHART_TEMPS,                /* temporaries of a backward or of the optimizer step */
+    CHART_STEP_TERMS
 };
 
 #define CHART_TICKS_MAX 16
@@ -92,6 +97,34 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_bars *d, struct chart_geom *geom);
 
 /*
+ * The same bars for a real step (--peak step): each bar a phase, or the phase at a rung's peak,
+ * with the step's terms too (autocast copies and temporaries: in the legend when some bar has
+ * them) and the terms named as a step holds them ("activations, inputs", "logits, loss").
+ * Optionally bar `peak` outlined with peak_label over its value (the highest phase), and the
+ * last bar (the lesson's sum) set apart by a dotted line.
+ */
+struct chart_phase_bar {
+    const char *label; /* under the bar; one '\n' allowed for a second line */
+    uint64_t term_bytes[CHART_STEP_TERMS];
+};
+
+struct chart_phases {
+    const char *title; /* NULL: none */
+    const struct chart_phase_bar *bars;
+    size_t n;
+    uint64_t gpu_bytes; /* the solid line */
+    double reserve;     /* the dashed line at gpu_bytes * (1 - reserve) */
+    enum units units;
+    bool mark_peak;
+    size_t peak;
+    const char *peak_label; /* NULL: the outline only */
+    bool last_apart;
+};
+
+void chart_phases_draw(struct canvas *c, double x, double y, double w, double h,
+                       const struct chart_phases *d, struct chart_geom *geom);
+
+/*
  * Memory over one step at the chart's resolution: the events of timeline_build or
  * timeline_stream merged, consecutive ones together, into at most CHART_STEP_POINTS points, each
  * with the highest values of the events it merges, so that no peak is lost. A chart is a few
@@ -101,13 +134,28 @@ void chart_bars_draw(struct canvas *c, double x, double y, double w, double h,
  */
 #define CHART_STEP_POINTS 512
 
+/* Each value of a point is the top of an area over the band, the highest of the events it
+ * merges; under --peak lesson only act_bytes, top_bytes and ckpt_bytes are drawn (grads_bytes is
+ * 0, copies_top and temps_top equal act_bytes). */
 struct chart_step_point {
     double t_start, t_end;
-    uint64_t act_bytes;  /* activations, checkpoints included */
-    uint64_t top_bytes;  /* activations and logits */
-    uint64_t ckpt_bytes; /* the checkpoints held */
-    bool recompute;      /* one of the events is a recomputed forward */
-    uint64_t events;     /* how many it merges */
+    uint64_t act_bytes;   /* activations, checkpoints included (step: over the gradients) */
+    uint64_t top_bytes;   /* everything: the logits (step: or the loss's tensors) on top */
+    uint64_t ckpt_bytes;  /* the checkpoints held (step: over the gradients) */
+    bool recompute;       /* one of the events is a recomputed forward */
+    uint64_t events;      /* how many it merges */
+    uint64_t grads_bytes; /* step: the gradients, the lowest area */
+    uint64_t copies_top, temps_top; /* step: autocast copies over the activations, temporaries */
+};
+
+/* An event of no time that is a phase of a step (--peak step: the logits, the loss backward, the
+ * end of the backward, the optimizer step): drawn as a thin stacked column, its areas' tops as
+ * in chart_step_point. */
+#define CHART_STEP_SPIKES 8
+
+struct chart_step_spike {
+    double t;
+    uint64_t grads_bytes, act_bytes, copies_top, temps_top, top_bytes;
 };
 
 struct chart_step_series {
@@ -122,6 +170,12 @@ struct chart_step_series {
     bool spike; /* the logits at the end of the forward pass: when, on what, how much */
     double spike_t;
     uint64_t spike_act_bytes, spike_logits_bytes;
+    /* --peak step: the events carry the step's parts (timeline.h); the phases of no time are
+     * columns, not points. */
+    bool step;
+    bool copies, temps; /* some event holds autocast copies, temporaries */
+    struct chart_step_spike spikes[CHART_STEP_SPIKES];
+    size_t n_spikes;
     /* The walk's state: checkpoints held, counted as in chart_step (segment, ckpt_bytes). */
     uint64_t segment, ckpt_bytes, lo, held;
     bool lo_set;
@@ -134,13 +188,18 @@ void chart_step_series_init(struct chart_step_series *s, uint64_t segment, uint6
 /* Adds the next event of the step (a timeline_sink_fn: series is a struct chart_step_series). */
 void chart_step_series_add(void *series, const struct timeline_event *e);
 
-/* Memory over one training step, from timeline_build (events) or timeline_stream (series). */
+/* Memory over one training step, from timeline_build (events) or timeline_stream (series).
+ * Under --peak step (events with phases) the areas are, bottom up: the weights and optimizer
+ * states (the band), the gradients, the checkpoints within the activations and inputs, autocast's
+ * copies, temporaries, the logits or the loss's tensors; the phases of no time are thin columns
+ * beside their instant (two at one instant side by side), so the chart's highest point is the
+ * step's peak. */
 struct chart_step {
     const char *title;
     const struct timeline_event *events;
     size_t n;
     const struct chart_step_series *series; /* NULL: made here from events[0..n) */
-    uint64_t states_bytes;                  /* the grey band */
+    uint64_t states_bytes;                  /* the grey band (step: weights, optimizer states) */
     double total_time;                      /* the x axis runs 0..total_time */
     uint64_t gpu_bytes;                     /* 0: no GPU and reserve lines */
     double reserve;

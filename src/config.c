@@ -180,8 +180,9 @@ struct preset {
     unsigned char given[COL_COUNT]; /* the columns whose cells are not empty, n_given of them */
     unsigned n_given;
     struct gpu_speed speed;
-    double mem_mib;     /* a GPU's capacity as the device reports it, MiB; 0: none (mem_gb) */
-    unsigned long line; /* where the preset file defines it */
+    double mem_mib; /* a GPU's capacity as the device reports it, MiB; 0: none (mem_gb) */
+    unsigned long long sliding_window; /* a config.json's attention window (0: none) */
+    unsigned long line;                /* where the preset file defines it */
 };
 
 struct preset_table {
@@ -917,6 +918,7 @@ static const struct preset *json_preset(struct config_reader *r, struct row *row
     }
     t->n++;
     p->key = name_key(p->name);
+    p->sliding_window = m.sliding_window;
     preset_type_cells(p);
     return p;
 }
@@ -1425,6 +1427,7 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
     if (row->cell[COL_MODEL]) /* a config.json's preset is named after its file */
         copy_bounded(sc->model_preset, sizeof sc->model_preset,
                      row->model->path ? row->model->name : row->cell[COL_MODEL]);
+    sc->sliding_window = row->cell[COL_MODEL] ? row->model->sliding_window : 0;
     if (row->cell[COL_GPU])
         copy_bounded(sc->gpu_preset, sizeof sc->gpu_preset, row->cell[COL_GPU]);
     if (!check_consistency(row, sc))

@@ -457,6 +457,22 @@ static uint64_t optimizer_temps(const struct scenario *sc, const struct model_gp
     return ck_mul(ck, 4, div_up(big, n));
 }
 
+/* One layer's gradients on a GPU (kind 1: an MoE layer): its dense part / tp and its routed
+ * experts / (etp ep), each sharded by ZeRO-2 and above as the states are (section 3.2). */
+static uint64_t layer_gpu_grads(const struct scenario *sc, const struct terms *t, int kind,
+                                uint64_t gb, struct checked *ck)
+{
+    uint64_t etp = sc->etp ? sc->etp : sc->tp, ep = sc->ep ? sc->ep : 1;
+    uint64_t routed = kind ? t->kind_routed : 0;
+    uint64_t dense = ck_mul(ck, gb, div_up(t->kind_params[kind] - routed, sc->tp));
+    uint64_t experts = ck_mul(ck, gb, div_up(routed, ck_mul(ck, etp, ep)));
+    if (sc->zero >= 2) {
+        dense = div_up(dense, sc->dp);
+        experts = div_up(experts, model_expert_dp(sc));
+    }
+    return ck_add(ck, dense, experts);
+}
+
 /* What GPU `stage` holds at micro-batch b for the step model, each kind's A and c at b given. */
 static void step_gpu_at(const struct scenario *sc, const struct terms *t, int stage, uint64_t b,
                         const uint64_t kind_act[2], uint64_t c, struct step_gpu *g,
@@ -522,16 +538,16 @@ static void step_gpu_at(const struct scenario *sc, const struct terms *t, int st
         g->logits_forward = ck_mul(ck, eager ? 8 : 4, sbv);
         g->loss = ck_mul(ck, eager ? 12 : 4, sbv);
     }
-    /* The gradients as the layers' backward starts: all (persistent, with a tied embedding's
-     * partial), or the final norm's and the output layer's (on demand). */
+    /* The gradients as the layers' backward starts: all of them (a persistent buffer, or
+     * accumulation's earlier micro-batches), with a tied embedding's partial; or, on demand, the
+     * final norm's and the output layer's, and the other layers' as their backward completes. */
     uint64_t final_norm = gpt ? 2 * h : h;
-    if (pers)
+    if (pers || accumulating)
         g->head_grads = ck_add(ck, m->grads_bytes, g->last && sc->tied ? ck_mul(ck, gb, vh) : 0);
     else if (g->last)
         g->head_grads = ck_mul(ck, gb, ck_add(ck, final_norm, vh));
-    uint64_t layer_grads = ck_mul(ck, gb, div_up(t->kind_params[amax == kind_act[1]], tp));
-    if (!pers && kk)
-        g->done_grads = ck_mul(ck, n - kk, layer_grads);
+    if (!pers && !accumulating && kk)
+        g->done_grads = ck_mul(ck, n - kk, layer_gpu_grads(sc, t, amax == kind_act[1], gb, ck));
     /* A layer's backward at its last GEMM: the input's gradient, the weight's and bias's. */
     uint64_t f = t->kind_act[1] && amax == kind_act[1] ? sc->top_k * sc->expert_ffn : sc->ffn;
     g->transient =
@@ -569,6 +585,7 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
         t->kind_params[i] = kinds.params[i];
         t->kind_small[i] = kinds.small[i];
     }
+    t->kind_routed = kinds.routed;
     t->layer_params = kinds.params[main_kind(&kinds)];
     t->act_layer_bytes = t->kind_act[main_kind(&kinds)];
     stage_params(sc, &kinds, t, &ck);
@@ -995,4 +1012,22 @@ double model_selective_overhead(uint64_t seq, uint64_t hidden)
 {
     /* Recomputing the core costs 4bs^2h FLOPs per layer against 3(24bsh^2 + 4bs^2h) per step. */
     return (double)seq / (18.0 * (double)hidden + 3.0 * (double)seq);
+}
+
+enum model_status model_step_gpu(const struct scenario *sc, const struct terms *t,
+                                 enum model_stage stage, struct step_gpu *out)
+{
+    struct checked ck = {false};
+    enum model_stage s = sc->pp == 1 ? MODEL_STAGE_FIRST : stage;
+    step_gpu_at(sc, t, (int)s, sc->micro_batch, t->kind_act, t->ckpt_bytes, out, &ck);
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+enum model_status model_step_parts(const struct scenario *sc, const struct terms *t,
+                                   enum model_stage stage, struct step_parts *out)
+{
+    struct step_gpu g;
+    if (model_step_gpu(sc, t, stage, &g) != MODEL_OK || !step_phase_parts(&g, out))
+        return MODEL_OVERFLOW;
+    return MODEL_OK;
 }

@@ -63,6 +63,7 @@ struct terms {
     uint64_t kind_act[2];        /* A of a dense and of an MoE layer (0: no such layer) */
     uint64_t kind_params[2];     /* one layer of each kind, whole */
     uint64_t kind_small[2];      /* of which biases and norm scales */
+    uint64_t kind_routed;        /* of an MoE layer's, its routed experts (all E) */
     uint64_t ckpt_bytes;         /* c: one stored layer input, 2sbh (/t with sp) */
     struct model_gpu stage[2];   /* first and last pipeline stage */
     enum model_stage peak_stage; /* the most loaded of the two (the first on a tie) */
@@ -170,5 +171,13 @@ double model_core_crossover_seq(const struct scenario *sc);
 /* Extra FLOPs of selective recomputation, as a fraction of a step: s / (18h + 3s)
  * (doc/model.md section 12.2). */
 double model_selective_overhead(uint64_t seq, uint64_t hidden);
+
+/* What GPU `stage` of sc holds for the step model, and its phases part by part (step.h), t from
+ * model_peak of sc under --peak step: the report's phase bars and step timeline (the phases'
+ * sums are t's stage[stage].step). MODEL_OVERFLOW when a count overflows. */
+enum model_status model_step_gpu(const struct scenario *sc, const struct terms *t,
+                                 enum model_stage stage, struct step_gpu *out);
+enum model_status model_step_parts(const struct scenario *sc, const struct terms *t,
+                                   enum model_stage stage, struct step_parts *out);
 
 #endif

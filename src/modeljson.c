@@ -445,6 +445,24 @@ static bool check_layer_types(struct mj *m)
     return true;
 }
 
+/* The window of sliding-window attention, when the model uses it: a `sliding_window` size not
+ * switched off by `use_sliding_window: false` (Qwen2), or sliding layers in `layer_types`. */
+static unsigned long long sliding_window_of(const json_t *root)
+{
+    const json_t *w = json_object_get(root, "sliding_window");
+    const json_t *use = json_object_get(root, "use_sliding_window");
+    const json_t *kinds = json_object_get(root, "layer_types"), *x;
+    size_t i;
+    bool sliding_layer = false;
+    if (json_is_array(kinds))
+        json_array_foreach(kinds, i, x) sliding_layer =
+            sliding_layer ||
+            (json_is_string(x) && strcmp(json_string_value(x), "sliding_attention") == 0);
+    if (!json_is_integer(w) || json_integer_value(w) <= 0 || (use && json_is_false(use)))
+        return sliding_layer ? 1 : 0;
+    return (unsigned long long)json_integer_value(w);
+}
+
 /* ---- the families ---- */
 
 /* GPT-2 (GPT2Config: n_inner null = 4 n_embd, n_positions 1024, dropouts 0.1, tied). */
@@ -707,6 +725,7 @@ enum modeljson_status modeljson_parse(const char *text, size_t len, struct model
         !need_uint(&m, "vocab_size", &vocab) || !check_rope(&m) || !check_layer_types(&m))
         goto out;
     set_u(&m, C_VOCAB, vocab);
+    out->sliding_window = sliding_window_of(root);
     rc = MODELJSON_OK;
 out:
     json_decref(root);

@@ -43,6 +43,10 @@ struct modeljson {
     /* The cell of each column of modeljson_columns(), "" where the file leaves the column to
      * memfit's default (which is then the transformers default too). */
     char value[MODELJSON_COLUMNS][MODELJSON_VALUE_MAX];
+    /* The attention window of sliding-window layers (0: none): it changes nothing for training
+     * memory (FlashAttention skips the work, plain attention masks the same scores), which the
+     * report's notes say. */
+    unsigned long long sliding_window;
 };
 
 /* The model columns the cells fill, in the order of config.c's column table (arch ...

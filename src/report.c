@@ -55,7 +55,7 @@ static void report_block_text(struct doc *doc, const struct template_block *b,
         doc_fail(doc, -1);
         return;
     }
-    if (b->kind == TEMPLATE_ITEM && !s[0]) { /* a note that does not apply ({{moe_note}}) */
+    if (b->kind != TEMPLATE_HEADING && !s[0]) { /* does not apply ({{moe_note}}, {{phases_note}}) */
         free(s);
         return;
     }
@@ -73,7 +73,7 @@ static double report_text_height(struct doc *doc, const struct template_block *b
                                  struct report_values *vals)
 {
     char *s = template_expand(b->text, report_values_lookup, vals);
-    if (!s || (b->kind == TEMPLATE_ITEM && !s[0])) {
+    if (!s || (b->kind != TEMPLATE_HEADING && !s[0])) {
         free(s);
         return 0;
     }
@@ -268,8 +268,8 @@ static void report_render(struct doc *doc, const struct template *tmpl, struct r
             break;
         case TEMPLATE_PHRASE: /* words the tables and charts use, not a block of the page */
             break;
-        case TEMPLATE_CHART:
-            if (r)
+        case TEMPLATE_CHART: /* one that does not apply (phases under --peak lesson) is left out */
+            if (r && report_charts_applies(r, b->text))
                 i = report_figure(doc, tmpl, r, i, &fl);
             break;
         case TEMPLATE_TABLE:

@@ -13,8 +13,8 @@
 #include "report_phrases.h"
 #include "timeline.h"
 
-static const char *const report_charts_all[] = {"fit",    "step", "step_ckpt",
-                                                "kcurve", "walk", "params"};
+static const char *const report_charts_all[] = {"fit",    "phases", "step",  "step_ckpt",
+                                                "kcurve", "walk",   "params"};
 
 const char *const *report_charts_names(size_t *n)
 {
@@ -40,29 +40,72 @@ static void report_bar_label(const struct report_sc *r, const struct plan_rung *
     report_fmt(buf, size, "%s\n%s", what, batch);
 }
 
+/* A bar of the lesson's terms: states, activations, logits. */
+static void report_lesson_bar(const struct terms *t, uint64_t *term_bytes)
+{
+    term_bytes[CHART_WEIGHTS] = t->weights_bytes;
+    term_bytes[CHART_GRADS] = t->grads_bytes;
+    term_bytes[CHART_OPTIMIZER] = t->optimizer_bytes;
+    term_bytes[CHART_ACT] = t->act_bytes;
+    term_bytes[CHART_LOGITS] = t->logits_bytes;
+}
+
+/* A bar of a step's phase, part by part (step.h's parts are chart.h's terms, in order). */
+static void report_phase_bar(const uint64_t parts[STEP_PARTS], struct chart_phase_bar *b)
+{
+    _Static_assert(
+        (int)STEP_PARTS == (int)CHART_STEP_TERMS && (int)STEP_PART_GRADS == (int)CHART_GRADS &&
+            (int)STEP_PART_ACT == (int)CHART_ACT && (int)STEP_PART_LOSS == (int)CHART_LOGITS &&
+            (int)STEP_PART_TEMPS == (int)CHART_TEMPS,
+        "a step's parts are the chart's terms, in order");
+    for (int i = 0; i < STEP_PARTS; i++)
+        b->term_bytes[i] = parts[i];
+}
+
 static void report_charts_fit(struct doc *doc, const struct report_sc *r, double y, double h)
 {
     struct chart_bar bars[PLAN_MAX_RUNGS + 1];
+    struct chart_phase_bar phase_bars[PLAN_MAX_RUNGS + 1];
     char labels[PLAN_MAX_RUNGS + 1][112];
     size_t n = 0;
     const struct terms *ts[PLAN_MAX_RUNGS + 1];
+    const struct scenario *scs[PLAN_MAX_RUNGS + 1];
     ts[n] = &r->t;
+    scs[n] = r->sc;
     report_bar_label(r, NULL, labels[n], sizeof labels[n]);
     n++;
     for (size_t i = 0; i < r->plan.n_rungs; i++, n++) {
         report_bar_label(r, &r->plan.rungs[i], labels[n], sizeof labels[n]);
         ts[n] = &r->plan.rungs[i].terms;
+        scs[n] = &r->plan.rungs[i].sc;
     }
+    /* Under --peak step each bar is its peak: the phase at it, part by part. */
+    bool step = r->sc->peak == PEAK_STEP;
     for (size_t i = 0; i < n; i++) {
-        bars[i].label = labels[i];
-        bars[i].term_bytes[CHART_WEIGHTS] = ts[i]->weights_bytes;
-        bars[i].term_bytes[CHART_GRADS] = ts[i]->grads_bytes;
-        bars[i].term_bytes[CHART_OPTIMIZER] = ts[i]->optimizer_bytes;
-        bars[i].term_bytes[CHART_ACT] = ts[i]->act_bytes;
-        bars[i].term_bytes[CHART_LOGITS] = ts[i]->logits_bytes;
+        bars[i] = (struct chart_bar){.label = labels[i]};
+        phase_bars[i] = (struct chart_phase_bar){.label = labels[i]};
+        struct step_parts parts;
+        if (!step) {
+            report_lesson_bar(ts[i], bars[i].term_bytes);
+        } else if (model_step_parts(scs[i], ts[i], ts[i]->peak_stage, &parts) == MODEL_OK) {
+            report_phase_bar(parts.phase[ts[i]->peak_phase], &phase_bars[i]);
+        } else {
+            doc_fail(doc, -1);
+            return;
+        }
     }
     char title[REPORT_VALUE_MAX];
     report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_FIT, NULL);
+    if (step) {
+        struct chart_phases d = {.title = title,
+                                 .bars = phase_bars,
+                                 .n = n,
+                                 .gpu_bytes = r->sc->gpu_mem_bytes,
+                                 .reserve = r->sc->reserve,
+                                 .units = r->units};
+        chart_phases_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+        return;
+    }
     struct chart_bars d = {.title = title,
                            .bars = bars,
                            .n = n,
@@ -70,6 +113,48 @@ static void report_charts_fit(struct doc *doc, const struct report_sc *r, double
                            .reserve = r->sc->reserve,
                            .units = r->units};
     chart_bars_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+}
+
+/* The phases of a step on the most loaded GPU (--peak step), one bar each, part by part, then
+ * the lesson's sum; the highest phase marked. */
+static void report_charts_phases(struct doc *doc, const struct report_sc *r, double y, double h)
+{
+    static const enum report_phrase names[STEP_PHASES] = {
+        REPORT_PHRASE_BAR_PHASE_FORWARD, REPORT_PHRASE_BAR_PHASE_BACKWARD_START,
+        REPORT_PHRASE_BAR_PHASE_RECOMPUTE, REPORT_PHRASE_BAR_PHASE_BACKWARD_END,
+        REPORT_PHRASE_BAR_PHASE_OPTIMIZER};
+    struct chart_phase_bar bars[STEP_PHASES + 1];
+    char labels[STEP_PHASES + 1][REPORT_CELL_MAX];
+    const struct model_gpu *g = &r->t.stage[r->t.peak_stage];
+    size_t n = 0, peak = 0;
+    for (int p = 0; p < STEP_PHASES; p++) {
+        if (g->step.phase_bytes[p] == 0)
+            continue; /* no rebuild without checkpointing */
+        if ((enum step_phase)p == r->t.peak_phase)
+            peak = n;
+        report_say(labels[n], sizeof labels[n], r->ph, &r->vals, names[p], NULL);
+        bars[n] = (struct chart_phase_bar){.label = labels[n]};
+        report_phase_bar(r->parts.phase[p], &bars[n]);
+        n++;
+    }
+    report_say(labels[n], sizeof labels[n], r->ph, &r->vals, REPORT_PHRASE_BAR_LESSON, NULL);
+    bars[n] = (struct chart_phase_bar){.label = labels[n]};
+    report_lesson_bar(&r->lesson, bars[n].term_bytes);
+    n++;
+    char title[REPORT_VALUE_MAX], mark[REPORT_CELL_MAX];
+    report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_PHASES, NULL);
+    report_say(mark, sizeof mark, r->ph, &r->vals, REPORT_PHRASE_CHART_PHASES_PEAK, NULL);
+    struct chart_phases d = {.title = title,
+                             .bars = bars,
+                             .n = n,
+                             .gpu_bytes = r->sc->gpu_mem_bytes,
+                             .reserve = r->sc->reserve,
+                             .units = r->units,
+                             .mark_peak = true,
+                             .peak = peak,
+                             .peak_label = mark,
+                             .last_apart = true};
+    chart_phases_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
 }
 
 /*
@@ -129,13 +214,20 @@ static void report_charts_step(struct doc *doc, const struct report_sc *r, bool 
     if (model_peak(&cmp, &ot) == MODEL_OK && ot.peak_bytes > ymax)
         ymax = ot.peak_bytes;
     /* The title gives the walk's own peak; under checkpointing it can stay below the formula's
-     * M(k) + logits, because the loss backward frees the logits before the first rebuild. */
-    char peak[32], title[REPORT_VALUE_MAX];
+     * M(k) + logits, because the loss backward frees the logits before the first rebuild. Under
+     * --peak step it is the step's peak, at its phase. */
+    char peak[32], phase[REPORT_VALUE_MAX] = "", title[REPORT_VALUE_MAX];
     report_fmt_size(peak, sizeof peak, sum.peak_bytes, r->units);
-    report_say(title, sizeof title, r->ph, &r->vals,
-               own_ok && sum.peak_bytes < own.peak_bytes ? REPORT_PHRASE_CHART_STEP_PEAK_EARLY
-                                                         : REPORT_PHRASE_CHART_STEP_PEAK,
-               "heading", heading, "walk_peak", peak, NULL);
+    enum report_phrase id = own_ok && sum.peak_bytes < own.peak_bytes
+                                ? REPORT_PHRASE_CHART_STEP_PEAK_EARLY
+                                : REPORT_PHRASE_CHART_STEP_PEAK;
+    if (sum.peak_phase < STEP_PHASES) {
+        report_say(phase, sizeof phase, r->ph, NULL, report_values_phase_phrase(sum.peak_phase),
+                   NULL);
+        id = REPORT_PHRASE_CHART_STEP_PEAK_PHASE;
+    }
+    report_say(title, sizeof title, r->ph, &r->vals, id, "heading", heading, "walk_peak", peak,
+               "walk_phase", phase, NULL);
     struct chart_step d = {.title = title,
                            .series = ser,
                            .states_bytes = sum.states_bytes,
@@ -195,21 +287,30 @@ double report_charts_height(const char *name)
     static const struct {
         const char *name;
         double h;
-    } heights[] = {{"fit", 235},    {"step", 178}, {"step_ckpt", 178},
-                   {"kcurve", 200}, {"walk", 205}, {"params", 138}};
+    } heights[] = {{"fit", 235},    {"phases", 215}, {"step", 178},  {"step_ckpt", 178},
+                   {"kcurve", 200}, {"walk", 205},   {"params", 138}};
     for (size_t i = 0; i < sizeof heights / sizeof *heights; i++)
         if (strcmp(heights[i].name, name) == 0)
             return heights[i].h;
     return REPORT_CHARTS_H_DEFAULT;
 }
 
+bool report_charts_applies(const struct report_sc *r, const char *name)
+{
+    return strcmp(name, "phases") != 0 || r->sc->peak == PEAK_STEP;
+}
+
 void report_charts_draw(struct doc *doc, const struct report_sc *r, const char *name)
 {
+    if (!report_charts_applies(r, name))
+        return;
     double h = report_charts_height(name);
     doc_need(doc, h + 6);
     double y = doc->y;
     if (strcmp(name, "fit") == 0)
         report_charts_fit(doc, r, y, h);
+    else if (strcmp(name, "phases") == 0)
+        report_charts_phases(doc, r, y, h);
     else if (strcmp(name, "step") == 0)
         report_charts_step(doc, r, false, y, h);
     else if (strcmp(name, "step_ckpt") == 0)

@@ -77,10 +77,37 @@ struct report_values;
     X(STAGE_LAST, "stage_last", "", REPORT_OWN, 0)                                                 \
     X(NORM_NOTE_LAYERNORM, "norm_note_layernorm", "", REPORT_OWN, 0)                               \
     X(NORM_NOTE_RMSNORM, "norm_note_rmsnorm", "", REPORT_OWN, 0)                                   \
+    X(NORM_NOTE_LAYERNORM_STEP, "norm_note_layernorm_step", "", REPORT_OWN, 0)                     \
+    X(COUNTED_LESSON, "counted_lesson", "", REPORT_OWN, 0)                                         \
+    X(COUNTED_STEP, "counted_step", "", REPORT_OWN, 0)                                             \
+    X(STEP_CHART_LESSON, "step_chart_lesson", "", REPORT_OWN, 0)                                   \
+    X(STEP_CHART_STEP, "step_chart_step", "", REPORT_OWN, 0)                                       \
+    /* the step model: its phases and the implementation choices it assumes */                     \
+    X(PHASE_FORWARD, "phase_forward", "", REPORT_OWN, 0)                                           \
+    X(PHASE_BACKWARD_START, "phase_backward_start", "", REPORT_OWN, 0)                             \
+    X(PHASE_RECOMPUTE, "phase_recompute", "", REPORT_OWN, 0)                                       \
+    X(PHASE_BACKWARD_END, "phase_backward_end", "", REPORT_OWN, 0)                                 \
+    X(PHASE_OPTIMIZER, "phase_optimizer", "", REPORT_OWN, 0)                                       \
+    X(PHASES_NOTE, "phases_note", "", REPORT_SC, 0)                                                \
+    X(STEP_NOTE, "step_note", "loss grad_buffer optimizer_impl precision_choice", REPORT_OWN, 0)   \
+    X(STEP_VALIDATION, "step_validation", "", REPORT_OWN, 0)                                       \
+    X(LOSS_EAGER, "loss_eager", "", REPORT_OWN, 0)                                                 \
+    X(LOSS_FUSED, "loss_fused", "", REPORT_OWN, 0)                                                 \
+    X(GRAD_ON_DEMAND, "grad_on_demand", "", REPORT_OWN, 0)                                         \
+    X(GRAD_PERSISTENT, "grad_persistent", "", REPORT_OWN, 0)                                       \
+    X(OPTIMIZER_FOREACH, "optimizer_foreach", "", REPORT_OWN, 0)                                   \
+    X(OPTIMIZER_FUSED, "optimizer_fused", "", REPORT_OWN, 0)                                       \
+    X(OPTIMIZER_SINGLE, "optimizer_single", "", REPORT_OWN, 0)                                     \
+    X(PRECISION_MIXED, "precision_mixed", "", REPORT_OWN, 0)                                       \
+    X(PRECISION_AUTOCAST, "precision_autocast", "", REPORT_OWN, 0)                                 \
+    X(PRECISION_MEGATRON, "precision_megatron", "", REPORT_OWN, 0)                                 \
+    X(PRECISION_FROZEN, "precision_frozen", "", REPORT_OWN, 0)                                     \
+    X(PRECISION_FP32, "precision_fp32", "", REPORT_OWN, 0)                                         \
     X(MOE_NOTE_DROPLESS, "moe_note_dropless", "top_k experts tokens routed ep worst peak peak_cf", \
       REPORT_OWN, 0)                                                                               \
     X(MOE_NOTE_CAPACITY, "moe_note_capacity", "capacity_factor top_k experts tokens", REPORT_OWN,  \
       0)                                                                                           \
+    X(SLIDING_WINDOW_NOTE, "sliding_window_note", "window", REPORT_OWN, 0)                         \
     /* the fix */                                                                                  \
     X(FIX_NONE, "fix_none", "", REPORT_OWN, 0)                                                     \
     X(FIX_FLASH, "fix_flash", "", REPORT_OWN, 0)                                                   \
@@ -127,6 +154,7 @@ struct report_values;
     X(ACT_FORMULA_TP, "act_formula_tp", "linear core", REPORT_OWN, 0)                              \
     X(ACT_FORMULA_TP_SP, "act_formula_tp_sp", "linear core", REPORT_OWN, 0)                        \
     X(ACT_FORMULA_KEPT, "act_formula_kept", "sbh", REPORT_OWN, 0)                                  \
+    X(ACT_FORMULA_STEP, "act_formula_step", "sbh", REPORT_OWN, 0)                                  \
     /* @table config */                                                                            \
     X(CONFIG_COLUMNS, "config_columns", "", REPORT_SC, 4)                                          \
     X(CONFIG_MODEL_LABELS, "config_model_labels", "", REPORT_SC, 5)                                \
@@ -160,6 +188,10 @@ struct report_values;
     X(VERDICT_OOM, "verdict_oom", "", REPORT_SC, 0)                                                \
     X(VERDICT_BODY_FITS, "verdict_body_fits", "", REPORT_SC, 0)                                    \
     X(VERDICT_BODY_OOM, "verdict_body_oom", "", REPORT_SC, 0)                                      \
+    X(VERDICT_STEP_FITS, "verdict_step_fits", "", REPORT_SC, 0)                                    \
+    X(VERDICT_STEP_OOM, "verdict_step_oom", "", REPORT_SC, 0)                                      \
+    X(VERDICT_STEP_BODY_FITS, "verdict_step_body_fits", "", REPORT_SC, 0)                          \
+    X(VERDICT_STEP_BODY_OOM, "verdict_step_body_oom", "", REPORT_SC, 0)                            \
     /* @table terms */                                                                             \
     X(TERMS_COLUMNS, "terms_columns", "", REPORT_SC, 5)                                            \
     X(TERMS_ROWS, "terms_rows", "", REPORT_SC, 8)                                                  \
@@ -184,6 +216,8 @@ struct report_values;
     X(TERMS_LOGITS_TP, "terms_logits_tp", "", REPORT_SC, 0)                                        \
     X(TERMS_LOGITS_ELSEWHERE, "terms_logits_elsewhere", "", REPORT_SC, 0)                          \
     X(TERMS_PEAK, "terms_peak", "", REPORT_SC, 0)                                                  \
+    X(TERMS_PEAK_STEP, "terms_peak_step", "", REPORT_SC, 0)                                        \
+    X(TERMS_LESSON_ROW, "terms_lesson_row", "", REPORT_SC, 2)                                      \
     X(TERMS_BUDGET, "terms_budget", "reserve_fraction", REPORT_SC, 0)                              \
     /* @table ladder */                                                                            \
     X(LADDER_COLUMNS, "ladder_columns", "", REPORT_SC, 6)                                          \
@@ -206,6 +240,16 @@ struct report_values;
     X(CHART_STEP_CKPT, "chart_step_ckpt", "k", REPORT_SC, 0)                                       \
     X(CHART_STEP_PEAK, "chart_step_peak", "heading walk_peak", REPORT_SC, 0)                       \
     X(CHART_STEP_PEAK_EARLY, "chart_step_peak_early", "heading walk_peak", REPORT_SC, 0)           \
+    X(CHART_STEP_PEAK_PHASE, "chart_step_peak_phase", "heading walk_peak walk_phase", REPORT_SC,   \
+      0)                                                                                           \
+    X(CHART_PHASES, "chart_phases", "", REPORT_SC, 0)                                              \
+    X(CHART_PHASES_PEAK, "chart_phases_peak", "", REPORT_SC, 0)                                    \
+    X(BAR_PHASE_FORWARD, "bar_phase_forward", "", REPORT_SC, 0)                                    \
+    X(BAR_PHASE_BACKWARD_START, "bar_phase_backward_start", "", REPORT_SC, 0)                      \
+    X(BAR_PHASE_RECOMPUTE, "bar_phase_recompute", "", REPORT_SC, 0)                                \
+    X(BAR_PHASE_BACKWARD_END, "bar_phase_backward_end", "", REPORT_SC, 0)                          \
+    X(BAR_PHASE_OPTIMIZER, "bar_phase_optimizer", "", REPORT_SC, 0)                                \
+    X(BAR_LESSON, "bar_lesson", "", REPORT_SC, 0)                                                  \
     X(CHART_KCURVE, "chart_kcurve", "", REPORT_SC, 0)                                              \
     X(CHART_WALK, "chart_walk", "", REPORT_SC, 0)                                                  \
     X(CHART_PARAMS_MOE, "chart_params_moe", "", REPORT_SC, 0)                                      \

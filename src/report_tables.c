@@ -128,12 +128,18 @@ static void box_line(struct doc *doc, const char *line, void *ctx)
 /* The verdict: a tinted box with a coloured bar, the verdict in large type, the fix below. */
 static void table_verdict(struct doc *doc, const struct report_sc *r)
 {
-    bool fits = r->t.fits;
+    bool fits = r->t.fits, step = r->sc->peak == PEAK_STEP;
     char head[REPORT_VALUE_MAX], body[3 * REPORT_VALUE_MAX];
-    report_say(head, sizeof head, r->ph, &r->vals,
-               fits ? REPORT_PHRASE_VERDICT_FITS : REPORT_PHRASE_VERDICT_OOM, NULL);
-    report_say(body, sizeof body, r->ph, &r->vals,
-               fits ? REPORT_PHRASE_VERDICT_BODY_FITS : REPORT_PHRASE_VERDICT_BODY_OOM, NULL);
+    /* Under --peak step the box says the peak is the step's, at which phase, and gives the
+     * lesson's sum beside it. */
+    static const enum report_phrase heads[2][2] = {
+        {REPORT_PHRASE_VERDICT_OOM, REPORT_PHRASE_VERDICT_FITS},
+        {REPORT_PHRASE_VERDICT_STEP_OOM, REPORT_PHRASE_VERDICT_STEP_FITS}};
+    static const enum report_phrase bodies[2][2] = {
+        {REPORT_PHRASE_VERDICT_BODY_OOM, REPORT_PHRASE_VERDICT_BODY_FITS},
+        {REPORT_PHRASE_VERDICT_STEP_BODY_OOM, REPORT_PHRASE_VERDICT_STEP_BODY_FITS}};
+    report_say(head, sizeof head, r->ph, &r->vals, heads[step][fits], NULL);
+    report_say(body, sizeof body, r->ph, &r->vals, bodies[step][fits], NULL);
     double w = doc_width(doc) - 28;
     int lines = doc_lines(doc, body, DOC_BODY_PT, false, w);
     double h = 14 + 20 + lines * DOC_BODY_LEAD + 8;
@@ -208,16 +214,19 @@ static void terms_formulas(const struct report_sc *r, const struct model_gpu *g,
                : sc->tp > 1         ? REPORT_PHRASE_TERMS_LOGITS_TP
                                     : REPORT_PHRASE_TERMS_LOGITS,
                NULL);
-    report_say(f[6], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_PEAK, NULL);
+    report_say(f[6], CELL, r->ph, &r->vals,
+               sc->peak == PEAK_STEP ? REPORT_PHRASE_TERMS_PEAK_STEP : REPORT_PHRASE_TERMS_PEAK,
+               NULL);
     char reserve[32];
     report_fmt(reserve, sizeof reserve, "%.2f", sc->reserve);
     report_say(f[7], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_BUDGET, "reserve_fraction", reserve,
                NULL);
 }
 
-/* The table's rows: the eight terms, and for a mixture of experts two more under the optimizer
- * states that split the model states into the dense part and the routed experts. */
-#define TERMS_ROWS_MAX 10
+/* The table's rows: the eight terms, for a mixture of experts two more under the optimizer
+ * states that split the model states into the dense part and the routed experts, and under
+ * --peak step the lesson's sum under the peak. */
+#define TERMS_ROWS_MAX 11
 #define TERMS_PEAK_ROW 6 /* of the eight */
 
 /* The bytes, size and share of the peak of a row (no share: one layer and the budget). */
@@ -276,6 +285,7 @@ static void table_terms(struct doc *doc, const struct report_sc *r)
     const struct model_gpu *g = &t->stage[t->peak_stage];
     struct doc_col cols[5];
     char heads[5][CELL], labels[8][CELL], f[8][CELL], moe_labels[2][CELL], moe_f[2][CELL];
+    char lesson[2][CELL];
     char by[TERMS_ROWS_MAX][32], sz[TERMS_ROWS_MAX][32], pc[TERMS_ROWS_MAX][16];
     const char *label[TERMS_ROWS_MAX], *formula[TERMS_ROWS_MAX];
     const uint64_t bytes[8] = {t->weights_bytes,   t->grads_bytes, t->optimizer_bytes,
@@ -292,6 +302,14 @@ static void table_terms(struct doc *doc, const struct report_sc *r)
         formula[n] = f[i];
         terms_number(r, bytes[i], i != 3 && i != 7, by[n], sz[n], pc[n]);
         n++;
+        if (i == TERMS_PEAK_ROW && r->sc->peak == PEAK_STEP) {
+            /* The lesson's sum, as --peak lesson computes it: no share of the step's peak. */
+            report_cells(r->ph, &r->vals, REPORT_PHRASE_TERMS_LESSON_ROW, lesson, 2);
+            label[n] = lesson[0];
+            formula[n] = lesson[1];
+            terms_number(r, r->lesson.peak_bytes, false, by[n], sz[n], pc[n]);
+            n++;
+        }
         if (i != 2 || r->sc->experts == 0)
             continue;
         /* Under the optimizer states: the states of the dense part and of the routed experts. */

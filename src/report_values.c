@@ -128,11 +128,16 @@ static void report_values_crossover(const struct scenario *sc, char *buf, size_t
 void report_values_act_formula(struct report_phrases *ph, const struct scenario *sc,
                                const struct terms *t, char *buf, size_t size)
 {
-    if (!report_act_formula_closed(sc)) {
+    /* The step model's A is in the precision's dtypes with the norms' statistics (doc/model.md
+     * section 10.2), which the closed formulas of the lesson do not count. */
+    bool step = sc->peak == PEAK_STEP;
+    if (step || !report_act_formula_closed(sc)) {
         char sbh[32];
         double unit = (double)sc->seq * (double)sc->micro_batch * (double)sc->hidden;
         report_fmt(sbh, sizeof sbh, "%.1f", unit > 0 ? (double)t->act_layer_bytes / unit : 0);
-        report_say(buf, size, ph, NULL, REPORT_PHRASE_ACT_FORMULA_KEPT, "sbh", sbh, NULL);
+        report_say(buf, size, ph, NULL,
+                   step ? REPORT_PHRASE_ACT_FORMULA_STEP : REPORT_PHRASE_ACT_FORMULA_KEPT, "sbh",
+                   sbh, NULL);
         return;
     }
     bool flash = sc->attention == ATTENTION_FLASH;
@@ -184,7 +189,17 @@ static void report_values_hardware(struct report_sc *r, enum units u)
                v[REPORT_PH_GPU], "gpu_mem", v[REPORT_PH_GPU_MEM], NULL);
 }
 
-/* The budget against the peak: the verdict and the headroom either way. */
+enum report_phrase report_values_phase_phrase(enum step_phase p)
+{
+    static const enum report_phrase words[STEP_PHASES] = {
+        REPORT_PHRASE_PHASE_FORWARD, REPORT_PHRASE_PHASE_BACKWARD_START,
+        REPORT_PHRASE_PHASE_RECOMPUTE, REPORT_PHRASE_PHASE_BACKWARD_END,
+        REPORT_PHRASE_PHASE_OPTIMIZER};
+    return (unsigned)p < STEP_PHASES ? words[p] : REPORT_PHRASE_PHASE_FORWARD;
+}
+
+/* The budget against the peak: the verdict and the headroom either way; under --peak step the
+ * phase at the peak and the lesson's sum beside it. */
 static void report_values_verdict(struct report_sc *r, enum units u)
 {
     const struct scenario *sc = r->sc;
@@ -195,6 +210,10 @@ static void report_values_verdict(struct report_sc *r, enum units u)
     report_fmt(v[REPORT_PH_RESERVE], n, "%.0f%%", sc->reserve * 100);
     report_fmt_size(v[REPORT_PH_BUDGET], n, t->budget_bytes, u);
     report_fmt_size(v[REPORT_PH_PEAK], n, t->peak_bytes, u);
+    report_fmt_size(v[REPORT_PH_LESSON_PEAK], n, r->lesson.peak_bytes, u);
+    if (sc->peak == PEAK_STEP)
+        report_say(v[REPORT_PH_PEAK_PHASE], n, r->ph, NULL,
+                   report_values_phase_phrase(t->peak_phase), NULL);
     report_say(v[REPORT_PH_VERDICT], n, r->ph, NULL,
                t->fits ? REPORT_PHRASE_VERDICT_WORD_FITS : REPORT_PHRASE_VERDICT_WORD_OOM, NULL);
     report_fmt_size(a, sizeof a,
@@ -303,6 +322,12 @@ static void report_values_routing(struct report_sc *r, enum units u)
     const struct scenario *sc = r->sc;
     char(*v)[REPORT_VALUE_MAX] = r->vals.v;
     const size_t n = REPORT_VALUE_MAX;
+    if (sc->sliding_window) {
+        char w[32];
+        report_fmt_count(w, sizeof w, sc->sliding_window);
+        report_say(v[REPORT_PH_ATTENTION_NOTE], n, r->ph, NULL, REPORT_PHRASE_SLIDING_WINDOW_NOTE,
+                   "window", w, NULL);
+    }
     struct scenario capped = *sc;
     struct terms ct;
     capped.capacity_factor = REPORT_CAPACITY_FACTOR;
@@ -327,6 +352,46 @@ static void report_values_routing(struct report_sc *r, enum units u)
                v[REPORT_PH_TOP_K], "experts", v[REPORT_PH_EXPERTS], "tokens", t, "routed", routed,
                "ep", v[REPORT_PH_EP], "worst", worst, "peak", v[REPORT_PH_PEAK], "peak_cf",
                v[REPORT_PH_PEAK_CF], NULL);
+}
+
+/* Under --peak step: the caption of the phases chart, and the notes on the implementation
+ * choices the step model assumed (the scenario's columns) and on its measurement. */
+static void report_values_step(struct report_sc *r)
+{
+    const struct scenario *sc = r->sc;
+    char(*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    static const enum report_phrase precision[] = {
+        [PRECISION_MIXED] = REPORT_PHRASE_PRECISION_MIXED,
+        [PRECISION_AUTOCAST] = REPORT_PHRASE_PRECISION_AUTOCAST,
+        [PRECISION_MEGATRON] = REPORT_PHRASE_PRECISION_MEGATRON,
+        [PRECISION_FROZEN] = REPORT_PHRASE_PRECISION_FROZEN,
+        [PRECISION_FP32] = REPORT_PHRASE_PRECISION_FP32,
+    };
+    static const enum report_phrase optimizer[] = {
+        [OPTIMIZER_FOREACH] = REPORT_PHRASE_OPTIMIZER_FOREACH,
+        [OPTIMIZER_FUSED] = REPORT_PHRASE_OPTIMIZER_FUSED,
+        [OPTIMIZER_SINGLE] = REPORT_PHRASE_OPTIMIZER_SINGLE,
+    };
+    char loss[160], grads[160], opt[160], prec[160];
+    report_say(v[REPORT_PH_PHASES_NOTE], n, r->ph, &r->vals, REPORT_PHRASE_PHASES_NOTE, NULL);
+    report_say(loss, sizeof loss, r->ph, NULL,
+               sc->loss == LOSS_FUSED ? REPORT_PHRASE_LOSS_FUSED : REPORT_PHRASE_LOSS_EAGER, NULL);
+    report_say(grads, sizeof grads, r->ph, NULL,
+               sc->grad_buffer == GRAD_PERSISTENT ? REPORT_PHRASE_GRAD_PERSISTENT
+                                                  : REPORT_PHRASE_GRAD_ON_DEMAND,
+               NULL);
+    report_say(opt, sizeof opt, r->ph, NULL,
+               optimizer[(unsigned)sc->optimizer_impl <= OPTIMIZER_SINGLE ? sc->optimizer_impl
+                                                                          : OPTIMIZER_FOREACH],
+               NULL);
+    report_say(
+        prec, sizeof prec, r->ph, NULL,
+        precision[(unsigned)sc->precision <= PRECISION_FP32 ? sc->precision : PRECISION_MIXED],
+        NULL);
+    report_say(v[REPORT_PH_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_STEP_NOTE, "loss", loss,
+               "grad_buffer", grads, "optimizer_impl", opt, "precision_choice", prec, NULL);
+    report_say(v[REPORT_PH_STEP_VALIDATION], n, r->ph, NULL, REPORT_PHRASE_STEP_VALIDATION, NULL);
 }
 
 /* The memory terms, checkpointing, and the notes that depend on the model. */
@@ -361,10 +426,18 @@ static void report_values_terms(struct report_sc *r, enum units u)
     report_fmt(v[REPORT_PH_TFLOPS], n, "%.0f", base.tflops);
     report_fmt(v[REPORT_PH_LINK], n, "%.0f", base.link_gb_s);
     report_fmt_seconds(v[REPORT_PH_STEP_TIME], n, base.total_s);
+    bool step = sc->peak == PEAK_STEP;
     report_say(v[REPORT_PH_NORM_NOTE], n, r->ph, NULL,
                sc->arch == ARCH_LLAMA ? REPORT_PHRASE_NORM_NOTE_RMSNORM
+               : step                 ? REPORT_PHRASE_NORM_NOTE_LAYERNORM_STEP
                                       : REPORT_PHRASE_NORM_NOTE_LAYERNORM,
                NULL);
+    report_say(v[REPORT_PH_COUNTED_NOTE], n, r->ph, NULL,
+               step ? REPORT_PHRASE_COUNTED_STEP : REPORT_PHRASE_COUNTED_LESSON, NULL);
+    report_say(v[REPORT_PH_STEP_CHART_NOTE], n, r->ph, NULL,
+               step ? REPORT_PHRASE_STEP_CHART_STEP : REPORT_PHRASE_STEP_CHART_LESSON, NULL);
+    if (step)
+        report_values_step(r);
     report_values_routing(r, u);
 }
 
@@ -520,12 +593,21 @@ int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
     r->sc = sc;
     r->units = u;
     r->ph = ph;
-    if (model_eval(sc, &r->t) != MODEL_OK || plan_build(sc, &r->plan) != 0) {
+    /* Under --peak step also the lesson's sum, exactly as --peak lesson computes it, and the
+     * phases of the most loaded GPU part by part. */
+    struct scenario lesson = *sc;
+    lesson.peak = PEAK_LESSON;
+    bool step = sc->peak == PEAK_STEP;
+    if (model_eval(sc, &r->t) != MODEL_OK || plan_build(sc, &r->plan) != 0 ||
+        (step && (model_peak(&lesson, &r->lesson) != MODEL_OK ||
+                  model_step_parts(sc, &r->t, r->t.peak_stage, &r->parts) != MODEL_OK))) {
         diag_report(d, NULL, 0,
                     "scenario '%s': a byte count overflows 64 bits; left out of the report",
                     sc->name);
         return -1;
     }
+    if (!step)
+        r->lesson = r->t;
     plan_max_micro_batches(sc, r->max_b);
     report_sc_values(r, u);
     return 0;

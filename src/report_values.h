@@ -48,6 +48,8 @@
     X(RESERVE, "reserve")                                                                          \
     X(BUDGET, "budget")                                                                            \
     X(PEAK, "peak")                                                                                \
+    X(PEAK_PHASE, "peak_phase")                                                                    \
+    X(LESSON_PEAK, "lesson_peak")                                                                  \
     X(VERDICT, "verdict")                                                                          \
     X(HEADROOM, "headroom")                                                                        \
     X(PARAMS, "params")                                                                            \
@@ -101,7 +103,13 @@
     X(STEP_TIME, "step_time")                                                                      \
     X(NORM_NOTE, "norm_note")                                                                      \
     X(PEAK_CF, "peak_cf")                                                                          \
-    X(MOE_NOTE, "moe_note")
+    X(MOE_NOTE, "moe_note")                                                                        \
+    X(ATTENTION_NOTE, "attention_note")                                                            \
+    X(PHASES_NOTE, "phases_note")                                                                  \
+    X(COUNTED_NOTE, "counted_note")                                                                \
+    X(STEP_CHART_NOTE, "step_chart_note")                                                          \
+    X(STEP_NOTE, "step_note")                                                                      \
+    X(STEP_VALIDATION, "step_validation")
 
 #define REPORT_PH_ENUM(id, name) REPORT_PH_##id,
 enum report_ph {
@@ -121,6 +129,10 @@ struct report_values {
 struct report_sc {
     const struct scenario *sc; /* the caller's */
     struct terms t;
+    /* The lesson's terms (sc under --peak lesson: t itself when that is sc's peak), and under
+     * --peak step the phases of t's most loaded GPU part by part (model_step_parts). */
+    struct terms lesson;
+    struct step_parts parts;
     struct plan plan;
     uint64_t max_b[PLAN_MODES]; /* the largest micro-batch per activation mode */
     enum units units;           /* of every size in vals, the tables and the charts */
@@ -158,6 +170,9 @@ int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
 
 /* Copies the document-wide values of doc into r's values. */
 void report_sc_share_doc(struct report_sc *r, const struct report_values *doc);
+
+/* The phrase that names a phase of a step ("the start of the backward pass"). */
+enum report_phrase report_values_phase_phrase(enum step_phase p);
 
 /* The short label of a rung, under its bar in the fit chart and in the ladder table ("b = 4"). */
 void report_values_rung_label(struct report_phrases *ph, const struct plan_rung *r, char *buf,

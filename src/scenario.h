@@ -96,6 +96,7 @@ struct scenario {
     uint64_t gpus_per_node;
     struct gpu_speed speed;
     char model_preset[SCENARIO_NAME_MAX + 1]; /* "" when none */
+    uint64_t sliding_window; /* a config.json's attention window (0: none; changes nothing) */
     char gpu_preset[SCENARIO_NAME_MAX + 1];
 };
 

@@ -80,3 +80,77 @@ bool step_phases(const struct step_gpu *g, struct step_peak *out)
     out->bytes = out->phase_bytes[out->phase];
     return !ck.overflow;
 }
+
+/* One point's parts: wm split into weights and optimizer states, then the rest as listed. */
+static void parts_of(const struct step_gpu *g, uint64_t grads, uint64_t act, uint64_t loss,
+                     uint64_t copies, uint64_t temps, uint64_t *out)
+{
+    out[STEP_PART_WEIGHTS] = g->weights;
+    out[STEP_PART_OPTIMIZER] = g->optimizer;
+    out[STEP_PART_GRADS] = grads;
+    out[STEP_PART_ACT] = act;
+    out[STEP_PART_LOSS] = loss;
+    out[STEP_PART_COPIES] = copies;
+    out[STEP_PART_TEMPS] = temps;
+}
+
+bool step_phase_parts(const struct step_gpu *g, struct step_parts *out)
+{
+    /* The points of step_phases, in its order, each term in its part (test_timeline.c holds
+     * every phase's sum to step_phases'); a phase is its largest point, the first on a tie. */
+    struct checked ck = {false};
+    struct step_peak sp;
+    if (!step_phases(g, &sp))
+        return false;
+    const enum step_phase *phase = sp.point_phase;
+    uint64_t pt[STEP_POINTS][STEP_PARTS] = {{0}}, total[STEP_POINTS] = {0};
+    uint64_t in = ck_add(&ck, g->tokens, g->embedding_inputs);
+    uint64_t held = ck_add(&ck, ck_add(&ck, in, g->outside), g->acts);
+    parts_of(g, g->grads_at_start, held, g->logits_forward,
+             ck_add(&ck, g->all_copies, g->head_copy), 0, pt[0]);
+    parts_of(g, g->grads_at_start, held, g->loss,
+             ck_add(&ck, g->recompute ? 0 : g->all_copies, g->head_copy), 0, pt[1]);
+    if (g->recompute) {
+        uint64_t top =
+            ck_add(&ck, ck_add(&ck, in, ck_add(&ck, g->ckpt_in_flight, g->ckpt)), g->segment_act);
+        uint64_t low = ck_add(&ck, ck_add(&ck, in, ck_mul(&ck, 2, g->ckpt)), g->segment_act);
+        parts_of(g, g->head_grads, top, 0, g->layer_copies, g->transient, pt[2]);
+        parts_of(g, ck_add(&ck, g->head_grads, g->done_grads), low, 0, g->layer_copies,
+                 g->transient, pt[3]);
+    }
+    parts_of(g, g->grads, g->tokens, 0, 0, g->embedding_end, pt[4]);
+    /* The dropout's backward: the gradients not there yet (dropout_end_less) taken from the
+     * gradients (then, were they fewer, from the rest). */
+    parts_of(g, g->grads, g->tokens, 0, 0, g->dropout_end_add, pt[5]);
+    static const enum step_part cut_order[] = {STEP_PART_GRADS, STEP_PART_TEMPS, STEP_PART_ACT,
+                                               STEP_PART_OPTIMIZER, STEP_PART_WEIGHTS};
+    uint64_t less = g->dropout_end_less;
+    for (unsigned i = 0; less > 0 && i < sizeof cut_order / sizeof *cut_order; i++) {
+        uint64_t *v = &pt[5][cut_order[i]], cut = less < *v ? less : *v;
+        *v -= cut;
+        less -= cut;
+    }
+    if (less > 0) /* step_phases' 0: nothing of the point */
+        for (int i = 0; i < STEP_PARTS; i++)
+            pt[5][i] = 0;
+    parts_of(g, g->grads, g->tokens, 0, 0, g->optimizer_temps, pt[6]);
+    for (int k = 0; k < STEP_POINTS; k++)
+        for (int i = 0; i < STEP_PARTS; i++)
+            total[k] = ck_add(&ck, total[k], pt[k][i]);
+    uint64_t best[STEP_PHASES] = {0};
+    for (int ph = 0; ph < STEP_PHASES; ph++)
+        for (int i = 0; i < STEP_PARTS; i++)
+            out->phase[ph][i] = 0;
+    for (int k = 0; k < STEP_POINTS; k++) {
+        if (total[k] <= best[phase[k]])
+            continue;
+        best[phase[k]] = total[k];
+        for (int i = 0; i < STEP_PARTS; i++)
+            out->phase[phase[k]][i] = pt[k][i];
+    }
+    for (int i = 0; i < STEP_PARTS; i++) {
+        out->first_rebuild[i] = pt[2][i];
+        out->last_rebuild[i] = pt[3][i];
+    }
+    return !ck.overflow;
+}

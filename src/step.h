@@ -70,4 +70,26 @@ struct step_peak {
 /* The phases of g; false when a sum overflows 64 bits. */
 bool step_phases(const struct step_gpu *g, struct step_peak *out);
 
+/* The parts of a phase's sum, as the report stacks them (its phase bars and step timeline). */
+enum step_part {
+    STEP_PART_WEIGHTS,
+    STEP_PART_GRADS,
+    STEP_PART_OPTIMIZER,
+    STEP_PART_ACT,    /* activations or checkpoints, the segment rebuilt, the inputs, outside */
+    STEP_PART_LOSS,   /* the fp32 logits at the loss, the loss's backward */
+    STEP_PART_COPIES, /* autocast's bf16 weight copies */
+    STEP_PART_TEMPS,  /* the last GEMM's backward, the embedding's, the optimizer's temporaries */
+    STEP_PARTS
+};
+
+struct step_parts {
+    uint64_t phase[STEP_PHASES][STEP_PARTS]; /* each sums to step_peak's phase_bytes */
+    /* The two rebuilds the recompute phase is the larger of (0 without checkpointing): the first
+     * (every checkpoint, the output layer's gradients) and the last (two checkpoints). */
+    uint64_t first_rebuild[STEP_PARTS], last_rebuild[STEP_PARTS];
+};
+
+/* The phases of g part by part (the same sums as step_phases); false when one overflows. */
+bool step_phase_parts(const struct step_gpu *g, struct step_parts *out);
+
 #endif

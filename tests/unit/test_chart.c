@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -434,14 +435,30 @@ static size_t hand_events(struct timeline_event *ev)
     size_t n = 0;
     uint64_t G = 1000000000ull;
     for (int i = 0; i < 3; i++)
-        ev[n++] = (struct timeline_event){
-            TIMELINE_FORWARD, (uint64_t)i, 0, i, i + 1, (uint64_t)(i + 1) * 10 * G, 0};
-    ev[n++] = (struct timeline_event){TIMELINE_LOGITS, 0, 0, 3, 3, 30 * G, 5 * G};
-    ev[n++] = (struct timeline_event){TIMELINE_LOSS_BACKWARD, 0, 0, 3, 3, 30 * G, 0};
+        ev[n++] = (struct timeline_event){.kind = TIMELINE_FORWARD,
+                                          .layer = (uint64_t)i,
+                                          .t_start = i,
+                                          .t_end = i + 1,
+                                          .act_bytes = (uint64_t)(i + 1) * 10 * G,
+                                          .phase = STEP_PHASES};
+    ev[n++] = (struct timeline_event){.kind = TIMELINE_LOGITS,
+                                      .t_start = 3,
+                                      .t_end = 3,
+                                      .act_bytes = 30 * G,
+                                      .logits_bytes = 5 * G,
+                                      .phase = STEP_PHASES};
+    ev[n++] = (struct timeline_event){.kind = TIMELINE_LOSS_BACKWARD,
+                                      .t_start = 3,
+                                      .t_end = 3,
+                                      .act_bytes = 30 * G,
+                                      .phase = STEP_PHASES};
     for (int i = 2; i >= 0; i--)
-        ev[n++] =
-            (struct timeline_event){TIMELINE_BACKWARD, (uint64_t)i,          0, 3 + 2 * (2 - i),
-                                    5 + 2 * (2 - i),   (uint64_t)i * 10 * G, 0};
+        ev[n++] = (struct timeline_event){.kind = TIMELINE_BACKWARD,
+                                          .layer = (uint64_t)i,
+                                          .t_start = 3 + 2 * (2 - i),
+                                          .t_end = 5 + 2 * (2 - i),
+                                          .act_bytes = (uint64_t)i * 10 * G,
+                                          .phase = STEP_PHASES};
     return n;
 }
 
@@ -535,6 +552,234 @@ static void test_step_sawtooth(void **state)
     assert_int_equal(band, 1);
     canvas_rec_release(&r);
     free(ev);
+}
+
+/* ---------------------------------------------------------------- the phases of a step */
+
+/* The bars of @chart phases for sc under --peak step: each phase that happens, part by part,
+ * then the lesson's sum; *peak the index of the highest phase. Returns the number of bars. */
+static size_t phase_bars(const struct scenario *step_sc, struct chart_phase_bar *bars, size_t *peak,
+                         struct terms *t)
+{
+    static const char *const names[STEP_PHASES] = {"forward end", "backward start", "rebuild",
+                                                   "backward end", "optimizer step"};
+    struct step_parts parts;
+    assert_int_equal(model_peak(step_sc, t), MODEL_OK);
+    assert_int_equal(model_step_parts(step_sc, t, t->peak_stage, &parts), MODEL_OK);
+    size_t n = 0;
+    for (int p = 0; p < STEP_PHASES; p++) {
+        if (t->stage[t->peak_stage].step.phase_bytes[p] == 0)
+            continue;
+        if ((enum step_phase)p == t->peak_phase)
+            *peak = n;
+        bars[n] = (struct chart_phase_bar){.label = names[p]};
+        for (int i = 0; i < STEP_PARTS; i++)
+            bars[n].term_bytes[i] = parts.phase[p][i];
+        n++;
+    }
+    struct scenario lesson = *step_sc;
+    lesson.peak = PEAK_LESSON;
+    struct terms lt;
+    assert_int_equal(model_peak(&lesson, &lt), MODEL_OK);
+    bars[n] = (struct chart_phase_bar){.label = "the lesson's sum"};
+    bars[n].term_bytes[CHART_WEIGHTS] = lt.weights_bytes;
+    bars[n].term_bytes[CHART_GRADS] = lt.grads_bytes;
+    bars[n].term_bytes[CHART_OPTIMIZER] = lt.optimizer_bytes;
+    bars[n].term_bytes[CHART_ACT] = lt.act_bytes;
+    bars[n].term_bytes[CHART_LOGITS] = lt.logits_bytes;
+    return n + 1;
+}
+
+/* Whether a text of r reads s. */
+static bool has_text(const struct canvas_rec *r, const char *s)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (is_text(r->calls[i].op) && strcmp(r->calls[i].text, s) == 0)
+            return true;
+    return false;
+}
+
+/* The phases of the worked example's step (and checkpointed, under autocast): one stacked bar
+ * per phase, proportional to its parts, the highest the model's peak, outlined and marked; the
+ * lesson's sum set apart; the step's terms in the legend; nothing outside the plot. */
+static void test_phases_geometry(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 2; v++) {
+        struct scenario sc;
+        scenario_lesson_example(&sc);
+        sc.peak = PEAK_STEP;
+        if (v == 1) {
+            sc.precision = PRECISION_AUTOCAST;
+            sc.attention = ATTENTION_FLASH;
+            sc.recompute = RECOMPUTE_EVERY_K;
+            sc.ckpt_every = 4;
+        }
+        struct chart_phase_bar bars[STEP_PHASES + 1];
+        size_t peak = 99;
+        struct terms t;
+        size_t n = phase_bars(&sc, bars, &peak, &t);
+        assert_int_equal(n, v == 0 ? 5 : 6); /* a rebuild only with checkpointing */
+        assert_true(peak < n - 1);
+        struct chart_phases d = {.title = "phases",
+                                 .bars = bars,
+                                 .n = n,
+                                 .gpu_bytes = 80000000000ull,
+                                 .reserve = 0.15,
+                                 .units = UNITS_GB,
+                                 .mark_peak = true,
+                                 .peak = peak,
+                                 .peak_label = "peak",
+                                 .last_apart = true};
+        const double w = 483, h = 215; /* the report's */
+        struct canvas_rec r;
+        canvas_rec_init(&r, 600, 400);
+        struct chart_geom g;
+        chart_phases_draw(&r.canvas, X0, Y0, w, h, &d, &g);
+        check_layout_in(&r, &g, X0, Y0, w, h);
+        double pt_per_gb = g.plot_h / (g.y_max - g.y_min), bottom = g.plot_y + g.plot_h;
+        bool in_clip[4096];
+        assert_true(r.n < 4096);
+        clip_flags(&r, in_clip);
+        /* Bar by bar, the lesson's five terms and the step's that the bar has, stacked, each
+         * its bytes times one scale; the bars' tops their totals. */
+        size_t bar = 0;
+        int term = 0;
+        double top = bottom, slot = g.plot_w / (double)n;
+        uint64_t highest = 0;
+        size_t highest_bar = 0;
+        for (size_t i = 0; i < r.n; i++) {
+            const struct canvas_rec_call *k = &r.calls[i];
+            if (!in_clip[i] || k->op != CANVAS_REC_FILL)
+                continue;
+            for (;;) { /* a term of no bytes draws nothing */
+                while (term < CHART_STEP_TERMS && bars[bar].term_bytes[term] == 0)
+                    term++;
+                if (term < CHART_STEP_TERMS)
+                    break;
+                bar++;
+                term = 0;
+                top = bottom;
+                assert_true(bar < n);
+            }
+            assert_true(same_rgb(k->fill, chart_term_colour((enum chart_term)term)));
+            double gb = (double)bars[bar].term_bytes[term] / 1e9;
+            assert_true(near(k->box.y1 - k->box.y0, gb * pt_per_gb, 1e-9));
+            assert_true(near(k->box.y1, top, 1e-9));
+            assert_true(
+                near((k->box.x0 + k->box.x1) / 2, g.plot_x + slot * ((double)bar + 0.5), 1e-9));
+            top = k->box.y0;
+            term++;
+            uint64_t total = 0;
+            for (int j = 0; j < CHART_STEP_TERMS; j++)
+                total += bars[bar].term_bytes[j];
+            if (total > highest && bar < n - 1) {
+                highest = total;
+                highest_bar = bar;
+            }
+        }
+        assert_int_equal(bar, n - 1);
+        /* The highest phase is the model's peak, at its phase, and it is the one marked. */
+        assert_int_equal(highest, t.peak_bytes);
+        assert_int_equal(highest_bar, peak);
+        size_t outlines = 0, apart = 0;
+        for (size_t i = 0; i < r.n; i++) {
+            const struct canvas_rec_call *k = &r.calls[i];
+            if (!in_clip[i] || k->op != CANVAS_REC_STROKE)
+                continue;
+            if (k->box.x1 - k->box.x0 > 1 && k->box.y1 - k->box.y0 > 1) { /* a rectangle */
+                outlines++;
+                assert_true(near(bottom - k->box.y0, (double)t.peak_bytes / 1e9 * pt_per_gb, 1e-6));
+                assert_true(near((k->box.x0 + k->box.x1) / 2,
+                                 g.plot_x + slot * ((double)peak + 0.5), 1e-9));
+            }
+            if (k->box.x0 == k->box.x1 && k->n_dash) { /* the dotted separator */
+                apart++;
+                assert_true(near(k->box.x0, g.plot_x + slot * (double)(n - 1), 1e-9));
+            }
+        }
+        assert_int_equal(outlines, 1);
+        assert_int_equal(apart, 1);
+        assert_true(has_text(&r, "peak"));
+        assert_true(has_text(&r, "the lesson's sum"));
+        assert_true(has_text(&r, "activations, inputs"));
+        assert_true(has_text(&r, "logits, loss"));
+        assert_true(has_text(&r, "temporaries"));
+        assert_int_equal(has_text(&r, "autocast copies"), v == 1);
+        char total[32];
+        snprintf(total, sizeof total, "%.1f", (double)t.peak_bytes / 1e9);
+        assert_true(has_text(&r, total));
+        canvas_rec_release(&r);
+    }
+}
+
+/* Under --peak step the step chart draws the phases: its highest mark is the model's peak (at
+ * the turn for the worked example: the loss's tensors), the gradients and the temporaries have
+ * their areas and legend, the phases of no time their columns inside the plot. Streamed into a
+ * series too, checkpointed under autocast. */
+static void test_step_chart_phases(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 2; v++) {
+        struct scenario sc;
+        scenario_lesson_example(&sc);
+        sc.peak = PEAK_STEP;
+        if (v == 1) {
+            sc.precision = PRECISION_AUTOCAST;
+            sc.recompute = RECOMPUTE_EVERY_K;
+            sc.ckpt_every = 4;
+        }
+        struct terms t;
+        assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+        struct chart_step_series *ser = malloc(sizeof *ser);
+        assert_non_null(ser);
+        struct timeline_summary sum;
+        chart_step_series_init(ser, v == 1 ? 4 : 0, t.ckpt_bytes);
+        assert_int_equal(timeline_stream(&sc, chart_step_series_add, ser, &sum), 0);
+        assert_int_equal(sum.peak_bytes, t.peak_bytes);
+        assert_int_equal(sum.states_bytes + ser->top_bytes, t.peak_bytes);
+        assert_true(ser->step);
+        /* The phases of no time: the forward's end and the loss at the turn (without the
+         * output layer... it has one here), the end of the backward and the optimizer step. */
+        assert_int_equal(ser->n_spikes, 4);
+        struct chart_step d = {.title = "step",
+                               .series = ser,
+                               .states_bytes = sum.states_bytes,
+                               .total_time = sum.total_time,
+                               .gpu_bytes = 80000000000ull,
+                               .reserve = 0.15,
+                               .ckpt_bytes = sum.segment ? t.ckpt_bytes : 0,
+                               .segment = sum.segment,
+                               .units = UNITS_GB};
+        struct canvas_rec r;
+        canvas_rec_init(&r, 600, 400);
+        struct chart_geom g;
+        chart_step_draw(&r.canvas, X0, Y0, W, 260, &d, &g);
+        check_layout_in(&r, &g, X0, Y0, W, 260);
+        double bottom = g.plot_y + g.plot_h, pt_per_gb = g.plot_h / g.y_max;
+        double top = bottom;
+        size_t columns = 0, grads = 0;
+        for (size_t i = 0; i < r.n; i++) {
+            const struct canvas_rec_call *k = &r.calls[i];
+            if (k->op != CANVAS_REC_FILL || k->box.y0 < g.plot_y)
+                continue;
+            top = fmin(top, k->box.y0);
+            columns += k->box.x1 - k->box.x0 <= 3 + 1e-9 && k->box.y1 - k->box.y0 > 0 &&
+                       k->box.y1 < bottom + 1e-9;
+            grads += same_rgb(k->fill, chart_term_colour(CHART_GRADS));
+        }
+        assert_true(near(bottom - top, (double)t.peak_bytes / 1e9 * pt_per_gb, 1e-6));
+        assert_true(columns >= 4);
+        assert_true(grads >= 1);
+        assert_true(has_text(&r, "gradients"));
+        assert_true(has_text(&r, "weights, optimizer states"));
+        assert_true(has_text(&r, "temporaries"));
+        assert_true(has_text(&r, "logits, loss"));
+        assert_int_equal(has_text(&r, "autocast copies"), v == 1);
+        assert_int_equal(has_text(&r, "checkpoints"), v == 1);
+        canvas_rec_release(&r);
+        free(ser);
+    }
 }
 
 /* ---------------------------------------------------------------- checkpoint every k */
@@ -834,15 +1079,6 @@ static void test_param_items_moe(void **state)
     assert_int_equal(chart_layer_param_items(&sc, it, 6), 0);
 }
 
-/* Whether a text of r reads s. */
-static bool has_text(const struct canvas_rec *r, const char *s)
-{
-    for (size_t i = 0; i < r->n; i++)
-        if (is_text(r->calls[i].op) && strcmp(r->calls[i].text, s) == 0)
-            return true;
-    return false;
-}
-
 /* The legend lists the groups of the layer's items, and only those. */
 static void test_params_legend(void **state)
 {
@@ -1100,6 +1336,8 @@ int main(void)
         cmocka_unit_test(test_kcurve_matches_eval_with_pipeline_and_selective),
         cmocka_unit_test(test_step_hand_made),
         cmocka_unit_test(test_step_sawtooth),
+        cmocka_unit_test(test_phases_geometry),
+        cmocka_unit_test(test_step_chart_phases),
         cmocka_unit_test(test_kcurve),
         cmocka_unit_test(a_million_layers_cost_what_24_do),
         cmocka_unit_test(a_short_step_keeps_every_event),

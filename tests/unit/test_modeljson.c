@@ -51,7 +51,7 @@ static void run_csv_with(struct run *r, const char *csv, const struct config_pre
     nameset_init(&names);
     FILE *f = fmemopen((void *)csv, strlen(csv), "r");
     assert_non_null(f);
-    struct config_options opt = {0.15};
+    struct config_options opt = {0.15, PEAK_LESSON};
     struct config_reader *rd = config_reader_new(f, "in.csv", p, &opt, &names, &d);
     assert_non_null(rd);
     struct scenario sc;
@@ -529,6 +529,32 @@ static void rope_scalings_and_sliding_windows_are_accepted(void **state)
         plain);
 }
 
+/* The window the report's notes name: a sliding_window not switched off (Qwen2's
+ * use_sliding_window: false), or sliding layers in layer_types without a size (1). */
+static unsigned long long window_of(const char *json)
+{
+    struct modeljson m;
+    char err[256];
+    if (modeljson_parse(json, strlen(json), &m, err, sizeof err) != MODELJSON_OK)
+        fail_msg("%s: %s", json, err);
+    return m.sliding_window;
+}
+
+static void sliding_windows_are_reported(void **state)
+{
+    (void)state;
+    assert_int_equal(window_of("{\"model_type\": \"mistral\", " LLAMA_SIZES "}"), 0);
+    assert_int_equal(
+        window_of("{\"model_type\": \"mistral\", \"sliding_window\": 4096, " LLAMA_SIZES "}"),
+        4096);
+    assert_int_equal(window_of("{\"model_type\": \"qwen2\", \"sliding_window\": 4096, "
+                               "\"use_sliding_window\": false, " LLAMA_SIZES "}"),
+                     0);
+    assert_int_equal(window_of("{\"model_type\": \"mistral\", \"sliding_window\": null, "
+                               "\"layer_types\": [\"sliding_attention\"], " LLAMA_SIZES "}"),
+                     1);
+}
+
 /* ---- bad files ---- */
 
 #define LLAMA_HEAD "{\"model_type\": \"llama\", "
@@ -778,6 +804,7 @@ int main(void)
         cmocka_unit_test(import_config_names),
         cmocka_unit_test(missing_fields_take_the_transformers_defaults),
         cmocka_unit_test(rope_scalings_and_sliding_windows_are_accepted),
+        cmocka_unit_test(sliding_windows_are_reported),
         cmocka_unit_test(bad_configs),
         cmocka_unit_test(a_bad_config_skips_only_its_row),
         cmocka_unit_test(explicit_columns_override_the_file),

@@ -364,7 +364,23 @@ static const char scenarios_csv[] =
     "moe-dropless,mixtral-8x7b,,,,,,,4096,1,,flash,none,8,1,1,no,3,,H100-80GB,,,,,,,8,,\n"
     "moe-capacity,deepseek-v3,,,,,,,4096,1,,flash,none,8,2,1,yes,1,,H100-80GB,,,,,,,4,1,1.25\n";
 
-static size_t read_scenarios(struct scenario *out, size_t cap)
+/* The same under --peak step (the default of the command line), with each implementation
+ * choice and precision, peaking at each phase: backward_start, forward (a fused loss; and the
+ * first pipeline stage), recompute, backward_end, optimizer. */
+static const char step_csv[] =
+    "name,model,seq,micro_batch,attention,recompute,dp,pp,zero,gpu,gpu_mem_gb,precision,loss,"
+    "grad_buffer,optimizer_impl\n"
+    "step-lesson,gpt-1.3b,2048,8,plain,none,1,1,0,,80,mixed,eager,on_demand,foreach\n"
+    "step-fits,gpt-1.3b,2048,8,flash,none,1,1,0,,80,megatron,fused,persistent,fused\n"
+    "step-pp-first,gpt-1.3b,2048,4,flash,none,2,4,1,H100-80GB,,mixed,,,\n"
+    "step-rebuild,gpt-1.3b,8192,1,plain,24,1,1,0,,80,autocast,eager,on_demand,single\n"
+    "step-end,gpt-1.3b,128,1,flash,none,1,1,0,,80,fp32,eager,persistent,fused\n"
+    "step-frozen,gpt-1.3b,256,1,flash,none,1,1,0,,80,frozen,fused,on_demand,foreach\n"
+    "step-optimizer,gpt-1.3b,256,1,flash,none,1,1,0,,80,mixed,fused,on_demand,foreach\n";
+
+/* The scenarios of csv (its length len), read with --peak peak; appended to out[0..cap). */
+static size_t read_csv(const char *csv, size_t len, enum peak_model peak, struct scenario *out,
+                       size_t cap)
 {
     struct diag d;
     diag_init(&d, NULL, NULL);
@@ -372,8 +388,8 @@ static size_t read_scenarios(struct scenario *out, size_t cap)
     assert_non_null(pre);
     struct nameset seen;
     nameset_init(&seen);
-    struct config_options opt = {0.15};
-    FILE *in = fmemopen((void *)scenarios_csv, sizeof scenarios_csv - 1, "r");
+    struct config_options opt = {0.15, peak};
+    FILE *in = fmemopen((void *)csv, len, "r");
     assert_non_null(in);
     struct config_reader *r = config_reader_new(in, "phrases.csv", pre, &opt, &seen, &d);
     assert_non_null(r);
@@ -392,6 +408,12 @@ static size_t read_scenarios(struct scenario *out, size_t cap)
     return n;
 }
 
+/* The scenarios of scenarios_csv, under --peak lesson. */
+static size_t read_scenarios(struct scenario *out, size_t cap)
+{
+    return read_csv(scenarios_csv, sizeof scenarios_csv - 1, PEAK_LESSON, out, cap);
+}
+
 /*
  * Writes the scenario and summary templates of this test: every placeholder, chart and table, and
  * every phrase i redefined as "[i]" (short, so that no table cell cuts it) followed by each of
@@ -408,7 +430,7 @@ static void write_templates(const char *sc_path, const char *sum_path)
     for (size_t i = 0; i < nv; i++)
         fprintf(f, "{{%s}}\n", vnames[i]);
     fputs("\n@table config\n@table verdict\n@table terms\n@table ladder\n@table microbatch\n"
-          "@chart fit\n@chart step\n@chart step_ckpt\n@chart kcurve\n@chart walk\n"
+          "@chart fit\n@chart phases\n@chart step\n@chart step_ckpt\n@chart kcurve\n@chart walk\n"
           "@chart params\n",
           f);
     for (size_t i = 0; i < n; i++) {
@@ -442,10 +464,14 @@ static void test_every_phrase_used_and_filled(void **state)
     snprintf(out, sizeof out, "%s/out", dir);
     snprintf(text_path, sizeof text_path, "%s/all.txt", dir);
     write_templates(sc_path, sum_path);
-    struct scenario *scs = calloc(32, sizeof *scs);
+    struct scenario *scs = calloc(40, sizeof *scs);
     assert_non_null(scs);
-    size_t n = read_scenarios(scs, 32);
+    size_t n = read_scenarios(scs, 40);
     assert_true(n >= 18);
+    size_t lesson = n;
+    n += read_csv(step_csv, sizeof step_csv - 1, PEAK_STEP, scs + n, 40 - n);
+    assert_int_equal(n, lesson + 7);
+    scs[2].sliding_window = 4096; /* as a config.json with sliding-window attention gives */
 
     struct report_options opt;
     report_options_init(&opt);
@@ -567,6 +593,60 @@ static void test_moe_words(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- The step's peak: its words under --peak step, none under --peak lesson ---------------- */
+
+static void test_step_words(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/memfit-step-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct scenario *scs = calloc(40, sizeof *scs);
+    assert_non_null(scs);
+    size_t n = read_scenarios(scs, 40);
+    n += read_csv(step_csv, sizeof step_csv - 1, PEAK_STEP, scs + n, 40 - n);
+    /* The worked example under --peak step: the step's peak beside the lesson's sum, in the
+     * verdict box, the table of terms and the phases chart; the choices in the notes. */
+    const char *text = report_text_of(scs, n, "step-lesson", dir);
+    static const char *const step[] = {
+        "Does not fit: step peak 120.2 GB > budget 68.0 GB",
+        "Step peak 120.2 GB at the start of the backward pass (the lesson's sum: 116.1 GB).",
+        "peak highest phase: the start of the backward pass",
+        "the lesson's sum states + activations + logits (--peak lesson) 116,083,032,064 116.1 GB",
+        "What the most loaded GPU holds at each phase of a step: peak 120.2 GB at the start of the "
+        "backward pass",
+        "forward end backward start backward end optimizer step the lesson's sum",
+        "as configured: peak 120.2 GB at the start of the backward pass",
+        "The step's peak assumes loss=eager (cross-entropy on fp32 logits: three s·b·V/t tensors); "
+        "grad_buffer=on_demand",
+        "optimizer_impl=foreach (two fp32 temporaries per parameter, as PyTorch 1.13's AdamW); "
+        "precision=mixed",
+        "columns loss, grad_buffer, optimizer_impl and precision change them",
+        "tracked; tests/validation/step.csv): every measured peak within 0.5% of the model's, at "
+        "the same "
+        "phase.",
+    };
+    for (size_t i = 0; i < sizeof step / sizeof *step; i++)
+        if (!strstr(text, step[i]))
+            fail_msg("the step report lacks '%s'", step[i]);
+    /* The same scenario under --peak lesson reads as before the step model. */
+    text = report_text_of(scs, n, "lesson", dir);
+    static const char *const lesson[] = {"Does not fit: peak 116.1 GB > budget 68.0 GB",
+                                         "peak states + activations + logits",
+                                         "The formulas count model states"};
+    for (size_t i = 0; i < sizeof lesson / sizeof *lesson; i++)
+        if (!strstr(text, lesson[i]))
+            fail_msg("the lesson report lacks '%s'", lesson[i]);
+    static const char *const none[] = {"step peak", "Step peak", "lesson's sum", "phase",
+                                       "loss=",     "step.csv",  "temporaries"};
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
+        if (strstr(text, none[i]))
+            fail_msg("the lesson report says '%s'", none[i]);
+    free(scs);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- A template rewords the verdict box; a bad phrase writes nothing ----------------------- */
 
 static void test_template_rewords_verdict_box(void **state)
@@ -681,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_templates_list_placeholders),
         cmocka_unit_test(test_every_phrase_used_and_filled),
         cmocka_unit_test(test_moe_words),
+        cmocka_unit_test(test_step_words),
         cmocka_unit_test(test_template_rewords_verdict_box),
         cmocka_unit_test(test_catalogue_mutants),
     };

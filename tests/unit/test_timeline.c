@@ -164,6 +164,8 @@ static void test_too_small_array(void **state)
     struct timeline_summary sum;
     assert_int_equal(timeline_build(&sc, ev, 10, &sum), -1);
     assert_int_equal(timeline_capacity(&sc), 3 * 24 + 2);
+    sc.peak = PEAK_STEP; /* the end of the backward and the optimizer step */
+    assert_int_equal(timeline_capacity(&sc), 3 * 24 + 4);
 }
 
 /* Pipeline: the first stage holds pp micro-batches of L/pp layers, the walk reaches L layers'
@@ -270,6 +272,226 @@ static void test_invariants_random(void **state)
     assert_true(checked_k > 50);
 }
 
+/* ---- Under --peak step: the walk's highest point is the step model's peak, at its phase ---- */
+
+static uint64_t step_event_total(const struct timeline_summary *sum, const struct timeline_event *e)
+{
+    return sum->states_bytes + e->act_bytes + e->logits_bytes + e->grads_bytes + e->copies_bytes +
+           e->temp_bytes;
+}
+
+/* The walk of sc under --peak step against model_peak: the same peak, first reached at an event
+ * of the same phase; every phase's event holds the phase's sum; model_step_parts sums to the
+ * phases of step_phases. */
+static void check_step_walk(const struct scenario *sc, struct timeline_summary *sum)
+{
+    struct terms t;
+    assert_int_equal(model_peak(sc, &t), MODEL_OK);
+    const struct model_gpu *g = &t.stage[t.peak_stage];
+    struct step_parts parts;
+    assert_int_equal(model_step_parts(sc, &t, t.peak_stage, &parts), MODEL_OK);
+    for (int ph = 0; ph < STEP_PHASES; ph++) {
+        uint64_t s = 0;
+        for (int i = 0; i < STEP_PARTS; i++)
+            s += parts.phase[ph][i];
+        assert_int_equal(s, g->step.phase_bytes[ph]);
+        if (s == 0) /* no rebuild without checkpointing */
+            continue;
+        assert_int_equal(parts.phase[ph][STEP_PART_WEIGHTS], g->weights_bytes);
+        assert_int_equal(parts.phase[ph][STEP_PART_OPTIMIZER], g->optimizer_bytes);
+    }
+    struct timeline_event *ev;
+    build(sc, &ev, sum);
+    assert_int_equal(sum->states_bytes, g->weights_bytes + g->optimizer_bytes);
+    assert_int_equal(sum->peak_bytes, t.peak_bytes);
+    assert_int_equal(sum->peak_phase, t.peak_phase);
+    uint64_t max = 0;
+    size_t at = 0;
+    bool seen[STEP_PHASES] = {false};
+    double prev_end = 0;
+    for (size_t i = 0; i < sum->n_events; i++) {
+        const struct timeline_event *e = &ev[i];
+        assert_true(e->t_start == prev_end);
+        prev_end = e->t_end;
+        uint64_t total = step_event_total(sum, e);
+        /* The first event at the maximum; a phase's wins a tie with one between the phases,
+         * which never rise above the higher of the phases around them. */
+        if (total > max ||
+            (total == max && e->phase < STEP_PHASES && ev[at].phase == STEP_PHASES)) {
+            max = total;
+            at = i;
+        }
+        if (e->phase < STEP_PHASES) {
+            seen[e->phase] = true;
+            if (e->phase != STEP_RECOMPUTE) /* the larger of two rebuilds */
+                assert_int_equal(total, g->step.phase_bytes[e->phase]);
+            else
+                assert_true(total <= g->step.phase_bytes[STEP_RECOMPUTE]);
+        }
+    }
+    assert_int_equal(max, t.peak_bytes);
+    assert_int_equal(ev[at].phase, t.peak_phase);
+    assert_true(sum->peak_time == ev[at].t_end);
+    assert_true(seen[STEP_FORWARD] && seen[STEP_BACKWARD_END] && seen[STEP_OPTIMIZER]);
+    assert_int_equal(seen[STEP_RECOMPUTE], sc->recompute == RECOMPUTE_EVERY_K);
+    assert_int_equal(ev[sum->n_events - 1].kind, TIMELINE_OPTIMIZER);
+    assert_int_equal(ev[sum->n_events - 2].kind, TIMELINE_BACKWARD_END);
+    free(ev);
+}
+
+/* The lesson's 1.3B model under --peak step, with each implementation choice and precision. */
+static void test_step_peak_matches_model(void **state)
+{
+    (void)state;
+    struct scenario base;
+    scenario_lesson_example(&base);
+    base.peak = PEAK_STEP;
+    base.attention = ATTENTION_FLASH;
+    struct timeline_summary sum;
+    bool phase_seen[STEP_PHASES] = {false};
+    for (int v = 0; v < 14; v++) {
+        struct scenario sc = base;
+        switch (v) {
+        case 0: /* mixed, eager loss, on demand, foreach */
+            break;
+        case 1:
+            sc.precision = PRECISION_FP32;
+            break;
+        case 2:
+            sc.precision = PRECISION_AUTOCAST;
+            break;
+        case 3:
+            sc.precision = PRECISION_AUTOCAST;
+            sc.recompute = RECOMPUTE_EVERY_K;
+            sc.ckpt_every = 4;
+            break;
+        case 4:
+            sc.recompute = RECOMPUTE_EVERY_K;
+            sc.ckpt_every = 1;
+            break;
+        case 5:
+            sc.recompute = RECOMPUTE_EVERY_K;
+            sc.ckpt_every = 5; /* a short last segment */
+            sc.grad_buffer = GRAD_PERSISTENT;
+            break;
+        case 6:
+            sc.grad_buffer = GRAD_PERSISTENT;
+            sc.loss = LOSS_FUSED;
+            sc.optimizer_impl = OPTIMIZER_FUSED;
+            break;
+        case 7:
+            sc.tied = false;
+            sc.optimizer_impl = OPTIMIZER_SINGLE;
+            break;
+        case 8: /* a small batch: the optimizer's temporaries win */
+            sc.micro_batch = sc.global_batch = 1;
+            sc.seq = 256;
+            break;
+        case 9: /* pipeline: the first stage, several micro-batches in flight */
+            sc.pp = 4;
+            sc.recompute = RECOMPUTE_EVERY_K;
+            sc.ckpt_every = 2;
+            break;
+        case 10:
+            sc.pp = 2;
+            sc.tied = false;
+            sc.precision = PRECISION_AUTOCAST;
+            break;
+        case 11: /* gradient accumulation: the gradients are there from the start */
+            sc.global_batch = 32;
+            break;
+        case 12:
+            sc.arch = ARCH_LLAMA;
+            sc.dropout = sc.tied = false;
+            sc.precision = PRECISION_FP32;
+            sc.recompute = RECOMPUTE_EVERY_K;
+            sc.ckpt_every = 3;
+            break;
+        default: /* a long sequence, few layers: the recompute phase */
+            sc.layers = 4;
+            sc.seq = 8192;
+            sc.micro_batch = sc.global_batch = 1;
+            sc.recompute = RECOMPUTE_EVERY_K;
+            sc.ckpt_every = 4;
+            sc.attention = ATTENTION_PLAIN;
+            break;
+        }
+        check_step_walk(&sc, &sum);
+        phase_seen[sum.peak_phase] = true;
+    }
+    /* The scenarios above reach the peak at several phases. */
+    assert_true(phase_seen[STEP_BACKWARD_START]);
+    assert_true(phase_seen[STEP_OPTIMIZER]);
+}
+
+/* The step walk of the worked example: the forward, the turn, the gradients growing, the end. */
+static void test_step_walk_lesson(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.peak = PEAK_STEP;
+    struct timeline_event *ev;
+    struct timeline_summary sum;
+    build(&sc, &ev, &sum);
+    struct terms t;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    /* 24 forwards, logits, loss backward, 24 backwards, backward end, optimizer step. */
+    assert_int_equal(sum.n_events, 52);
+    assert_true(sum.total_time == 72.0);
+    assert_int_equal(ev[24].kind, TIMELINE_LOGITS);
+    assert_int_equal(ev[24].phase, STEP_FORWARD);
+    assert_int_equal(ev[25].kind, TIMELINE_LOSS_BACKWARD);
+    assert_int_equal(ev[25].phase, STEP_BACKWARD_START);
+    /* The eager loss's backward: 12 sbV of fp32 tensors; on demand, no gradient yet. */
+    assert_int_equal(ev[25].logits_bytes, 12ull * 2048 * 8 * 50257);
+    assert_int_equal(ev[25].grads_bytes, 0);
+    assert_int_equal(ev[0].grads_bytes, 0);
+    for (size_t i = 27; i < 50; i++) { /* the gradients grow, the activations fall */
+        assert_true(ev[i].grads_bytes >= ev[i - 1].grads_bytes);
+        assert_true(ev[i].act_bytes < ev[i - 1].act_bytes);
+        assert_int_equal(ev[i].phase, STEP_PHASES);
+    }
+    assert_int_equal(ev[49].grads_bytes, t.grads_bytes);
+    assert_int_equal(ev[50].grads_bytes, t.grads_bytes);
+    assert_int_equal(ev[51].kind, TIMELINE_OPTIMIZER);
+    /* foreach AdamW on PyTorch 1.13: two fp32 temporaries per parameter (8 bytes). */
+    assert_int_equal(ev[51].temp_bytes, 8 * t.params);
+    assert_int_equal(sum.peak_phase, STEP_BACKWARD_START);
+    assert_int_equal(sum.peak_bytes, t.peak_bytes);
+    assert_true(sum.peak_time == 24.0);
+    free(ev);
+}
+
+/* The invariants under --peak step on random scenarios, with every implementation choice. */
+static void test_step_invariants_random(void **state)
+{
+    (void)state;
+    uint64_t seed = 20260314;
+    int checked = 0, with_k = 0;
+    for (int n = 0; n < 600; n++) {
+        struct scenario sc;
+        random_scenario(&seed, &sc);
+        if (n % 2 == 0)
+            sc.pp = 1;
+        sc.peak = PEAK_STEP;
+        sc.loss = (enum loss_impl)(n % 2);
+        sc.grad_buffer = (enum grad_buffer)((n / 2) % 2);
+        sc.optimizer_impl = (enum optimizer_impl)((n / 4) % 3);
+        if (n % 5 == 0)
+            sc.precision = PRECISION_FP32;
+        struct terms t;
+        if (model_peak(&sc, &t) != MODEL_OK)
+            continue;
+        struct timeline_summary sum;
+        check_step_walk(&sc, &sum);
+        checked++;
+        with_k += sc.recompute == RECOMPUTE_EVERY_K;
+    }
+    assert_true(checked > 400);
+    assert_true(with_k > 50);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +503,9 @@ int main(void)
         cmocka_unit_test(test_pipeline_first_stage),
         cmocka_unit_test(test_mixed_layer_kinds),
         cmocka_unit_test(test_invariants_random),
+        cmocka_unit_test(test_step_peak_matches_model),
+        cmocka_unit_test(test_step_walk_lesson),
+        cmocka_unit_test(test_step_invariants_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -456,6 +456,9 @@ def alloc_from_profile(prof):
 
 
 def measure(c, device="cpu", details=None):
+    """One configuration: build the model and its optimizer, run the warm-up step, then the
+    measured step under the tracker (and, on the CPU, the profiler); return the CSV row.
+    details: a dict to fill with every phase's live storages at its peak (for debugging)."""
     torch.manual_seed(0)
     model = GPT(c).to(device)
     opt = make_optimizer(model, c["optimizer_impl"])
@@ -631,14 +634,18 @@ def self_test():
         slack = ap - (tr.peak - 16 * sum(numel) - 4 * len(ps) - RECORD_FUNCTION)
         assert an == 0 and 0 <= slack <= 64, (impl, ap, an, slack)
 
-    # 6. log_softmax backward holds three n x V tensors at once (the loss phase)
+    # 6. the loss's backward holds three n x V fp32 tensors at once, at the log-softmax's
+    # backward (log-probabilities, the NLL's gradient, the result), with the logits z, the
+    # targets and two 0-dim fp32 tensors (the loss, the seed; the NLL's total weight is gone)
     def toy6(tr):
         z = torch.randn(8, 50, requires_grad=True)
         t = torch.randint(50, (8,))
         loss = F.cross_entropy(z, t)
         loss.backward()
-        assert tr.phase_peak["setup"] >= 3 * 8 * 50 * 4
-    run(toy6, logits_numel=400, vocab=50)
+    tr, _ = run(toy6, logits_numel=400, vocab=50)
+    assert tr.peak == 4 * 1600 + 64 + 8, tr.peak
+    assert tr.peak_where[2] == "_log_softmax_backward_data", tr.peak_where
+    assert tr.peak_snapshot["logits"] == 4 * 1600, tr.peak_snapshot  # z is logits-shaped too
     print("self test: the tracker is exact on the toys", flush=True)
 
 
