@@ -9,7 +9,7 @@ _memfit_commands="eval report figures import-config help"
 # The options of each command (those of `memfit help COMMAND`).
 _memfit_options() {
     local common="-q --quiet -h --help"
-    local presets="--units --reserve --models --gpus --progress"
+    local presets="--units --peak --reserve --models --gpus --progress"
     case $1 in
     eval) echo "-o --out --format --wide $presets $common" ;;
     report) echo "-o --out --split --template --paper $presets $common" ;;
@@ -22,8 +22,8 @@ _memfit_options() {
 # The options whose value is the next word.
 _memfit_takes_value() {
     case $1 in
-    -o | --out | --format | --template | --paper | --units | --reserve | --models | --gpus | \
-        --progress) return 0 ;;
+    -o | --out | --format | --template | --paper | --units | --peak | --reserve | --models | \
+        --gpus | --progress) return 0 ;;
     esac
     return 1
 }
@@ -34,6 +34,7 @@ _memfit_value() {
     case $opt in
     --format) mapfile -t COMPREPLY < <(compgen -W "csv json table" -- "$cur") ;;
     --units) mapfile -t COMPREPLY < <(compgen -W "GB GiB" -- "$cur") ;;
+    --peak) mapfile -t COMPREPLY < <(compgen -W "lesson step" -- "$cur") ;;
     --paper) mapfile -t COMPREPLY < <(compgen -W "a4 letter" -- "$cur") ;;
     --progress) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur") ;;
     --reserve) mapfile -t COMPREPLY < <(compgen -W "0.1 0.15 0.2" -- "$cur") ;;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "step.h"
 #include "textwidth.h"
 
 #define FIX_PLAN_MAX 256
@@ -16,6 +17,7 @@ struct evalout_table_row {
     char name[SCENARIO_NAME_BYTES];
     uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b, gpus;
     int fits;
+    const char *phase; /* the step's phase at the peak; NULL under --peak lesson */
     char fix[16];
     char plan[FIX_PLAN_MAX];
 };
@@ -23,7 +25,14 @@ struct evalout_table_row {
 static const char *const csv_columns =
     "name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,"
     "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"
-    "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes";
+    "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase";
+
+/* The phase of a real step at which the peak is reached (doc/model.md section 10.2); NULL under
+ * --peak lesson, whose sum is no instant of the step. */
+static const char *peak_phase(const struct scenario *sc, const struct terms *t)
+{
+    return sc->peak == PEAK_STEP ? step_phase_name(t->peak_phase) : NULL;
+}
 
 void evalout_init(struct evalout *w, enum evalout_format format, enum units units, FILE *out)
 {
@@ -231,6 +240,10 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
     line_put_csv_text(&l, f->plan);
     const uint64_t moe_numbers[] = {t->active_params, t->expert_bytes};
     line_put_numbers(&l, moe_numbers, 2);
+    line_putc(&l, ',');
+    const char *phase = peak_phase(sc, t);
+    if (phase)
+        line_put_csv_text(&l, phase);
     line_putc(&l, '\n');
     line_flush(&l);
 }
@@ -257,7 +270,8 @@ static void put_json_key_text(FILE *out, const char *key, const char *s, bool ap
 /*
  * The CSV's keys, with JSON's types: "fits" is true or false (so that jq 'select(.fits)' keeps
  * the scenarios that fit), and what does not apply is null: the four fix keys of a scenario that
- * fits as it is (fix "none" in CSV), and the fix_plan of one that nothing makes fit.
+ * fits as it is (fix "none" in CSV), the fix_plan of one that nothing makes fit, and peak_phase
+ * under --peak lesson (an empty cell in CSV).
  */
 static void row_json(struct evalout *w, const struct scenario *sc, const struct terms *t,
                      const struct evalout_fix *f)
@@ -280,8 +294,11 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
     put_json_count(o, "fix_peak_bytes", f->peak_bytes, fixed);
     put_json_count(o, "fix_micro_batch", f->micro_batch, fixed);
     put_json_key_text(o, "fix_plan", f->plan, planned);
-    fprintf(o, ", \"active_params\": %" PRIu64 ", \"expert_bytes\": %" PRIu64 "}", t->active_params,
+    fprintf(o, ", \"active_params\": %" PRIu64 ", \"expert_bytes\": %" PRIu64, t->active_params,
             t->expert_bytes);
+    const char *phase = peak_phase(sc, t);
+    put_json_key_text(o, "peak_phase", phase ? phase : "", phase != NULL);
+    putc('}', o);
 }
 
 static void row_table(struct evalout *w, const struct scenario *sc, const struct terms *t,
@@ -308,6 +325,7 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     r->peak = t->peak_bytes;
     r->budget = t->budget_bytes;
     r->fits = t->fits;
+    r->phase = peak_phase(sc, t);
     r->k_best = t->k_best;
     r->max_b = t->max_micro_batch;
     r->fix_peak = f->peak_bytes;
@@ -341,6 +359,7 @@ enum {
     TCOL_ACT,
     TCOL_LOGITS,
     TCOL_PEAK,
+    TCOL_PHASE,
     TCOL_BUDGET,
     TCOL_VERDICT,
     TCOL_KBEST,
@@ -352,7 +371,8 @@ enum {
 /*
  * The columns, in the order shown. keep: 0 for the columns of every layout (the scenario, its
  * peak against the budget, the verdict and the fix); the others are left out of a narrow table,
- * the lowest keep first, until it fits.
+ * the lowest keep first, until it fits. The peak's phase, which says what the peak is made of,
+ * is the most wanted of them; under --peak lesson it has no value and is not a column at all.
  */
 static const struct table_column {
     const char *title;
@@ -360,12 +380,12 @@ static const struct table_column {
     bool left; /* text reads left to right; numbers align right */
     int keep;
 } table_columns[TCOL_COUNT] = {
-    [TCOL_NAME] = {"scenario", false, true, 0},  [TCOL_PARAMS] = {"params", false, false, 2},
-    [TCOL_STATES] = {"states", true, false, 5},  [TCOL_ACT] = {"activations", true, false, 6},
-    [TCOL_LOGITS] = {"logits", true, false, 3},  [TCOL_PEAK] = {"peak", true, false, 0},
-    [TCOL_BUDGET] = {"budget", true, false, 0},  [TCOL_VERDICT] = {"verdict", false, true, 0},
-    [TCOL_KBEST] = {"k_best", false, false, 1},  [TCOL_MAXB] = {"max b", false, false, 4},
-    [TCOL_FIX] = {"fix (peak)", false, true, 0},
+    [TCOL_NAME] = {"scenario", false, true, 0},    [TCOL_PARAMS] = {"params", false, false, 2},
+    [TCOL_STATES] = {"states", true, false, 5},    [TCOL_ACT] = {"activations", true, false, 6},
+    [TCOL_LOGITS] = {"logits", true, false, 3},    [TCOL_PEAK] = {"peak", true, false, 0},
+    [TCOL_PHASE] = {"peak phase", false, true, 7}, [TCOL_BUDGET] = {"budget", true, false, 0},
+    [TCOL_VERDICT] = {"verdict", false, true, 0},  [TCOL_KBEST] = {"k_best", false, false, 1},
+    [TCOL_MAXB] = {"max b", false, false, 4},      [TCOL_FIX] = {"fix (peak)", false, true, 0},
 };
 
 #define TABLE_CELL_MAX (FIX_PLAN_MAX + 64)
@@ -390,6 +410,7 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
     snprintf(cells[TCOL_ACT], n, "%.1f", (double)r->act / u);
     snprintf(cells[TCOL_LOGITS], n, "%.1f", (double)r->logits / u);
     snprintf(cells[TCOL_PEAK], n, "%.1f", (double)r->peak / u);
+    snprintf(cells[TCOL_PHASE], n, "%s", r->phase ? r->phase : "-");
     snprintf(cells[TCOL_BUDGET], n, "%.1f", (double)r->budget / u);
     snprintf(cells[TCOL_VERDICT], n, "%s", r->fits ? "fits" : "OOM");
     snprintf(cells[TCOL_KBEST], n, "%" PRIu64, r->k_best);
@@ -406,8 +427,9 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
 struct table_layout {
     size_t width[TCOL_COUNT];
     bool shown[TCOL_COUNT];
-    size_t name_cols; /* a longer name is cut, with an ellipsis */
-    bool narrowed;    /* columns were left out */
+    bool absent[TCOL_COUNT]; /* a column no row has a value for: never shown, never offered */
+    size_t name_cols;        /* a longer name is cut, with an ellipsis */
+    bool narrowed;           /* columns were left out */
 };
 
 /* The width of the columns shown and the two spaces between them. */
@@ -420,6 +442,15 @@ static size_t table_total(const struct table_layout *lay)
     return total;
 }
 
+/* Whether a row of the table has a peak phase (--peak step). */
+static bool table_has_phase(const struct evalout *w)
+{
+    for (unsigned long i = 0; i < w->rows; i++)
+        if (w->table[i].phase)
+            return true;
+    return false;
+}
+
 /* Every column at its widest cell; then, for a narrow table, the columns that fit cols. */
 static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
                          char cells[TCOL_COUNT][TABLE_CELL_MAX], struct table_layout *lay)
@@ -427,7 +458,10 @@ static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
     for (int c = 0; c < TCOL_COUNT; c++) {
         lay->width[c] = textwidth_cols(heads[c]);
         lay->shown[c] = table_columns[c].keep == 0 || w->table_cols == 0;
+        lay->absent[c] = false;
     }
+    lay->absent[TCOL_PHASE] = !table_has_phase(w);
+    lay->shown[TCOL_PHASE] &= !lay->absent[TCOL_PHASE];
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
         for (int c = 0; c < TCOL_COUNT; c++) {
@@ -443,7 +477,7 @@ static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
     /* The columns that may go, the most wanted first, each taken when it still fits. */
     for (int keep = TCOL_COUNT; keep > 0; keep--)
         for (int c = 0; c < TCOL_COUNT; c++)
-            if (table_columns[c].keep == keep) {
+            if (table_columns[c].keep == keep && !lay->absent[c]) {
                 lay->shown[c] = table_total(lay) + 2 + lay->width[c] <= w->table_cols;
                 lay->narrowed |= !lay->shown[c];
             }
@@ -600,16 +634,21 @@ static void table_print(struct evalout *w)
             line[c] = cells[c];
         table_line(w, line, &lay);
     }
-    char count[160];
+    /* What the peak is (no rows: nothing says which, and nothing needs saying). */
+    const char *peak = "";
+    if (w->rows)
+        peak = lay.absent[TCOL_PHASE] ? "; peak = states + activations + logits (--peak lesson)"
+                                      : "; peak = the highest phase of a real step";
+    char count[256];
     snprintf(count, sizeof count,
-             "%lu scenario%s; %s = %s bytes; budget = GPU memory minus the reserve", w->rows,
-             w->rows == 1 ? "" : "s", w->unit_name, w->unit_bytes == 1e9 ? "10^9" : "2^30");
+             "%lu scenario%s; %s = %s bytes%s; budget = GPU memory minus the reserve", w->rows,
+             w->rows == 1 ? "" : "s", w->unit_name, w->unit_bytes == 1e9 ? "10^9" : "2^30", peak);
     putc('\n', w->out);
     table_put_words(w->out, count, 0, 0, w->table_cols);
     if (lay.narrowed) {
         char left_out[256] = "";
         for (int c = 0; c < TCOL_COUNT; c++)
-            if (!lay.shown[c])
+            if (!lay.shown[c] && !lay.absent[c])
                 snprintf(left_out + strlen(left_out), sizeof left_out - strlen(left_out), "%s%s",
                          left_out[0] ? ", " : "", table_columns[c].title);
         char note[320];

@@ -4,7 +4,8 @@
  *
  * CSV and JSON stream: each row is written as it comes, so memory stays flat however many rows
  * there are. JSON has CSV's keys with JSON's types: "fits" is a boolean, and a key that does not
- * apply is null (the fix keys of a scenario that fits as it is; fix_plan when nothing fits).
+ * apply is null (the fix keys of a scenario that fits as it is; fix_plan when nothing fits;
+ * peak_phase, the phase of a real step at the peak, under --peak lesson: an empty CSV cell).
  *
  * The table is for people: rows are kept until the end to align the columns, in GB (or GiB)
  * with one decimal, by terminal columns (textwidth.h: a CJK name takes two a character). It fits

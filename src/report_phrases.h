@@ -40,6 +40,8 @@ struct report_values;
     X(N_SCENARIOS_ONE, "n_scenarios_one", "n", REPORT_OWN, 0)                                      \
     X(N_SCENARIOS_MANY, "n_scenarios_many", "n", REPORT_OWN, 0)                                    \
     X(UNIT_NOTE_GB, "unit_note_gb", "", REPORT_OWN, 0)                                             \
+    X(PEAK_DEFINITION_STEP, "peak_definition_step", "", REPORT_OWN, 0)                             \
+    X(PEAK_DEFINITION_LESSON, "peak_definition_lesson", "", REPORT_OWN, 0)                         \
     X(UNIT_NOTE_GIB, "unit_note_gib", "", REPORT_OWN, 0)                                           \
     X(VALIDATION, "validation", "measurements gpt_shapes llama_shapes gap_gpt gap_llama",          \
       REPORT_OWN, 0)                                                                               \

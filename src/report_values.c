@@ -642,6 +642,13 @@ void report_values_doc(struct report_values *vals, const struct report_sc *scs, 
     report_fmt(v[REPORT_PH_UNITS], m, "%s", units_name(u));
     report_say(v[REPORT_PH_UNIT_NOTE], m, ph, NULL,
                u == UNITS_GIB ? REPORT_PHRASE_UNIT_NOTE_GIB : REPORT_PHRASE_UNIT_NOTE_GB, NULL);
+    /* One --peak for the whole run (the step's when any scenario uses it). */
+    bool step = false;
+    for (size_t i = 0; i < n; i++)
+        step = step || scs[i].sc->peak == PEAK_STEP;
+    report_say(v[REPORT_PH_PEAK_DEFINITION], m, ph, NULL,
+               step ? REPORT_PHRASE_PEAK_DEFINITION_STEP : REPORT_PHRASE_PEAK_DEFINITION_LESSON,
+               NULL);
     if (validation_note) {
         report_fmt(v[REPORT_PH_VALIDATION], m, "%s", validation_note);
     } else { /* the committed fixture's counts and worst gaps (validation_summary.h) */

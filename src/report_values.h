@@ -33,6 +33,7 @@
     X(N_OOM, "n_oom")                                                                              \
     X(UNITS, "units")                                                                              \
     X(UNIT_NOTE, "unit_note")                                                                      \
+    X(PEAK_DEFINITION, "peak_definition")                                                          \
     X(VALIDATION, "validation")                                                                    \
     X(UTILISATION, "utilisation")                                                                  \
     X(INTERNODE, "internode_gb_s")

@@ -42,6 +42,13 @@ expect_offers "csv json table" memfit eval --format =
 expect_offers "GB GiB" memfit eval --units G
 expect_offers "a4 letter" memfit report --paper ""
 expect_offers "always auto" memfit report --progress a
+expect_offers "--peak" memfit eval --pe
+expect_offers "--peak" memfit report --pe
+expect_offers "" memfit figures --pe
+expect_offers "lesson step" memfit eval --peak ""
+expect_offers "lesson" memfit report --peak l
+expect_offers "step" memfit eval --peak = s
+expect_offers "eval" memfit --peak lesson ev
 expect_offers "--help --quiet --version" memfit --
 expect_offers "eval" memfit --units GB ev
 
@@ -56,6 +63,7 @@ expect_offers "a.csv sub" memfit eval ""
 expect_offers "a.csv" memfit report a
 expect_offers "r.tmpl sub" memfit report --template ""
 expect_offers "a.csv sub" memfit eval --models ""
+expect_offers "a.csv sub" memfit eval --peak step ""
 expect_offers "old.pdf sub" memfit report -o ""
 expect_offers "sub" memfit figures --out ""
 cd - >/dev/null || exit 1

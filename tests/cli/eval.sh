@@ -5,22 +5,64 @@
 
 expect_status "examples evaluate" 0 eval configs/examples.csv
 check "csv header is the column order of doc/memfit.1" test "$(head -n 1 "$T/out")" = \
-"name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes"
+"name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase"
 expect_out "worked example row" "lesson-1.3b,1311528960,2623057920,2623057920,15738347520,20984463360,"
 check "one row per scenario" test "$(wc -l <"$T/out")" -eq "$(( $(wc -l <configs/examples.csv) ))"
 
-expect_status "table format" 0 eval --format table configs/examples.csv
+# ---- which peak decides (doc/model.md 10.2): a real step's, the default, or the lesson's ----
+cp "$T/out" "$T/step.csv"
+# peak NAME FILE: the scenario's peak in GB (one decimal) and its peak_phase, from eval's CSV.
+peak() { awk -F, -v n="$1" '$1 == n { printf "%.1f %s", $10 / 1e9, $21 }' "$2"; }
+check "default: the worked example's step peak, 120.2 GB at backward_start" \
+    test "$(peak lesson-1.3b "$T/step.csv")" = "120.2 backward_start"
+check "default: every row names its phase" awk -F, \
+    'NR > 1 && $21 !~ /^(forward|backward_start|recompute|backward_end|optimizer)$/ { bad = 1 } END { exit bad }' \
+    "$T/step.csv"
+check "default: the examples peak at four of the phases" test \
+    "$(tail -n +2 "$T/step.csv" | awk -F, '{ print $21 }' | sort -u | tr '\n' ' ')" = \
+    "backward_start forward optimizer "
+expect_status "--peak step" 0 eval --peak step configs/examples.csv
+check "--peak step is the default" cmp -s "$T/out" "$T/step.csv"
+expect_status "--peak lesson" 0 eval --peak lesson configs/examples.csv
+cp "$T/out" "$T/lesson.csv"
+check "--peak lesson: the lesson's 116.1 GB (doc/model.md 9.4), no phase" \
+    grep -q '^lesson-1.3b,\([^,]*,\)\{8\}116083032064,68000000000,0,.*,$' "$T/lesson.csv"
+check "--peak lesson: peak_phase empty in every row" awk -F, 'NR > 1 && $21 != "" { bad = 1 } END { exit bad }' \
+    "$T/lesson.csv"
+check "--peak lesson: the same header" test "$(head -n 1 "$T/lesson.csv")" = "$(head -n 1 "$T/step.csv")"
+check "--peak lesson: the same states" test \
+    "$(cut -d, -f1-6 "$T/lesson.csv")" = "$(cut -d, -f1-6 "$T/step.csv")"
+check "--peak lesson: largest micro-batch 12 with flash, 62 with full checkpointing (9.7)" test \
+    "$(awk -F, '$1 ~ /^lesson-1.3b-flash/ { printf "%s ", $14 }' "$T/lesson.csv")" = "12 62 "
+expect_status "--peak=lesson" 0 eval --peak=lesson configs/examples.csv
+check "--peak=lesson is --peak lesson" cmp -s "$T/out" "$T/lesson.csv"
+expect_status "a bad --peak: exit 2" 2 eval --peak real configs/examples.csv
+expect_err "lists the choices" "memfit: --peak: 'real' is not lesson or step"
+check "nothing on stdout" test ! -s "$T/out"
+expect_status "--peak without a value: exit 2" 2 eval configs/examples.csv --peak
+expect_err "says which" "option '--peak' needs a value"
+
+expect_status "table format, --peak lesson" 0 eval --format table --peak lesson configs/examples.csv
 expect_out "table shows 116.1 GB" "116.1"
 expect_out "table shows 51.7 GB" "51.7"
 expect_out "table shows 27.0 GB" "27.0"
 expect_out "table shows 35.6 GB" "35.6"
 expect_out "table shows 20.3 GB" "20.3"
-expect_status "GiB units" 0 eval --format table --units GiB configs/examples.csv
+expect_out "the table says which peak" "peak = states + activations + logits (--peak"
+check "no phase column under --peak lesson" sh -c "! grep -q 'phase' '$T/out'"
+expect_status "GiB units, --peak lesson" 0 eval --format table --units GiB --peak lesson configs/examples.csv
 expect_out "GiB header" "peak GiB"
 expect_out "116.1 GB is 108.1 GiB" "108.1"
+expect_status "table format" 0 eval --format table configs/examples.csv
+check "table shows the step's 120.2 GB" grep -q '^lesson-1.3b  *120.2  *68.0  OOM  *flash (55.8)$' "$T/out"
+expect_out "the table says which peak" "peak = the highest phase of a real step"
+expect_status "GiB units" 0 eval --format table --units GiB configs/examples.csv
+expect_out "120.2 GB is 112.0 GiB" "112.0"
 
 expect_status "json format" 0 eval --format json configs/examples.csv
-check "json parses with 14 objects" /usr/bin/python3 -c "import json,sys; d=json.load(open('$T/out')); assert len(d)==14 and d[0]['params']==1311528960 and d[0]['fits'] is False"
+check "json parses with 14 objects" /usr/bin/python3 -c "import json,sys; d=json.load(open('$T/out')); assert len(d)==14 and d[0]['params']==1311528960 and d[0]['fits'] is False and d[0]['peak_phase'] == 'backward_start'"
+expect_status "json format, --peak lesson" 0 eval --format json --peak lesson configs/examples.csv
+check "json: peak_phase null under --peak lesson" /usr/bin/python3 -c "import json,sys; d=json.load(open('$T/out')); assert len(d)==14 and d[0]['peak_bytes']==116083032064 and all(r['peak_phase'] is None for r in d)"
 
 printf 'name,model,seq,micro_batch,gpu_mem_gb\nx,gpt-1.3b,2048,8,80\n' | run eval - >"$T/out" 2>"$T/err"
 check "stdin with -" grep -q '^x,1311528960,' "$T/out"
@@ -57,13 +99,19 @@ expect_status "quiet suppresses messages" 1 eval -q "$T/bad.csv"
 check "quiet stderr is empty" test ! -s "$T/err"
 
 # Every number agrees with an independent implementation of doc/model.md sections 2-8 (exact
-# rationals).
+# rationals): the lesson's formulas, so memfit runs under --peak lesson there.
 /usr/bin/python3 tests/independent/model_ref.py "$MEMFIT" 400 2026
 
-# The planner's columns (doc/model.md section 11).
+# The planner's columns (doc/model.md section 11), with the lesson's peak and with a real step's.
+run eval --peak lesson configs/examples.csv >"$T/out" 2>"$T/err"
+check "fits as it is: fix none" grep -q '^lesson-1.3b-flash,.*,none,51683688448,8,,1311528960,0,$' "$T/out"
+check "worked example (doc/model.md 9.5): the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,.*,flash,51683688448,8,attention=flash,1311528960,0,$' "$T/out"
+check "the lesson's ladder (9.8): 8 x 40 GB, ZeRO-2 at 35.6 GB" grep -q '^lesson-1.3b-8x40-dp,.*,zero2,35617458688,8,zero=2,1311528960,0,$' "$T/out"
 run eval configs/examples.csv >"$T/out" 2>"$T/err"
-check "fits as it is: fix none" grep -q '^lesson-1.3b-flash,.*,none,51683688448,8,,1311528960,0$' "$T/out"
-check "worked example (doc/model.md 9.5): the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,.*,flash,51683688448,8,attention=flash,1311528960,0$' "$T/out"
+check "step: the fix is still flash, at 55.8 GB, the step's peak" \
+    sh -c "awk -F, '\$1 == \"lesson-1.3b\" { printf \"%s %.1f %s %s\", \$15, \$16 / 1e9, \$17, \$18 }' '$T/out' | grep -qx 'flash 55.8 8 attention=flash'"
+check "step: the fix's peak is the scenario's own when it fits as it is" \
+    sh -c "awk -F, '\$1 == \"lesson-1.3b-flash\" && \$15 == \"none\" && \$16 == \$10 { ok = 1 } END { exit !ok }' '$T/out'"
 printf 'name,model,seq,micro_batch,gpu,gpus_per_node\nhuge,llama2-70b,4096,1,H100-80GB,1\n' >"$T/nothing.csv"
 expect_status "nothing fits" 0 eval --format table "$T/nothing.csv"
 expect_out "nothing fits names the GPUs the states need" "nothing fits: the model states alone need 13 GPUs"
@@ -95,6 +143,7 @@ for r in rows:
         assert r["fix_plan"] == (None if c["fix"] == "nothing" else c["fix_plan"]), r["name"]
     for k in ("params", "peak_bytes", "budget_bytes", "k_best", "max_micro_batch"):
         assert r[k] == int(c[k]), (r["name"], k)
+    assert r["peak_phase"] == (c["peak_phase"] or None), r["name"]
 assert any(r["fits"] for r in rows) and not all(r["fits"] for r in rows)
 PY
 check "json: fits is true or false, fix keys null when it fits as it is" /usr/bin/python3 "$T/types.py" "$T/json" "$T/csv"
@@ -144,13 +193,24 @@ longest() { sed 's/…/./g' "$1" | awk '{ if (length($0) > m) m = length($0) } E
 run eval --format table configs/examples.csv >"$T/t80" 2>"$T/err"
 check "off a terminal: at most 80 columns" test "$(longest "$T/t80")" -le 80
 check "narrow: peak, budget, verdict and fix" grep -q '^scenario  *peak GB  budget GB  verdict  fix (peak)' "$T/t80"
-check "narrow: says what --wide adds" grep -q '^--wide adds .*params.*activations' "$T/t80"
-check "narrow: the worked example's fix" grep -q '^  lesson-1.3b  *attention=flash -> 51.7 GB at micro-batch 8$' "$T/t80"
+check "narrow: says what --wide adds" grep -q '^--wide adds .*params.*activations.*peak phase' "$T/t80"
+check "narrow: the worked example's fix" grep -q '^  lesson-1.3b  *attention=flash -> 55.8 GB at micro-batch 8$' "$T/t80"
+run eval --format table --peak lesson configs/examples.csv >"$T/t80l" 2>"$T/err"
+check "narrow, --peak lesson: at most 80 columns" test "$(longest "$T/t80l")" -le 80
+check "narrow, --peak lesson: no phase to add" sh -c "grep -q '^--wide adds .*params.*activations' '$T/t80l' && ! grep -q 'phase' '$T/t80l'"
+check "narrow, --peak lesson: the worked example's fix" grep -q '^  lesson-1.3b  *attention=flash -> 51.7 GB at micro-batch 8$' "$T/t80l"
+printf 'name,model,seq,micro_batch,gpu_mem_gb\nlesson,gpt-1.3b,2048,8,80\n' >"$T/short.csv"
+run eval --format table "$T/short.csv" >"$T/tshort" 2>"$T/err"
+check "narrow, a short name: the phase is the first column kept" \
+    grep -q '^scenario  .*peak GB  peak phase      budget GB  verdict  fix (peak)$' "$T/tshort"
+check "... with its value" grep -q '^lesson  .*  120.2  backward_start  *68.0  OOM  *flash (55.8)$' "$T/tshort"
+check "... and not offered by --wide" sh -c "! grep -q '^--wide adds.*phase' '$T/tshort'"
 COLUMNS=60 run eval --format table configs/examples.csv >"$T/t60" 2>"$T/err"
 check "COLUMNS=60: at most 60 columns" test "$(longest "$T/t60")" -le 60
 check "COLUMNS=60: long names cut with an ellipsis" grep -q 'lesson-1.3.*…' "$T/t60"
 COLUMNS=200 run eval --format table configs/examples.csv >"$T/t200" 2>"$T/err"
-check "COLUMNS=200: every column" grep -q '^scenario  *params  states GB  activations GB' "$T/t200"
+check "COLUMNS=200: every column" grep -q '^scenario  *params  states GB  activations GB  logits GB  peak GB  peak phase  *budget GB  verdict  k_best  max b  fix (peak)$' "$T/t200"
+check "COLUMNS=200: the worked example's phase" grep -q '^lesson-1.3b  .*  120.2  backward_start  *68.0  ' "$T/t200"
 check "COLUMNS=200: nothing left out" sh -c "! grep -q -- '--wide adds' '$T/t200'"
 run eval --format table --wide configs/examples.csv >"$T/twide" 2>"$T/err"
 check "--wide: every column, past 80" sh -c "grep -q '^scenario  *params  states GB' '$T/twide' && test $(longest "$T/twide") -gt 80"

@@ -33,9 +33,12 @@ check "help report: --split and --paper" sh -c "grep -q -- '--split' '$T/help-re
 check "help report: not --format" sh -c "! grep -q -- '--format' '$T/help-report'"
 check "help figures: -o DIR, not --units" sh -c "grep -q -- '-o, --out DIR' '$T/help-figures' && ! grep -q -- '--units' '$T/help-figures'"
 check "help eval: -o names a file" grep -q -- '-o, --out FILE' "$T/help-eval"
+check "help eval: --peak lesson|step, default step" sh -c "grep -A1 -- '--peak lesson|step' '$T/help-eval' | grep -q '(default step)'"
+check "help report: --peak lesson|step, default step" sh -c "grep -A1 -- '--peak lesson|step' '$T/help-report' | grep -q '(default step)'"
+check "help figures: not --peak" sh -c "! grep -q -- '--peak' '$T/help-figures'"
 check "help report: -o names a folder or a .pdf" grep -q -- '-o, --out DIR|FILE.pdf' "$T/help-report"
 check "help report lists the template's placeholders" grep -q 'fix_sentence' "$T/help-report"
-check "help report lists the charts" grep -q '@chart NAME: fit, step' "$T/help-report"
+check "help report lists the charts" grep -Eq '@chart NAME: fit, (.*, )?step, ' "$T/help-report"
 check "no help line passes 80 columns" sh -c "! cat '$T'/help-* '$T/general' | grep -q '.\{81\}'"
 expect_status "help of an unknown command: exit 2" 2 help evl
 expect_err "suggests the closest" "help: unknown command 'evl' (did you mean 'eval'?)"
@@ -53,7 +56,8 @@ expect_status "an unknown option: exit 2" 2 eval --splt configs/examples.csv
 expect_err "suggests the closest option" "unknown option '--splt' (did you mean '--split'?)"
 expect_err "points to the command's help" "Try 'memfit help eval'."
 expect_status "an ambiguous prefix: exit 2" 2 report --p a4 configs/examples.csv
-expect_err "names the options it could be" "option '--p' is ambiguous: --paper, --progress"
+expect_err "names the options it could be" "option '--p' is ambiguous: --paper, --peak, --progress"
+expect_status "a prefix of one option only: --pe is --peak" 0 eval --pe lesson configs/examples.csv
 expect_status "a unique prefix is the option" 0 eval --form json configs/examples.csv
 expect_status "a missing value: exit 2" 2 eval configs/examples.csv --format
 expect_err "says which" "option '--format' needs a value"
@@ -68,6 +72,11 @@ expect_status "figures --format: exit 2" 2 figures --format json
 expect_err "--format is eval's" "--format is not an option of figures (it is one of eval)"
 expect_status "figures --units: exit 2" 2 figures --units GiB
 expect_err "--units is eval's and report's" "--units is not an option of figures (it is one of eval and report)"
+expect_status "figures --peak: exit 2" 2 figures --peak step
+expect_err "--peak is eval's and report's" "--peak is not an option of figures (it is one of eval and report)"
+expect_status "a bad --peak: exit 2" 2 report --peak max configs/examples.csv -o "$T/never"
+expect_err "lists the choices" "--peak: 'max' is not lesson or step"
+check "nothing written" test ! -e "$T/never"
 expect_status "report --format, given before the command: exit 2" 2 --format csv report configs/examples.csv
 expect_err "--format is not report's" "--format is not an option of report"
 expect_status "eval --template: exit 2" 2 eval --template x.tmpl configs/examples.csv

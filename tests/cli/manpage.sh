@@ -139,6 +139,16 @@ done
 # ---- exit status, environment, files ----
 section "EXIT STATUS" >"$T/exit"
 for s in 0 1 2; do check "EXIT STATUS documents $s" has_tag "$T/exit" "$s"; done
+
+# ---- which peak: --peak's words and the phases eval's peak_phase names ----
+check "OPTIONS: --peak lesson|step" grep -q '^       --peak lesson|step$' "$T/options"
+check "OPTIONS: --peak's default is step" grep -q 'step (the default)' "$T/options"
+sed -n '/^const char \*step_phase_name/,/^}/p' src/step.c | grep -o '"[a-z_]*"' | tr -d '"' >"$T/phases"
+check "the phases found in src/step.c" test "$(wc -l <"$T/phases")" -ge 5
+while read -r p; do
+    check "OPTIONS documents the phase $p" grep -qx " *$p" "$T/options"
+    check "OUTPUT names the phase $p" grep -qw -- "$p" "$T/output"
+done <"$T/phases"
 section ENVIRONMENT >"$T/env"
 for v in $(grep -ho 'getenv("[A-Za-z_0-9]*")' src/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u); do
     check "ENVIRONMENT documents $v (read by src/)" has_tag "$T/env" "$v"
@@ -157,9 +167,13 @@ example() {
         echo "not ok EXAMPLES shows: $1"; fi
 }
 printf 'name,model,seq,micro_batch,gpu_mem_gb\nlesson,gpt-1.3b,2048,8,80\n' >"$T/lesson.csv"
-example "$(run eval "$T/lesson.csv" | cut -d, -f1,6,8,9,10,11 | tail -n 1)"
+example "$(run eval "$T/lesson.csv" | cut -d, -f1,6,10,11,21 | head -n 1)"
+example "$(run eval "$T/lesson.csv" | cut -d, -f1,6,10,11,21 | tail -n 1)"
+example "$(run eval "$T/lesson.csv" --peak lesson | cut -d, -f1,6,8,9,10,11 | head -n 1)"
+example "$(run eval "$T/lesson.csv" --peak lesson | cut -d, -f1,6,8,9,10,11 | tail -n 1)"
 example "$(run eval "$T/lesson.csv" --format table | tail -n 1)"
 example "$(run eval "$T/lesson.csv" --format table --units GiB | tail -n 1)"
+example "$(run eval "$T/lesson.csv" --format table --peak lesson | tail -n 1)"
 # (The page count follows the templates: the line is checked with the page's count.)
 run report "$T/lesson.csv" -o "$T/review.pdf" >/dev/null 2>"$T/err"
 pages=$(sed -n 's/^ *memfit: wrote review.pdf (\([0-9]*\) pages.*/\1/p' "$T/examples")

@@ -20,7 +20,20 @@ Out of memory: {{peak}} needed,
 @phrase verdict_body_oom
 {{fix_sentence}} That leaves {{headroom}}.
 TMPL
-expect_status "a template with its own phrases" 0 report --template "$T/mine.tmpl" configs/examples.csv -o "$T/r"
+# The lesson's numbers under --peak lesson (doc/model.md 9.4, 9.5); by default the verdict box
+# has phrases of its own, with the step's peak and its phase.
+cat >"$T/mine-step.tmpl" <<'TMPL'
+# {{name}}
+
+@table verdict
+
+@phrase verdict_step_oom
+OOM: {{peak}}, {{peak_phase}}
+TMPL
+expect_status "a template with its own phrases, the step's peak" 0 report --template "$T/mine-step.tmpl" configs/examples.csv -o "$T/s"
+text "$T/s/report.pdf" >"$T/s.txt"
+check "the verdict box reworded, with the step's peak" grep -qF "OOM: 120.2 GB, the start of the backward pass" "$T/s.txt"
+expect_status "a template with its own phrases" 0 report --peak lesson --template "$T/mine.tmpl" configs/examples.csv -o "$T/r"
 text "$T/r/report.pdf" >"$T/r.txt"
 check "the verdict box reworded" grep -qF "Out of memory: 116.1 GB needed, 68.0 GB at hand" "$T/r.txt"
 check "its body reworded" grep -qF "peak 51.7 GB at micro-batch 8; no extra compute or traffic in the cost model. That leaves 48.1 GB over the budget." "$T/r.txt"

@@ -54,8 +54,8 @@ static int free_presets(void **state)
     return 0;
 }
 
-/* Reads `csv` as the file "in.csv" with the default --reserve. */
-static void run_csv(struct run *r, const char *csv)
+/* Reads `csv` as the file "in.csv" with the default --reserve and the given --peak. */
+static void run_csv_peak(struct run *r, const char *csv, enum peak_model peak)
 {
     memset(r, 0, sizeof *r);
     struct diag d;
@@ -64,7 +64,7 @@ static void run_csv(struct run *r, const char *csv)
     nameset_init(&names);
     FILE *f = fmemopen((void *)csv, strlen(csv), "r");
     assert_non_null(f);
-    struct config_options opt = {0.15};
+    struct config_options opt = {0.15, peak};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     assert_non_null(rd);
     int rc;
@@ -82,6 +82,13 @@ static void run_csv(struct run *r, const char *csv)
     config_reader_free(rd);
     fclose(f);
     nameset_release(&names);
+}
+
+/* Reads `csv` as "in.csv" under --peak lesson: the tests of this file hold the lesson's numbers
+ * (doc/model.md section 9), which --peak lesson keeps. */
+static void run_csv(struct run *r, const char *csv)
+{
+    run_csv_peak(r, csv, PEAK_LESSON);
 }
 
 static void assert_message(const struct run *r, const char *want)
@@ -330,6 +337,76 @@ static void reserve_column_wins(void **state)
     run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,reserve\nx,gpt-1.3b,2048,8,80,0.1\n");
     assert_int_equal(r.n, 1);
     assert_true(r.sc[0].reserve == 0.1);
+}
+
+/* ---- how the step is run, and which peak decides (doc/model.md sections 10.2, 13.1) ---- */
+
+/* The defaults of loss, grad_buffer and optimizer_impl follow precision: megatron means a fused
+ * loss, a persistent gradient buffer and a fused optimizer (Megatron-LM); the others an eager
+ * loss, gradients on demand and foreach AdamW (PyTorch's loop). A given cell wins, in any case. */
+static void step_columns_default_by_precision(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,precision,loss,grad_buffer,optimizer_impl\n"
+                "mixed,gpt-1.3b,2048,8,80,,,,\n"
+                "autocast,gpt-1.3b,2048,8,80,autocast,,,\n"
+                "fp32,gpt-1.3b,2048,8,80,FP32,,,\n"
+                "frozen,gpt-1.3b,2048,8,80,frozen,,,\n"
+                "megatron,gpt-1.3b,2048,8,80,megatron,,,\n"
+                "megatron-eager,gpt-1.3b,2048,8,80,megatron,eager,on_demand,foreach\n"
+                "mixed-given,gpt-1.3b,2048,8,80,mixed,Fused,PERSISTENT,single\n");
+    assert_int_equal(r.n_messages, 0);
+    assert_int_equal(r.n, 7);
+    static const enum precision precisions[] = {PRECISION_MIXED, PRECISION_AUTOCAST, PRECISION_FP32,
+                                                PRECISION_FROZEN, PRECISION_MEGATRON};
+    for (size_t i = 0; i < 5; i++) {
+        const struct scenario *sc = &r.sc[i];
+        bool megatron = i == 4;
+        assert_int_equal(sc->precision, precisions[i]);
+        assert_int_equal(sc->loss, megatron ? LOSS_FUSED : LOSS_EAGER);
+        assert_int_equal(sc->grad_buffer, megatron ? GRAD_PERSISTENT : GRAD_ON_DEMAND);
+        assert_int_equal(sc->optimizer_impl, megatron ? OPTIMIZER_FUSED : OPTIMIZER_FOREACH);
+    }
+    assert_int_equal(r.sc[5].loss, LOSS_EAGER);
+    assert_int_equal(r.sc[5].grad_buffer, GRAD_ON_DEMAND);
+    assert_int_equal(r.sc[5].optimizer_impl, OPTIMIZER_FOREACH);
+    assert_int_equal(r.sc[6].loss, LOSS_FUSED);
+    assert_int_equal(r.sc[6].grad_buffer, GRAD_PERSISTENT);
+    assert_int_equal(r.sc[6].optimizer_impl, OPTIMIZER_SINGLE);
+    /* fp32: 4 + 4 + 8 bytes per parameter, the 16 of mixed in other places. */
+    struct terms t;
+    assert_int_equal(model_peak(&r.sc[2], &t), MODEL_OK);
+    assert_int_equal(t.weights_bytes, 4 * 1311528960ull);
+    assert_int_equal(t.grads_bytes, 4 * 1311528960ull);
+    assert_int_equal(t.optimizer_bytes, 8 * 1311528960ull);
+}
+
+/* --peak reaches every scenario read: the worked example peaks at 116.1 GB under --peak lesson
+ * and at 120.2 GB at the start of the backward pass under --peak step (doc/model.md 9.4, 10.2). */
+static void the_peak_option_reaches_every_row(void **state)
+{
+    (void)state;
+    static const char csv[] = "name,model,seq,micro_batch,gpu_mem_gb\n"
+                              "a,gpt-1.3b,2048,8,80\n"
+                              "b,gpt-1.3b,2048,8,80\n";
+    struct run r;
+    struct terms t;
+    run_csv_peak(&r, csv, PEAK_LESSON);
+    assert_int_equal(r.n, 2);
+    for (size_t i = 0; i < r.n; i++) {
+        assert_int_equal(r.sc[i].peak, PEAK_LESSON);
+        assert_int_equal(model_peak(&r.sc[i], &t), MODEL_OK);
+        assert_int_equal(t.peak_bytes, 116083032064ull);
+    }
+    run_csv_peak(&r, csv, PEAK_STEP);
+    assert_int_equal(r.n, 2);
+    for (size_t i = 0; i < r.n; i++) {
+        assert_int_equal(r.sc[i].peak, PEAK_STEP);
+        assert_int_equal(model_peak(&r.sc[i], &t), MODEL_OK);
+        assert_true(t.peak_bytes > 120150000000ull && t.peak_bytes < 120250000000ull);
+        assert_int_equal(t.peak_phase, STEP_BACKWARD_START);
+    }
 }
 
 /* ---- the columns of modern architectures (doc/model.md section 13.1) ---- */
@@ -681,12 +758,23 @@ static const struct bad_input BAD[] = {
      "g,gpt-1.3b,2048,8,80,,,,30,,\n",
      "",
      "in.csv:2: column 'attention': 'fast' is not one of plain, flash\n"
-     "in.csv:3: column 'precision': 'fp8' is not one of mixed, autocast, megatron, frozen\n"
+     "in.csv:3: column 'precision': 'fp8' is not one of mixed, autocast, megatron, frozen, "
+     "fp32\n"
      "in.csv:4: column 'tied': 'maybe' is not a boolean (0/1/yes/no/true/false)\n"
      "in.csv:5: column 'recompute': 'some' is not none, selective, full or a positive integer k\n"
      "in.csv:6: column 'zero': '4' is not a ZeRO stage 0-3\n"
      "in.csv:7: column 'offload': 'gpu' is not one of none, optimizer\n"
      "in.csv:8: column 'recompute': checkpointing every 30 layers is more than layers (24)\n"},
+    /* how the step is run (doc/model.md section 10.2): a word not in the column's list */
+    {"name,model,seq,micro_batch,gpu_mem_gb,loss,grad_buffer,optimizer_impl\n"
+     "a,gpt-1.3b,2048,8,80,foo,,\n"
+     "b,gpt-1.3b,2048,8,80,,always,\n"
+     "c,gpt-1.3b,2048,8,80,,,apex\n"
+     "d,gpt-1.3b,2048,8,80,fused,persistent,single\n",
+     "d",
+     "in.csv:2: column 'loss': 'foo' is not one of eager, fused\n"
+     "in.csv:3: column 'grad_buffer': 'always' is not one of on_demand, persistent\n"
+     "in.csv:4: column 'optimizer_impl': 'apex' is not one of foreach, fused, single\n"},
     {"name,model,seq,micro_batch,gpu_mem_gb,dropout\n"
      "a,llama2-7b,4096,1,80,yes\n",
      "", "in.csv:2: column 'dropout': 'yes' is not possible with arch=llama (no dropout)\n"},
@@ -942,7 +1030,7 @@ static void run_bytes(struct run *r, const char *csv, size_t len)
     assert_non_null(f);
     assert_int_equal(fwrite(csv, 1, len, f), len);
     rewind(f);
-    struct config_options opt = {0.15};
+    struct config_options opt = {0.15, PEAK_LESSON};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     assert_non_null(rd);
     struct scenario sc;
@@ -996,7 +1084,7 @@ static void a_full_name_table_stops_loudly(void **state)
     names.max_cap = 1024; /* 512 names */
     FILE *f = fmemopen(csv, n, "r");
     assert_non_null(f);
-    struct config_options opt = {0.15};
+    struct config_options opt = {0.15, PEAK_LESSON};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     struct scenario sc;
     unsigned long line;
@@ -1161,6 +1249,8 @@ int main(void)
         cmocka_unit_test(llama_ffn_default),
         cmocka_unit_test(recompute_and_booleans),
         cmocka_unit_test(reserve_column_wins),
+        cmocka_unit_test(step_columns_default_by_precision),
+        cmocka_unit_test(the_peak_option_reaches_every_row),
         cmocka_unit_test(modern_columns_default_when_empty),
         cmocka_unit_test(modern_columns_parse),
         cmocka_unit_test(modern_presets_load_with_their_values),
