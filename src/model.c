@@ -888,9 +888,12 @@ static uint64_t step_micro_batch_start(const struct scenario *sc, const struct t
                                        uint64_t base_b, bool *exact)
 {
     uint64_t budget = base->budget_bytes, est = UINT64_MAX;
+    uint64_t first[2 * STEP_POINTS], slopes[2 * STEP_POINTS];
+    int n_points = 0;
     /* Without tensor parallelism and a capacity factor nothing is rounded: every phase is
      * exactly affine in b, and the estimate is the answer. */
     *exact = sc->tp == 1 && sc->capacity_factor <= 0;
+    bool affine = true; /* but for the rounding of divisions by tp */
     for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
         /* The second point: the scenario's own micro-batch (its phases are known), or b = 2. */
         struct step_peak p1, p2;
@@ -904,17 +907,36 @@ static uint64_t step_micro_batch_start(const struct scenario *sc, const struct t
         for (int ph = 0; ph < STEP_POINTS; ph++) {
             uint64_t v1 = p1.point_bytes[ph], v2 = p2.point_bytes[ph];
             if (v1 == 0 && v2 > 0)
-                *exact = false; /* a point clamped at 0 for b = 1: not affine there */
+                *exact = affine = false; /* a point clamped at 0 for b = 1: not affine there */
             uint64_t slope = v2 > v1 ? (v2 - v1) / (b2 - 1) : 0;
             if (slope * (b2 - 1) != (v2 > v1 ? v2 - v1 : 0))
                 *exact = false; /* rounded somewhere */
+            first[n_points] = v1;
+            slopes[n_points++] = slope;
             if (slope == 0)
                 continue; /* constant: v1 <= budget already */
             uint64_t b = (budget - v1) / slope + 1;
             est = b < est ? b : est;
         }
     }
-    if (*exact || est == UINT64_MAX || fits_with_micro_batch(sc, base, est))
+    if (*exact || est == UINT64_MAX)
+        return est;
+    /* With tp each point is off its line by at most the rounding of its divisions, a byte each
+     * before a count of layers and micro-batches multiplies it (bounded generously by err; the
+     * line through b = 1 and b2 is off by err (2b - 1) at b). Clear of the budget by more than
+     * that at est and at est + 1, the estimate is the answer without another check. */
+    double err = 64.0 * ((double)sc->layers * (double)sc->pp + 64.0) * (2.0 * (double)est + 1.0);
+    bool below = affine, above = false;
+    for (int j = 0; j < n_points; j++) {
+        double at = (double)first[j] + (double)slopes[j] * (double)(est - 1);
+        below = below && at + err < (double)budget;
+        above = above || at + (double)slopes[j] - err > (double)budget;
+    }
+    if (below && above) {
+        *exact = true;
+        return est;
+    }
+    if (fits_with_micro_batch(sc, base, est))
         return est;
     return 1; /* rounding: the caller searches up from b = 1 */
 }
