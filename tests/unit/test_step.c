@@ -14,12 +14,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "csvin.h"
+#include "fixture_csv.h"
 #include "model.h"
 
 #define STEP_PATH "tests/validation/step.csv"
 #define TOLERANCE 0.005
-#define COLUMNS_MAX 48
 
 struct row {
     char config[160], phase[32];
@@ -27,102 +26,68 @@ struct row {
     uint64_t peak_bytes;
 };
 
-static const char *field(const struct csvin_record *rec, char header[][32], size_t n,
-                         const char *name)
-{
-    for (size_t i = 0; i < n && i < rec->n_fields; i++)
-        if (strcmp(header[i], name) == 0)
-            return rec->fields[i];
-    fail_msg("step.csv: no column '%s'", name);
-    return "";
-}
-
-static uint64_t num(const struct csvin_record *rec, char header[][32], size_t n, const char *name)
-{
-    return strtoull(field(rec, header, n, name), NULL, 10);
-}
-
-static bool is(const struct csvin_record *rec, char header[][32], size_t n, const char *name,
-               const char *word)
-{
-    return strcmp(field(rec, header, n, name), word) == 0;
-}
-
 /* The scenario of one measured step: the lesson's GPT layer, one GPU, the row's settings. */
-static void row_of(const struct csvin_record *rec, char header[][32], size_t n, struct row *r)
+static void row_of(const struct csvin_record *rec, const struct fixture_header *h, struct row *r)
 {
     struct scenario *sc = &r->sc;
-    snprintf(r->config, sizeof r->config, "%s", field(rec, header, n, "config"));
-    snprintf(r->phase, sizeof r->phase, "%s", field(rec, header, n, "peak_phase"));
+    snprintf(r->config, sizeof r->config, "%s", fixture_cell(rec, h, "config"));
+    snprintf(r->phase, sizeof r->phase, "%s", fixture_cell(rec, h, "peak_phase"));
     scenario_lesson_example(sc);
-    sc->layers = num(rec, header, n, "layers");
-    sc->hidden = num(rec, header, n, "hidden");
-    sc->heads = sc->kv_heads = num(rec, header, n, "heads");
-    sc->vocab = num(rec, header, n, "vocab");
+    sc->layers = fixture_u64(rec, h, "layers");
+    sc->hidden = fixture_u64(rec, h, "hidden");
+    sc->heads = sc->kv_heads = fixture_u64(rec, h, "heads");
+    sc->vocab = fixture_u64(rec, h, "vocab");
     sc->ffn = 4 * sc->hidden;
-    sc->seq = num(rec, header, n, "seq");
-    sc->micro_batch = sc->global_batch = num(rec, header, n, "micro_batch");
-    sc->tied = num(rec, header, n, "tied") != 0;
-    sc->dropout = num(rec, header, n, "dropout") != 0;
-    sc->positions = is(rec, header, n, "positions", "learned") ? sc->seq : 0;
-    sc->precision = is(rec, header, n, "precision", "fp32") ? PRECISION_FP32 : PRECISION_AUTOCAST;
-    bool full = is(rec, header, n, "recompute", "full");
+    sc->seq = fixture_u64(rec, h, "seq");
+    sc->micro_batch = sc->global_batch = fixture_u64(rec, h, "micro_batch");
+    sc->tied = fixture_u64(rec, h, "tied") != 0;
+    sc->dropout = fixture_u64(rec, h, "dropout") != 0;
+    sc->positions = fixture_is(rec, h, "positions", "learned") ? sc->seq : 0;
+    sc->precision = fixture_is(rec, h, "precision", "fp32") ? PRECISION_FP32 : PRECISION_AUTOCAST;
+    bool full = fixture_is(rec, h, "recompute", "full");
     sc->recompute = full ? RECOMPUTE_EVERY_K : RECOMPUTE_NONE;
     sc->ckpt_every = full ? 1 : 0;
-    sc->loss = is(rec, header, n, "loss", "fused") ? LOSS_FUSED : LOSS_EAGER;
+    sc->loss = fixture_is(rec, h, "loss", "fused") ? LOSS_FUSED : LOSS_EAGER;
     sc->grad_buffer =
-        is(rec, header, n, "grad_buffer", "persistent") ? GRAD_PERSISTENT : GRAD_ON_DEMAND;
-    sc->optimizer_impl = is(rec, header, n, "optimizer_impl", "fused")    ? OPTIMIZER_FUSED
-                         : is(rec, header, n, "optimizer_impl", "single") ? OPTIMIZER_SINGLE
+        fixture_is(rec, h, "grad_buffer", "persistent") ? GRAD_PERSISTENT : GRAD_ON_DEMAND;
+    sc->optimizer_impl = fixture_is(rec, h, "optimizer_impl", "fused")    ? OPTIMIZER_FUSED
+                         : fixture_is(rec, h, "optimizer_impl", "single") ? OPTIMIZER_SINGLE
                                                                           : OPTIMIZER_FOREACH;
     sc->peak = PEAK_STEP;
     sc->gpu_mem_bytes = 1000000000000ull;
-    r->peak_bytes = num(rec, header, n, "peak_bytes") - num(rec, header, n, "rng_states_bytes");
+    r->peak_bytes = fixture_u64(rec, h, "peak_bytes") - fixture_u64(rec, h, "rng_states_bytes");
 }
 
 struct fixture {
     struct row *rows;
-    size_t count;
+    size_t count, cap;
 };
+
+/* fixture_read's row function: the CPU rows (a GPU's run softmax and LayerNorm in fp32: not this
+ * model), in the fixture's growing array. */
+static void add_row(const struct csvin_record *rec, const struct fixture_header *h, void *ctx)
+{
+    struct fixture *fx = ctx;
+    if (!fixture_is(rec, h, "device", "cpu"))
+        return;
+    if (fx->count == fx->cap) {
+        size_t cap = fx->cap ? 2 * fx->cap : 64;
+        struct row *rows = realloc(fx->rows, cap * sizeof *rows);
+        if (rows == NULL)
+            return;
+        fx->rows = rows;
+        fx->cap = cap;
+    }
+    row_of(rec, h, &fx->rows[fx->count++]);
+}
 
 static int setup(void **state)
 {
     static struct fixture fx;
-    static char header[COLUMNS_MAX][32];
-    FILE *f = fopen(STEP_PATH, "rb");
-    if (f == NULL)
-        return -1;
-    struct diag d;
-    diag_init(&d, NULL, NULL);
-    struct csvin *in = csvin_new(f, STEP_PATH, &d);
-    struct csvin_record rec;
-    size_t n = 0, cap = 0;
-    int rc;
     fx.rows = NULL;
-    fx.count = 0;
-    while (in != NULL && (rc = csvin_next(in, &rec)) != 0 && rc != -2) {
-        if (rc < 0)
-            continue;
-        if (rec.line == 1) {
-            for (n = 0; n < rec.n_fields && n < COLUMNS_MAX; n++)
-                snprintf(header[n], sizeof header[n], "%s", rec.fields[n]);
-            continue;
-        }
-        if (!is(&rec, header, n, "device", "cpu"))
-            continue; /* a GPU's rows run softmax and LayerNorm in fp32: not this model */
-        if (fx.count == cap) {
-            cap = cap ? 2 * cap : 64;
-            struct row *rows = realloc(fx.rows, cap * sizeof *rows);
-            if (rows == NULL)
-                break;
-            fx.rows = rows;
-        }
-        row_of(&rec, header, n, &fx.rows[fx.count++]);
-    }
-    csvin_free(in);
-    fclose(f);
+    fx.count = fx.cap = 0;
     *state = &fx;
-    return fx.count > 0 && d.count == 0 ? 0 : -1;
+    return fixture_read(STEP_PATH, add_row, &fx) > 0 && fx.count > 0 ? 0 : -1;
 }
 
 static int teardown(void **state)

@@ -16,13 +16,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "csvin.h"
+#include "fixture_csv.h"
 #include "model.h"
 
 #define MODERN_PATH "tests/validation/modern.csv"
 #define TOLERANCE 0.02
 #define MIN_SHAPES 8
-#define COLUMNS_MAX 32
 
 struct row {
     char layer[128], kind[8];
@@ -30,97 +29,69 @@ struct row {
     uint64_t saved_bytes;
 };
 
-static const char *field(const struct csvin_record *rec, char header[][32], size_t n,
-                         const char *name)
-{
-    for (size_t i = 0; i < n && i < rec->n_fields; i++)
-        if (strcmp(header[i], name) == 0)
-            return rec->fields[i];
-    fail_msg("modern.csv: no column '%s'", name);
-    return "";
-}
-
-static uint64_t num(const struct csvin_record *rec, char header[][32], size_t n, const char *name)
-{
-    return strtoull(field(rec, header, n, name), NULL, 10);
-}
-
 /* The scenario of one measured layer: one GPU, no parallelism, the row's sizes. */
-static void row_of(const struct csvin_record *rec, char header[][32], size_t n, struct row *r)
+static void row_of(const struct csvin_record *rec, const struct fixture_header *h, struct row *r)
 {
     struct scenario *sc = &r->sc;
-    snprintf(r->layer, sizeof r->layer, "%s", field(rec, header, n, "layer"));
-    snprintf(r->kind, sizeof r->kind, "%s", field(rec, header, n, "kind"));
+    snprintf(r->layer, sizeof r->layer, "%s", fixture_cell(rec, h, "layer"));
+    snprintf(r->kind, sizeof r->kind, "%s", fixture_cell(rec, h, "kind"));
     scenario_lesson_example(sc);
     sc->arch = ARCH_LLAMA;
     sc->dropout = sc->tied = false;
-    sc->seq = num(rec, header, n, "seq");
-    sc->micro_batch = num(rec, header, n, "micro_batch");
-    sc->hidden = num(rec, header, n, "hidden");
-    sc->heads = num(rec, header, n, "heads");
-    sc->kv_heads = num(rec, header, n, "kv_heads");
-    sc->head_dim = num(rec, header, n, "head_dim");
-    sc->ffn = num(rec, header, n, "ffn");
-    sc->qkv_bias = num(rec, header, n, "qkv_bias") != 0;
-    sc->qk_norm = num(rec, header, n, "qk_norm") != 0;
-    sc->layer_norms = num(rec, header, n, "layer_norms");
-    sc->experts = num(rec, header, n, "experts");
-    sc->top_k = num(rec, header, n, "top_k");
-    sc->expert_ffn = num(rec, header, n, "expert_ffn");
-    sc->shared_ffn = num(rec, header, n, "shared_ffn");
-    sc->shared_gate = num(rec, header, n, "shared_gate") != 0;
-    sc->capacity_factor = strtod(field(rec, header, n, "capacity_factor"), NULL);
-    sc->q_lora_rank = num(rec, header, n, "q_lora_rank");
-    sc->kv_lora_rank = num(rec, header, n, "kv_lora_rank");
-    sc->qk_nope_dim = num(rec, header, n, "qk_nope_dim");
-    sc->qk_rope_dim = num(rec, header, n, "qk_rope_dim");
-    sc->v_head_dim = num(rec, header, n, "v_head_dim");
-    sc->attention = strcmp(field(rec, header, n, "attention"), "flash") == 0 ? ATTENTION_FLASH
-                                                                             : ATTENTION_PLAIN;
+    sc->seq = fixture_u64(rec, h, "seq");
+    sc->micro_batch = fixture_u64(rec, h, "micro_batch");
+    sc->hidden = fixture_u64(rec, h, "hidden");
+    sc->heads = fixture_u64(rec, h, "heads");
+    sc->kv_heads = fixture_u64(rec, h, "kv_heads");
+    sc->head_dim = fixture_u64(rec, h, "head_dim");
+    sc->ffn = fixture_u64(rec, h, "ffn");
+    sc->qkv_bias = fixture_u64(rec, h, "qkv_bias") != 0;
+    sc->qk_norm = fixture_u64(rec, h, "qk_norm") != 0;
+    sc->layer_norms = fixture_u64(rec, h, "layer_norms");
+    sc->experts = fixture_u64(rec, h, "experts");
+    sc->top_k = fixture_u64(rec, h, "top_k");
+    sc->expert_ffn = fixture_u64(rec, h, "expert_ffn");
+    sc->shared_ffn = fixture_u64(rec, h, "shared_ffn");
+    sc->shared_gate = fixture_u64(rec, h, "shared_gate") != 0;
+    sc->capacity_factor = strtod(fixture_cell(rec, h, "capacity_factor"), NULL);
+    sc->q_lora_rank = fixture_u64(rec, h, "q_lora_rank");
+    sc->kv_lora_rank = fixture_u64(rec, h, "kv_lora_rank");
+    sc->qk_nope_dim = fixture_u64(rec, h, "qk_nope_dim");
+    sc->qk_rope_dim = fixture_u64(rec, h, "qk_rope_dim");
+    sc->v_head_dim = fixture_u64(rec, h, "v_head_dim");
+    sc->attention =
+        strcmp(fixture_cell(rec, h, "attention"), "flash") == 0 ? ATTENTION_FLASH : ATTENTION_PLAIN;
     sc->layers = 1;
-    r->saved_bytes = num(rec, header, n, "saved_bytes");
+    r->saved_bytes = fixture_u64(rec, h, "saved_bytes");
 }
 
 struct fixture {
     struct row *rows;
-    size_t count;
+    size_t count, cap;
 };
+
+/* fixture_read's row function: one more row, in the fixture's growing array. */
+static void add_row(const struct csvin_record *rec, const struct fixture_header *h, void *ctx)
+{
+    struct fixture *fx = ctx;
+    if (fx->count == fx->cap) {
+        size_t cap = fx->cap ? 2 * fx->cap : 64;
+        struct row *rows = realloc(fx->rows, cap * sizeof *rows);
+        if (rows == NULL)
+            return;
+        fx->rows = rows;
+        fx->cap = cap;
+    }
+    row_of(rec, h, &fx->rows[fx->count++]);
+}
 
 static int setup(void **state)
 {
     static struct fixture fx;
-    FILE *f = fopen(MODERN_PATH, "rb");
-    if (f == NULL)
-        return -1;
-    struct diag d;
-    diag_init(&d, NULL, NULL);
-    struct csvin *in = csvin_new(f, MODERN_PATH, &d);
-    struct csvin_record rec;
-    static char header[COLUMNS_MAX][32];
-    size_t n = 0, cap = 0;
-    int rc;
     fx.rows = NULL;
-    fx.count = 0;
-    while (in != NULL && (rc = csvin_next(in, &rec)) != 0 && rc != -2) {
-        if (rc < 0)
-            continue;
-        if (rec.line == 1) {
-            for (n = 0; n < rec.n_fields && n < COLUMNS_MAX; n++)
-                snprintf(header[n], sizeof header[n], "%s", rec.fields[n]);
-            continue;
-        }
-        if (fx.count == cap) {
-            cap = cap ? 2 * cap : 64;
-            fx.rows = realloc(fx.rows, cap * sizeof *fx.rows);
-            if (fx.rows == NULL)
-                break;
-        }
-        row_of(&rec, header, n, &fx.rows[fx.count++]);
-    }
-    csvin_free(in);
-    fclose(f);
+    fx.count = fx.cap = 0;
     *state = &fx;
-    return fx.rows != NULL && d.count == 0 ? 0 : -1;
+    return fixture_read(MODERN_PATH, add_row, &fx) > 0 && fx.count > 0 ? 0 : -1;
 }
 
 static int teardown(void **state)
