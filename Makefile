@@ -96,7 +96,6 @@ valgrind: $(MEMFIT) $(TEST_BIN) $(PNGCMP)
 report: deps
 	$(MAKE) memfit
 	./memfit report configs/examples.csv -o out
-	@echo "memfit: wrote out/report.pdf"
 
 
 deps:
