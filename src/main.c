@@ -221,13 +221,13 @@ static const struct option_spec option_specs[] = {
     {"version", no_argument, OPT_VERSION, CMD_TOP, NULL, NULL, "the version"},
 };
 
-#define N_SPECS (sizeof option_specs / sizeof option_specs[0])
+#define N_OPTIONS (sizeof option_specs / sizeof option_specs[0])
 
 /* The spec of key that applies to cmd (the first of key when cmd is NULL or none applies). */
 static const struct option_spec *find_spec(int key, const struct command *cmd)
 {
     const struct option_spec *first = NULL;
-    for (size_t i = 0; i < N_SPECS; i++) {
+    for (size_t i = 0; i < N_OPTIONS; i++) {
         if (option_specs[i].key != key)
             continue;
         if (cmd && option_specs[i].commands & cmd->bit)
@@ -242,7 +242,7 @@ static const struct option_spec *find_spec(int key, const struct command *cmd)
 static unsigned spec_commands(int key)
 {
     unsigned bits = 0;
-    for (size_t i = 0; i < N_SPECS; i++)
+    for (size_t i = 0; i < N_OPTIONS; i++)
         if (option_specs[i].key == key)
             bits |= option_specs[i].commands;
     return bits;
@@ -252,7 +252,7 @@ static unsigned spec_commands(int key)
 static size_t long_options(struct option *longs)
 {
     size_t n = 0;
-    for (size_t i = 0; i < N_SPECS; i++) {
+    for (size_t i = 0; i < N_OPTIONS; i++) {
         bool dup = false;
         for (size_t j = 0; j < n; j++)
             dup |= strcmp(longs[j].name, option_specs[i].name) == 0;
@@ -315,7 +315,7 @@ static void spec_arg(const struct option_spec *s, char *buf, size_t size)
 static void help_options(FILE *f, unsigned bit)
 {
     const size_t col = 28;
-    for (size_t i = 0; i < N_SPECS; i++) {
+    for (size_t i = 0; i < N_OPTIONS; i++) {
         const struct option_spec *s = &option_specs[i];
         if (!(s->commands & bit))
             continue;
@@ -536,7 +536,7 @@ static int bad_option(const struct options *o, int c, char *const *argv, const s
         return usage_error(o, "unknown option '%s'", name);
     }
     /* An unknown name, or a prefix of several (getopt takes a prefix of one): name them. */
-    const char *names[N_SPECS];
+    const char *names[N_OPTIONS];
     size_t n_prefix = 0;
     for (size_t i = 0; i < n_longs; i++)
         if (strncmp(longs[i].name, name, strlen(name)) == 0)
@@ -575,7 +575,7 @@ static bool takes_next_word(const char *a)
         return false;
     const struct option_spec *hit = NULL;
     bool ambiguous = false;
-    for (size_t i = 0; i < N_SPECS; i++) {
+    for (size_t i = 0; i < N_OPTIONS; i++) {
         const struct option_spec *s = &option_specs[i];
         if (strcmp(s->name, name) == 0)
             return s->has_arg == required_argument;
@@ -632,9 +632,9 @@ static int parse_args(struct options *o, int argc, char **argv)
     o->reserve = 0.15;
     o->peak = PEAK_STEP;
     o->command = prescan_command(argc, argv);
-    struct option longs[N_SPECS + 1];
+    struct option longs[N_OPTIONS + 1];
     size_t n_longs = long_options(longs);
-    int seen[N_SPECS], c;
+    int seen[N_OPTIONS], c;
     size_t n_seen = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:qh", longs, NULL)) != -1) {
@@ -643,7 +643,7 @@ static int parse_args(struct options *o, int argc, char **argv)
         bool dup = false;
         for (size_t i = 0; i < n_seen; i++)
             dup |= seen[i] == c;
-        if (!dup && n_seen < N_SPECS)
+        if (!dup && n_seen < N_OPTIONS)
             seen[n_seen++] = c;
         int rc = parse_option(o, c, optarg);
         if (rc >= 0)
