@@ -274,7 +274,7 @@ static void stage_mix(const struct scenario *sc, const uint64_t kind_count[2],
 
 static void step_gpu_at(const struct scenario *sc, const struct terms *t, int stage, uint64_t b,
                         const uint64_t kind_act[2], uint64_t c, struct step_gpu *g,
-                        struct checked *ck);
+                        struct step_gpu *fixed, struct checked *ck);
 
 enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms *t, uint64_t k,
                                   uint64_t *out)
@@ -288,7 +288,7 @@ enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms 
         for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
             struct step_gpu sg;
             struct step_peak sp;
-            step_gpu_at(&at_k, t, i, sc->micro_batch, t->kind_act, t->ckpt_bytes, &sg, &ck);
+            step_gpu_at(&at_k, t, i, sc->micro_batch, t->kind_act, t->ckpt_bytes, &sg, NULL, &ck);
             if (!step_phases(&sg, &sp))
                 return MODEL_OVERFLOW;
             *out = sp.bytes > *out ? sp.bytes : *out;
@@ -473,10 +473,32 @@ static uint64_t layer_gpu_grads(const struct scenario *sc, const struct terms *t
     return ck_add(ck, dense, experts);
 }
 
-/* What GPU `stage` holds at micro-batch b for the step model, each kind's A and c at b given. */
+/* A layer's backward at its last GEMM (kind: the one whose A is amax): the input's gradient,
+ * the weight's and bias's, and what its dropout or autocast keeps then. */
+static uint64_t backward_transient(const struct scenario *sc, const struct terms *t, uint64_t amax,
+                                   const uint64_t kind_act[2], uint64_t b, struct checked *ck)
+{
+    bool gpt = sc->arch == ARCH_GPT;
+    uint64_t tp = sc->tp, tl = sc->sp && tp > 1 ? tp : 1, h = sc->hidden;
+    uint64_t e = sc->precision == PRECISION_FP32 ? 4 : 2;
+    uint64_t sb = ck_mul(ck, sc->seq, b), sbh = ck_mul(ck, sb, h);
+    uint64_t f = t->kind_act[1] && amax == kind_act[1] ? sc->top_k * sc->expert_ffn : sc->ffn;
+    uint64_t x =
+        ck_add(ck, div_up(ck_mul(ck, e, ck_add(ck, ck_mul(ck, sb, f), ck_mul(ck, h, f))), tp),
+               gpt ? e * h : 0);
+    if (gpt && sc->dropout)
+        return ck_add(ck, x, ck_mul(ck, e - 1, div_up(sbh, tl)));
+    if (sc->precision == PRECISION_AUTOCAST)
+        return ck_add(ck, x, ck_mul(ck, 2, div_up(sbh, tl)));
+    return x;
+}
+
+/* What GPU `stage` holds at micro-batch b for the step model, each kind's A and c at b given.
+ * With `fixed`, also what it holds at b = 0 (what does not grow with the micro-batch): every
+ * point of the step is the line through the two, but for the rounding of divisions. */
 static void step_gpu_at(const struct scenario *sc, const struct terms *t, int stage, uint64_t b,
                         const uint64_t kind_act[2], uint64_t c, struct step_gpu *g,
-                        struct checked *ck)
+                        struct step_gpu *fixed, struct checked *ck)
 {
     const struct model_gpu *m = &t->stage[stage];
     struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
@@ -548,18 +570,19 @@ static void step_gpu_at(const struct scenario *sc, const struct terms *t, int st
         g->head_grads = ck_mul(ck, gb, ck_add(ck, final_norm, vh));
     if (!pers && !accumulating && kk)
         g->done_grads = ck_mul(ck, n - kk, layer_gpu_grads(sc, t, amax == kind_act[1], gb, ck));
-    /* A layer's backward at its last GEMM: the input's gradient, the weight's and bias's. */
-    uint64_t f = t->kind_act[1] && amax == kind_act[1] ? sc->top_k * sc->expert_ffn : sc->ffn;
-    g->transient =
-        ck_add(ck, div_up(ck_mul(ck, e, ck_add(ck, ck_mul(ck, sb, f), ck_mul(ck, h, f))), tp),
-               gpt ? e * h : 0);
-    if (gpt && sc->dropout)
-        g->transient = ck_add(ck, g->transient, ck_mul(ck, e - 1, div_up(sbh, tl)));
-    else if (ac)
-        g->transient = ck_add(ck, g->transient, ck_mul(ck, 2, div_up(sbh, tl)));
+    g->transient = backward_transient(sc, t, amax, kind_act, b, ck);
+    g->optimizer_temps = optimizer_temps(sc, m, ck);
+    if (fixed) {
+        *fixed = *g;
+        fixed->tokens = fixed->outside = fixed->acts = fixed->ckpt_in_flight = 0;
+        fixed->ckpt = fixed->segment_act = fixed->logits_forward = fixed->loss = 0;
+        fixed->embedding_inputs = g->first && sc->positions ? 8 * sc->seq : 0;
+        fixed->transient = backward_transient(sc, t, amax, kind_act, 0, ck);
+        if (g->first)
+            embedding_end(sc, 0, gb, pers, fixed, ck);
+    }
     if (g->first)
         embedding_end(sc, b, gb, pers, g, ck);
-    g->optimizer_temps = optimizer_temps(sc, m, ck);
 }
 
 /* model_peak's work: sets every member of *t but model_eval's own (k_star, k_best,
@@ -603,9 +626,9 @@ static enum model_status peak_terms(const struct scenario *sc, struct terms *t)
             ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
         g->peak_bytes = g->lesson_peak_bytes;
         if (sc->peak == PEAK_STEP) {
-            struct step_gpu sg;
-            step_gpu_at(sc, t, i, sc->micro_batch, t->kind_act, t->ckpt_bytes, &sg, &ck);
-            if (!step_phases(&sg, &g->step))
+            struct step_gpu sg, fixed;
+            step_gpu_at(sc, t, i, sc->micro_batch, t->kind_act, t->ckpt_bytes, &sg, &fixed, &ck);
+            if (!step_phases(&sg, &g->step) || !step_phases(&fixed, &g->step_fixed))
                 return MODEL_OVERFLOW;
             g->peak_bytes = g->step.bytes;
         }
@@ -779,7 +802,7 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, 
         if (sc->peak == PEAK_STEP) {
             struct step_gpu sg;
             struct step_peak sp;
-            step_gpu_at(sc, base, i, b, kind_act, c, &sg, &ck);
+            step_gpu_at(sc, base, i, b, kind_act, c, &sg, NULL, &ck);
             if (!step_phases(&sg, &sp))
                 return false;
             peak[i] = sp.bytes;
@@ -857,32 +880,12 @@ static uint64_t micro_batch_start(const struct scenario *sc, const struct terms 
     return b > 1 && fits_with_micro_batch(sc, base, b) ? b : 1;
 }
 
-/* The phases of GPU `stage` at micro-batch b (the step model). false on overflow. */
-static bool stage_step_at(const struct scenario *sc, const struct terms *base, int stage,
-                          uint64_t b, struct step_peak *out)
-{
-    uint64_t kind_act[2] = {0, 0}, c;
-    for (int i = 0; i < 2; i++) {
-        struct model_layer_act act;
-        if (base->kind_act[i] == 0)
-            continue;
-        if (layer_act_from(sc, &base->act_sums[i], b, &act))
-            return false;
-        kind_act[i] = act.total;
-    }
-    if (ckpt_bytes_at(sc, b, &c))
-        return false;
-    struct checked ck = {false};
-    struct step_gpu g;
-    step_gpu_at(sc, base, stage, b, kind_act, c, &g, &ck);
-    return step_phases(&g, out) && !ck.overflow;
-}
-
 /*
- * The step model's micro-batch to search up from: every phase is affine in b but for the
- * rounding of divisions (and a capacity factor's), so its values at b = 1 and 2 give each
- * phase's largest b, and the smallest of those is the answer when it checks out (one more check
- * above it, by the caller). 0 when not even b = 1 fits.
+ * The step model's micro-batch to search up from: every point of the step is affine in b but for
+ * the rounding of divisions (and a capacity factor's), so its values at b = 0 (model_peak keeps
+ * them) and at the scenario's own b give each point's largest b, and the smallest of those is
+ * the answer when it checks out (one more check above it, by the caller). No step is evaluated
+ * here on eval's hot path. 0 when not even b = 1 fits.
  */
 static uint64_t step_micro_batch_start(const struct scenario *sc, const struct terms *base,
                                        uint64_t base_b, bool *exact)
@@ -890,45 +893,38 @@ static uint64_t step_micro_batch_start(const struct scenario *sc, const struct t
     uint64_t budget = base->budget_bytes, est = UINT64_MAX;
     uint64_t first[2 * STEP_POINTS], slopes[2 * STEP_POINTS];
     int n_points = 0;
-    /* Without tensor parallelism and a capacity factor nothing is rounded: every phase is
+    /* Without tensor parallelism and a capacity factor nothing is rounded: every point is
      * exactly affine in b, and the estimate is the answer. */
     *exact = sc->tp == 1 && sc->capacity_factor <= 0;
     bool affine = true; /* but for the rounding of divisions by tp */
     for (int i = 0; i < (sc->pp == 1 ? 1 : 2); i++) {
-        /* The second point: the scenario's own micro-batch (its phases are known), or b = 2. */
-        struct step_peak p1, p2;
-        uint64_t b2 = base_b > 1 ? base_b : 2;
-        if (!stage_step_at(sc, base, i, 1, &p1) || p1.bytes > budget)
-            return 0;
-        if (base_b > 1)
-            p2 = base->stage[i].step;
-        else if (!stage_step_at(sc, base, i, 2, &p2))
-            return 1;
+        const struct step_peak *p0 = &base->stage[i].step_fixed, *pb = &base->stage[i].step;
         for (int ph = 0; ph < STEP_POINTS; ph++) {
-            uint64_t v1 = p1.point_bytes[ph], v2 = p2.point_bytes[ph];
-            if (v1 == 0 && v2 > 0)
-                *exact = affine = false; /* a point clamped at 0 for b = 1: not affine there */
-            uint64_t slope = v2 > v1 ? (v2 - v1) / (b2 - 1) : 0;
-            if (slope * (b2 - 1) != (v2 > v1 ? v2 - v1 : 0))
+            uint64_t v0 = p0->point_bytes[ph], vb = pb->point_bytes[ph];
+            if (v0 > budget)
+                return 0; /* not even the states fit */
+            if ((v0 == 0 && vb > 0) || vb < v0)
+                *exact = affine = false; /* a point clamped at 0 for b = 0: not affine there */
+            uint64_t slope = vb > v0 ? (vb - v0) / base_b : 0;
+            if (slope * base_b != (vb > v0 ? vb - v0 : 0))
                 *exact = false; /* rounded somewhere */
-            first[n_points] = v1;
+            first[n_points] = v0;
             slopes[n_points++] = slope;
-            if (slope == 0)
-                continue; /* constant: v1 <= budget already */
-            uint64_t b = (budget - v1) / slope + 1;
-            est = b < est ? b : est;
+            if (slope > 0 && (budget - v0) / slope < est)
+                est = (budget - v0) / slope;
         }
     }
     if (*exact || est == UINT64_MAX)
         return est;
     /* With tp each point is off its line by at most the rounding of its divisions, a byte each
      * before a count of layers and micro-batches multiplies it (bounded generously by err; the
-     * line through b = 1 and b2 is off by err (2b - 1) at b). Clear of the budget by more than
-     * that at est and at est + 1, the estimate is the answer without another check. */
+     * line through b = 0 and base_b is off by err (b / base_b + 1) at b). Clear of the budget
+     * by more than that at est and at est + 1, the estimate is the answer without another
+     * check. */
     double err = 64.0 * ((double)sc->layers * (double)sc->pp + 64.0) * (2.0 * (double)est + 1.0);
-    bool below = affine, above = false;
+    bool below = affine && est > 0, above = false;
     for (int j = 0; j < n_points; j++) {
-        double at = (double)first[j] + (double)slopes[j] * (double)(est - 1);
+        double at = (double)first[j] + (double)slopes[j] * (double)est;
         below = below && at + err < (double)budget;
         above = above || at + (double)slopes[j] - err > (double)budget;
     }
@@ -936,9 +932,10 @@ static uint64_t step_micro_batch_start(const struct scenario *sc, const struct t
         *exact = true;
         return est;
     }
-    if (fits_with_micro_batch(sc, base, est))
+    if (est > 0 && fits_with_micro_batch(sc, base, est))
         return est;
-    return 1; /* rounding: the caller searches up from b = 1 */
+    /* rounding: the caller searches up from b = 1, if that fits */
+    return fits_with_micro_batch(sc, base, 1) ? 1 : 0;
 }
 
 /* model_max_micro_batch with the scenario's terms already known (model_peak of sc at micro-batch
@@ -1041,7 +1038,7 @@ enum model_status model_step_gpu(const struct scenario *sc, const struct terms *
 {
     struct checked ck = {false};
     enum model_stage s = sc->pp == 1 ? MODEL_STAGE_FIRST : stage;
-    step_gpu_at(sc, t, (int)s, sc->micro_batch, t->kind_act, t->ckpt_bytes, out, &ck);
+    step_gpu_at(sc, t, (int)s, sc->micro_batch, t->kind_act, t->ckpt_bytes, out, NULL, &ck);
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 

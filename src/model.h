@@ -45,12 +45,13 @@ struct model_gpu {
     uint64_t params;        /* parameters held (after tp, ep and pp, before ZeRO) */
     uint64_t expert_params; /* of which routed experts */
     uint64_t weights_bytes, grads_bytes, optimizer_bytes, states_bytes;
-    uint64_t expert_bytes;      /* the routed experts' share of the states */
-    uint64_t act_bytes;         /* L*A, or M(k) with checkpointing */
-    uint64_t logits_bytes;      /* 0 on a stage without the output layer */
-    uint64_t lesson_peak_bytes; /* states + activations + logits (the step's A under step) */
-    struct step_peak step;      /* the phases of a real step (--peak step only) */
-    uint64_t peak_bytes;        /* the lesson's or the step's, as the scenario's peak says */
+    uint64_t expert_bytes;       /* the routed experts' share of the states */
+    uint64_t act_bytes;          /* L*A, or M(k) with checkpointing */
+    uint64_t logits_bytes;       /* 0 on a stage without the output layer */
+    uint64_t lesson_peak_bytes;  /* states + activations + logits (the step's A under step) */
+    struct step_peak step;       /* the phases of a real step (--peak step only) */
+    struct step_peak step_fixed; /* ... at micro-batch 0: what does not grow with b */
+    uint64_t peak_bytes;         /* the lesson's or the step's, as the scenario's peak says */
 };
 
 /* Every term of a scenario, on its most loaded GPU. (model.c's peak_terms sets each member by

@@ -11,74 +11,66 @@ const char *step_phase_name(enum step_phase p)
     return (unsigned)p < STEP_PHASES ? names[p] : "?";
 }
 
-static uint64_t sum(struct checked *ck, const uint64_t *v, int n)
+/* a + b, *over set when it passes 64 bits: a local flag the compiler keeps in a register (this
+ * is eval's hot path; the sums share their common parts). */
+static inline uint64_t add(bool *over, uint64_t a, uint64_t b)
 {
-    uint64_t s = 0;
-    for (int i = 0; i < n; i++)
-        s = ck_add(ck, s, v[i]);
-    return s;
+    uint64_t r;
+    *over |= __builtin_add_overflow(a, b, &r);
+    return r;
+}
+
+static inline uint64_t max2(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
 }
 
 bool step_phases(const struct step_gpu *g, struct step_peak *out)
 {
-    struct checked ck = {false};
+    static const enum step_phase point_phase[STEP_POINTS] = {
+        STEP_FORWARD,      STEP_BACKWARD_START, STEP_RECOMPUTE, STEP_RECOMPUTE,
+        STEP_BACKWARD_END, STEP_BACKWARD_END,   STEP_OPTIMIZER};
+    bool over = false;
     uint64_t *p = out->point_bytes;
-    enum step_phase *ph = out->point_phase;
-    uint64_t wm = ck_add(&ck, g->weights, g->optimizer);
-    uint64_t in = ck_add(&ck, g->tokens, g->embedding_inputs);
+    uint64_t wm = add(&over, g->weights, g->optimizer);
+    uint64_t in = add(&over, g->tokens, g->embedding_inputs);
     /* At the loss: the activations (or checkpoints), the fp32 logits and, under autocast, every
-     * bf16 weight copy the cache still holds. */
-    const uint64_t fwd[] = {wm,      g->grads_at_start, in,           g->outside,
-                            g->acts, g->all_copies,     g->head_copy, g->logits_forward};
-    p[0] = sum(&ck, fwd, 8);
-    ph[0] = STEP_FORWARD;
-    /* The loss's backward: without checkpointing the layers' copies are saved for backward. */
-    const uint64_t start[] = {wm,           g->grads_at_start,
-                              in,           g->outside,
-                              g->acts,      g->recompute ? 0 : g->all_copies,
-                              g->head_copy, g->loss};
-    p[1] = sum(&ck, start, 8);
-    ph[1] = STEP_BACKWARD_START;
+     * bf16 weight copy the cache still holds. The loss's backward: without checkpointing the
+     * layers' copies are saved for backward. */
+    uint64_t held = add(&over, add(&over, wm, g->grads_at_start), add(&over, in, g->outside));
+    held = add(&over, held, add(&over, g->acts, g->head_copy));
+    p[0] = add(&over, held, add(&over, g->all_copies, g->logits_forward));
+    p[1] = add(&over, held, add(&over, g->recompute ? 0 : g->all_copies, g->loss));
     /* The first segment rebuilt (the last one): every checkpoint, the rebuilt output, the
      * segment, the gradients of the output layer; and the last rebuilt, with every other layer's
      * gradient (on demand) and two checkpoints. Both at the layer's last GEMM. */
-    const uint64_t top[] = {wm,
-                            in,
-                            ck_add(&ck, g->ckpt_in_flight, g->ckpt),
-                            g->segment_act,
-                            g->layer_copies,
-                            g->head_grads,
-                            g->transient};
-    const uint64_t low[] = {wm,
-                            in,
-                            ck_mul(&ck, 2, g->ckpt),
-                            g->segment_act,
-                            g->layer_copies,
-                            ck_add(&ck, g->head_grads, g->done_grads),
-                            g->transient};
-    p[2] = g->recompute ? sum(&ck, top, 7) : 0;
-    p[3] = g->recompute ? sum(&ck, low, 7) : 0;
-    ph[2] = ph[3] = STEP_RECOMPUTE;
-    const uint64_t end[] = {wm, g->grads, g->tokens, g->embedding_end};
-    p[4] = sum(&ck, end, 4);
-    const uint64_t drop[] = {wm, g->grads, g->tokens, g->dropout_end_add};
-    uint64_t d = sum(&ck, drop, 4);
+    p[2] = p[3] = 0;
+    if (g->recompute) {
+        uint64_t rebuilt = add(&over, add(&over, wm, in), add(&over, g->segment_act, g->transient));
+        rebuilt = add(&over, rebuilt, add(&over, g->layer_copies, g->head_grads));
+        p[2] = add(&over, rebuilt, add(&over, g->ckpt_in_flight, g->ckpt));
+        p[3] = add(&over, rebuilt, add(&over, add(&over, g->ckpt, g->ckpt), g->done_grads));
+    }
+    /* The end of the backward pass (the embedding's, or its dropout's), the optimizer step. */
+    uint64_t all = add(&over, wm, add(&over, g->grads, g->tokens));
+    p[4] = add(&over, all, g->embedding_end);
+    uint64_t d = add(&over, all, g->dropout_end_add);
     p[5] = d > g->dropout_end_less ? d - g->dropout_end_less : 0;
-    ph[4] = ph[5] = STEP_BACKWARD_END;
-    const uint64_t opt[] = {wm, g->grads, g->tokens, g->optimizer_temps};
-    p[6] = sum(&ck, opt, 4);
-    ph[6] = STEP_OPTIMIZER;
-    for (int i = 0; i < STEP_PHASES; i++)
-        out->phase_bytes[i] = 0;
+    p[6] = add(&over, all, g->optimizer_temps);
     for (int i = 0; i < STEP_POINTS; i++)
-        if (p[i] > out->phase_bytes[ph[i]])
-            out->phase_bytes[ph[i]] = p[i];
+        out->point_phase[i] = point_phase[i];
+    uint64_t *ph = out->phase_bytes;
+    ph[STEP_FORWARD] = p[0];
+    ph[STEP_BACKWARD_START] = p[1];
+    ph[STEP_RECOMPUTE] = max2(p[2], p[3]);
+    ph[STEP_BACKWARD_END] = max2(p[4], p[5]);
+    ph[STEP_OPTIMIZER] = p[6];
     out->phase = STEP_FORWARD;
     for (int i = 1; i < STEP_PHASES; i++)
-        if (out->phase_bytes[i] > out->phase_bytes[out->phase])
+        if (ph[i] > ph[out->phase])
             out->phase = (enum step_phase)i;
-    out->bytes = out->phase_bytes[out->phase];
-    return !ck.overflow;
+    out->bytes = ph[out->phase];
+    return !over;
 }
 
 /* One point's parts: wm split into weights and optimizer states, then the rest as listed. */
