@@ -30,6 +30,11 @@ static uint64_t repick_micro_batch(const struct scenario *sc, uint64_t b, bool b
     trial.micro_batch = b;
     if (!b_fails && model_peak(&trial, &t) == MODEL_OK && t.fits)
         return b;
+    /* Below b the global batch takes several micro-batches: the search keeps gradient
+     * accumulation, whose earlier micro-batches' gradients the step holds as its backward
+     * starts (doc/model.md 10.2); the rung itself keeps the scenario's global batch. */
+    if (trial.global_batch <= b * trial.dp)
+        trial.global_batch = 2 * b * trial.dp;
     uint64_t best = model_max_micro_batch(&trial);
     if (best == 0)
         return 1;

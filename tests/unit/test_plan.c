@@ -610,6 +610,45 @@ static void ref_plan(const struct scenario *sc, struct ref_plan *rp)
     rp->fix_b = rp->n ? last->b : sc->micro_batch;
 }
 
+/* Under the step peak a micro-batch re-picked below b runs with gradient accumulation, whose
+ * earlier micro-batches' gradients are alive as the backward starts: the rung's b' is the
+ * largest below b that fits with the global batch kept (doc/model.md 11.2), or 1 when none
+ * does. On random scenarios, gradients on demand and no accumulation of their own. */
+static void test_repick_accumulates(void **state)
+{
+    (void)state;
+    uint64_t seed = 0xACC;
+    int repicked = 0;
+    for (int n = 0; n < 1500; n++) {
+        struct scenario sc;
+        random_scenario(&seed, &sc);
+        sc.peak = PEAK_STEP;
+        sc.grad_buffer = GRAD_ON_DEMAND;
+        sc.global_batch = sc.micro_batch * sc.dp;
+        struct terms t;
+        struct plan p;
+        if (model_peak(&sc, &t) != MODEL_OK || t.fits)
+            continue;
+        assert_int_equal(plan_build(&sc, &p), 0);
+        for (size_t i = 0; i < p.n_rungs; i++) {
+            const struct plan_rung *r = &p.rungs[i];
+            uint64_t b = r->sc.micro_batch;
+            if (b >= sc.micro_batch)
+                continue;
+            repicked++;
+            if (!r->fits) {
+                assert_int_equal(b, 1);
+                continue;
+            }
+            struct scenario above = r->sc;
+            above.micro_batch = b + 1;
+            if (above.micro_batch < sc.micro_batch)
+                assert_false(model_peak(&above, &t) == MODEL_OK && t.fits);
+        }
+    }
+    assert_true(repicked > 100);
+}
+
 /* plan_build against the reference on 800 random scenarios (fixed seed). */
 static void test_crosscheck_random(void **state)
 {
@@ -677,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_k_curve),
         cmocka_unit_test(test_cost_model),
         cmocka_unit_test(test_crosscheck_random),
+        cmocka_unit_test(test_repick_accumulates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
