@@ -1407,8 +1407,15 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
     sc->offload = OFFLOAD_NONE;
     sc->sp = false;
     sc->dp = sc->tp = sc->pp = 1;
+    sc->cp = sc->vpp = 1;
     sc->ep = 1;
     sc->etp = sc->head_dim = 0;
+    sc->zero_group = 0;
+    sc->optimizer = OPTIM_ADAMW;
+    sc->fp8 = FP8_NONE;
+    sc->finetune = FINETUNE_FULL;
+    sc->lora_rank = 16;
+    sc->lora_targets = LORA_QV;
     sc->qk_norm = sc->shared_gate = sc->router_bias = false;
     sc->layer_norms = 2;
     sc->experts = sc->top_k = sc->expert_ffn = sc->shared_ffn = sc->dense_layers = 0;

@@ -27,7 +27,9 @@ void scenario_lesson_example(struct scenario *sc)
     sc->attention = ATTENTION_PLAIN;
     sc->recompute = RECOMPUTE_NONE;
     sc->dp = sc->tp = sc->pp = 1;
+    sc->cp = sc->vpp = 1;
     sc->ep = 1;
+    sc->lora_rank = 16;
     sc->gpu_mem_bytes = 80000000000ull;
     sc->reserve = 0.15;
     sc->gpus_per_node = 8;

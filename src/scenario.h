@@ -40,7 +40,20 @@ enum attention { ATTENTION_PLAIN, ATTENTION_FLASH };
 /* RECOMPUTE_EVERY_K with ckpt_every = 1 is full checkpointing. */
 enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_EVERY_K };
 
-enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER };
+/* What moves to CPU memory: nothing, the optimizer states, or the checkpoints of M(k). */
+enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_CHECKPOINTS };
+
+/* FP8 training with Transformer Engine (doc/model.md section 8): per-tensor scaling or MXFP8. */
+enum fp8 { FP8_NONE, FP8_TENSOR, FP8_MXFP8 };
+
+/* The optimizer's states (doc/model.md section 3.1): fp32 AdamW moments, bf16 moments,
+ * bitsandbytes' blockwise 8-bit moments, or SGD's fp32 momentum. */
+enum optimizer { OPTIM_ADAMW, OPTIM_ADAMW_BF16, OPTIM_ADAMW8BIT, OPTIM_SGD };
+
+/* What is trained: every parameter, or low-rank adapters on a frozen bf16 (LoRA) or NF4 (QLoRA)
+ * base; the adapters go on q and v, or on every linear layer of the blocks. */
+enum finetune { FINETUNE_FULL, FINETUNE_LORA, FINETUNE_QLORA };
+enum lora_targets { LORA_QV, LORA_ALL_LINEAR };
 
 /* What the planner's cost model knows of a GPU (configs/gpus.csv); 0 when unknown. */
 struct gpu_speed {
@@ -82,14 +95,22 @@ struct scenario {
     enum recompute recompute;
     uint64_t ckpt_every; /* k of RECOMPUTE_EVERY_K */
     uint64_t dp, tp, pp;
+    uint64_t cp;  /* context parallel degree: each GPU holds s / cp of a sequence; 0: 1 */
+    uint64_t vpp; /* virtual pipeline chunks per stage (interleaved 1F1B); 0: 1 */
     bool sp;
     uint64_t ep;   /* expert parallel degree (1 without experts) */
     uint64_t etp;  /* expert tensor parallel degree; 0: = tp */
-    unsigned zero; /* ZeRO stage 0..3 over dp */
+    unsigned zero;       /* ZeRO stage 0..3 over the ZeRO group */
+    uint64_t zero_group; /* GPUs one ZeRO shard spans (HSDP); 0: dp * cp */
     enum offload offload;
     enum loss_impl loss;
     enum grad_buffer grad_buffer;
     enum optimizer_impl optimizer_impl;
+    enum optimizer optimizer;
+    enum fp8 fp8;
+    enum finetune finetune;
+    uint64_t lora_rank; /* r of the adapters (finetune lora or qlora) */
+    enum lora_targets lora_targets;
     enum peak_model peak;
     uint64_t gpu_mem_bytes;
     double reserve; /* fraction of GPU memory kept free, [0, 1) */
