@@ -105,12 +105,14 @@ bench: $(MEMFIT)
 	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh bench/run.sh
 
 # Re-measures the fixtures (activations.csv, and modern.csv for the modern layers), then writes
-# what the report quotes of activations.csv (src/validation_summary.h); then the whole training
-# step (step.csv, checked against the closed forms of tests/validation/README.md).
+# what the report quotes of activations.csv (src/validation_summary.h); then the LoRA layers
+# (lora.csv) and the whole training step (step.csv), both checked against the closed forms of
+# tests/validation/README.md.
 validate: $(BUILD)/tests/validation_summary
 	@sh tools/deps.sh validate
 	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv tests/validation/modern.csv
 	$(BUILD)/tests/validation_summary tests/validation/activations.csv src/validation_summary.h
+	/usr/bin/python3 tests/validation/lora.py tests/validation/lora.csv
 	/usr/bin/python3 tests/validation/step.py tests/validation/step.csv
 
 FUZZ_SECONDS ?= 60

@@ -53,80 +53,69 @@ enum col {
     COL_MICRO_BATCH,
     COL_GLOBAL_BATCH,
     COL_PRECISION,
+    COL_FP8,
     COL_ATTENTION,
     COL_RECOMPUTE,
     COL_CAPACITY_FACTOR,
     COL_DP,
     COL_TP,
     COL_PP,
+    COL_VPP,
+    COL_CP,
     COL_SP,
     COL_EP,
     COL_ETP,
     COL_ZERO,
+    COL_ZERO_GROUP,
     COL_OFFLOAD,
     COL_LOSS,
     COL_GRAD_BUFFER,
     COL_OPTIMIZER_IMPL,
+    COL_OPTIMIZER,
+    COL_FINETUNE,
+    COL_LORA_RANK,
+    COL_LORA_TARGETS,
     COL_GPU,
     COL_GPU_MEM_GB,
     COL_RESERVE,
     COL_GPUS_PER_NODE,
+    COL_GPUS,
     COL_COUNT
 };
 
 /* struct row marks the cells that came from a preset with one bit per column. */
 _Static_assert(COL_COUNT <= 64, "a column needs a bit of row.from_preset");
 
-static const char *const column_names[COL_COUNT] = {"name",
-                                                    "model",
-                                                    "arch",
-                                                    "layers",
-                                                    "hidden",
-                                                    "heads",
-                                                    "kv_heads",
-                                                    "vocab",
-                                                    "ffn",
-                                                    "tied",
-                                                    "positions",
-                                                    "dropout",
-                                                    "head_dim",
-                                                    "qkv_bias",
-                                                    "qk_norm",
-                                                    "layer_norms",
-                                                    "experts",
-                                                    "top_k",
-                                                    "expert_ffn",
-                                                    "shared_ffn",
-                                                    "shared_gate",
-                                                    "router_bias",
-                                                    "dense_layers",
-                                                    "q_lora_rank",
-                                                    "kv_lora_rank",
-                                                    "qk_nope_dim",
-                                                    "qk_rope_dim",
-                                                    "v_head_dim",
-                                                    "seq",
-                                                    "micro_batch",
-                                                    "global_batch",
-                                                    "precision",
-                                                    "attention",
-                                                    "recompute",
-                                                    "capacity_factor",
-                                                    "dp",
-                                                    "tp",
-                                                    "pp",
-                                                    "sp",
-                                                    "ep",
-                                                    "etp",
-                                                    "zero",
-                                                    "offload",
-                                                    "loss",
-                                                    "grad_buffer",
-                                                    "optimizer_impl",
-                                                    "gpu",
-                                                    "gpu_mem_gb",
-                                                    "reserve",
-                                                    "gpus_per_node"};
+static const char *const column_names[COL_COUNT] = {"name",         "model",
+                                                    "arch",         "layers",
+                                                    "hidden",       "heads",
+                                                    "kv_heads",     "vocab",
+                                                    "ffn",          "tied",
+                                                    "positions",    "dropout",
+                                                    "head_dim",     "qkv_bias",
+                                                    "qk_norm",      "layer_norms",
+                                                    "experts",      "top_k",
+                                                    "expert_ffn",   "shared_ffn",
+                                                    "shared_gate",  "router_bias",
+                                                    "dense_layers", "q_lora_rank",
+                                                    "kv_lora_rank", "qk_nope_dim",
+                                                    "qk_rope_dim",  "v_head_dim",
+                                                    "seq",          "micro_batch",
+                                                    "global_batch", "precision",
+                                                    "fp8",          "attention",
+                                                    "recompute",    "capacity_factor",
+                                                    "dp",           "tp",
+                                                    "pp",           "vpp",
+                                                    "cp",           "sp",
+                                                    "ep",           "etp",
+                                                    "zero",         "zero_group",
+                                                    "offload",      "loss",
+                                                    "grad_buffer",  "optimizer_impl",
+                                                    "optimizer",    "finetune",
+                                                    "lora_rank",    "lora_targets",
+                                                    "gpu",          "gpu_mem_gb",
+                                                    "reserve",      "gpus_per_node",
+                                                    "gpus"};
 
 /* Columns a model preset may set. */
 static bool is_model_column(enum col c)
@@ -152,9 +141,17 @@ static int column_lookup(const char *name)
 
 /* The numbers of a GPU preset besides mem_gb: its speeds, and (the last, not a speed) mem_mib, the
  * capacity the device itself reports (nvidia-smi, rocm-smi) in MiB, which wins over mem_gb. */
-#define GPU_SPEED_COLUMNS 5
-static const char *const gpu_speed_names[GPU_SPEED_COLUMNS] = {"bf16_tflops", "hbm_tb_s",
-                                                               "link_gb_s", "pcie_gb_s", "mem_mib"};
+#define GPU_SPEED_COLUMNS 6
+static const char *const gpu_speed_names[GPU_SPEED_COLUMNS] = {
+    "bf16_tflops", "hbm_tb_s", "link_gb_s", "pcie_gb_s", "fp8_tflops", "mem_mib"};
+
+/* What a GPU preset says of FP8 (doc/model.md sections 3.7 and 13.3), each yes or no (empty:
+ * unknown, which allows it): FP8 tensor cores (Ada, Hopper, Blackwell), MXFP8 (Blackwell), one
+ * FP8 copy serving both GEMM orientations (Blackwell). Preset file columns COL_COUNT +
+ * GPU_SPEED_COLUMNS + i. */
+enum gpu_flag { GPU_FLAG_FP8, GPU_FLAG_MXFP8, GPU_FLAG_FP8_ONE_COPY, GPU_FLAG_COLUMNS };
+static const char *const gpu_flag_names[GPU_FLAG_COLUMNS] = {"fp8", "mxfp8", "fp8_one_copy"};
+enum gpu_flag_value { GPU_FLAG_UNKNOWN, GPU_FLAG_NO, GPU_FLAG_YES };
 
 /* A cell parsed by its column's rules (which member: see parse_column). */
 union cell_value {
@@ -181,8 +178,9 @@ struct preset {
     unsigned n_given;
     struct gpu_speed speed;
     double mem_mib; /* a GPU's capacity as the device reports it, MiB; 0: none (mem_gb) */
-    unsigned long long sliding_window; /* a config.json's attention window (0: none) */
-    unsigned long line;                /* where the preset file defines it */
+    unsigned char flag[GPU_FLAG_COLUMNS]; /* a GPU's FP8 support (enum gpu_flag_value) */
+    unsigned long long sliding_window;    /* a config.json's attention window (0: none) */
+    unsigned long line;                   /* where the preset file defines it */
 };
 
 struct preset_table {
@@ -245,6 +243,9 @@ static int preset_column(const char *name, bool gpu)
         for (int i = 0; i < GPU_SPEED_COLUMNS; i++)
             if (strcasecmp(name, gpu_speed_names[i]) == 0)
                 return COL_COUNT + i;
+        for (int i = 0; i < GPU_FLAG_COLUMNS; i++)
+            if (strcasecmp(name, gpu_flag_names[i]) == 0)
+                return COL_COUNT + GPU_SPEED_COLUMNS + i;
         return -1;
     }
     int c = column_lookup(name);
@@ -273,11 +274,24 @@ static const char *parse_speed(const char *s, double *out)
     return NULL;
 }
 
+/* A GPU preset's yes/no cell (white space around it allowed): false when it is neither. */
+static bool parse_gpu_flag(const char *s, unsigned char *out)
+{
+    char *v = dup_trimmed(s);
+    bool yes = v && strcasecmp(v, "yes") == 0, no = v && strcasecmp(v, "no") == 0;
+    free(v);
+    if (yes || no)
+        *out = yes ? GPU_FLAG_YES : GPU_FLAG_NO;
+    return yes || no;
+}
+
 /* The name of column c of a preset file (preset_column's numbering). */
 static const char *preset_column_name(int c)
 {
     if (c == -2)
         return "source";
+    if (c >= COL_COUNT + GPU_SPEED_COLUMNS)
+        return gpu_flag_names[c - COL_COUNT - GPU_SPEED_COLUMNS];
     if (c >= COL_COUNT)
         return gpu_speed_names[c - COL_COUNT];
     return c == COL_GPU_MEM_GB ? "mem_gb" : c >= 0 ? column_names[c] : "?";
@@ -287,11 +301,16 @@ static void preset_type_cells(struct preset *p);
 
 /* A case-insensitive hash of a name (FNV-1a over tolower, which is how strcasecmp compares):
  * equal names under strcasecmp have equal keys. */
+static inline unsigned char fold(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c | 0x20) : c; /* tolower of the C locale */
+}
+
 static uint64_t name_key(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
     for (; *s; s++)
-        h = (h ^ (unsigned)tolower((unsigned char)*s)) * 1099511628211ull;
+        h = (h ^ fold((unsigned char)*s)) * 1099511628211ull;
     return h;
 }
 
@@ -322,7 +341,8 @@ static bool preset_add(struct preset_table *t, const struct csvin_record *rec, c
     memset(p, 0, sizeof *p);
     p->line = rec->line;
     double *speeds[GPU_SPEED_COLUMNS] = {&p->speed.bf16_tflops, &p->speed.hbm_tb_s,
-                                         &p->speed.link_gb_s, &p->speed.pcie_gb_s, &p->mem_mib};
+                                         &p->speed.link_gb_s,   &p->speed.pcie_gb_s,
+                                         &p->speed.fp8_tflops,  &p->mem_mib};
     if (rec->nul_field) {
         diag_report(d, path, rec->line, "column '%s': the cell holds a NUL byte",
                     preset_column_name(map[rec->nul_field - 1]));
@@ -333,6 +353,13 @@ static bool preset_add(struct preset_table *t, const struct csvin_record *rec, c
         const char *v = rec->fields[i], *problem;
         if (c == COL_NAME) {
             p->name = dup_trimmed(v);
+        } else if (c >= COL_COUNT + GPU_SPEED_COLUMNS) {
+            if (*v && !parse_gpu_flag(v, &p->flag[c - COL_COUNT - GPU_SPEED_COLUMNS])) {
+                diag_report(d, path, rec->line, "column '%s': '%s' is not yes or no",
+                            gpu_flag_names[c - COL_COUNT - GPU_SPEED_COLUMNS], v);
+                preset_release(p);
+                return false;
+            }
         } else if (c >= COL_COUNT) {
             if (*v && (problem = parse_speed(v, speeds[c - COL_COUNT])) != NULL) {
                 diag_report(d, path, rec->line, "column '%s': '%s' %s",
@@ -365,7 +392,7 @@ static bool preset_add(struct preset_table *t, const struct csvin_record *rec, c
 static bool preset_header(const struct csvin_record *rec, int *map, bool gpu, const char *path,
                           struct diag *d)
 {
-    bool seen[COL_COUNT + GPU_SPEED_COLUMNS + 1] = {false};
+    bool seen[COL_COUNT + GPU_SPEED_COLUMNS + GPU_FLAG_COLUMNS + 1] = {false};
     if (rec->nul_field) {
         diag_report(d, path, rec->line, "column %zu: the header name holds a NUL byte",
                     rec->nul_field);
@@ -377,7 +404,7 @@ static bool preset_header(const struct csvin_record *rec, int *map, bool gpu, co
             diag_report(d, path, rec->line, "unknown preset column '%s'", rec->fields[i]);
             return false;
         }
-        size_t k = map[i] == -2 ? COL_COUNT + GPU_SPEED_COLUMNS : (size_t)map[i];
+        size_t k = map[i] == -2 ? COL_COUNT + GPU_SPEED_COLUMNS + GPU_FLAG_COLUMNS : (size_t)map[i];
         if (seen[k]) {
             diag_report(d, path, rec->line, "column '%s' appears twice in the header",
                         rec->fields[i]);
@@ -481,6 +508,7 @@ struct row {
     /* Bit c: cell c came from the model preset (COL_GPU_MEM_GB: the GPU preset). A mask, not an
      * array per column, so that nothing but cell[] is set for every row. */
     uint64_t from_preset;
+    uint64_t present; /* bit c: cell c is not empty (from the row or a preset) */
     const struct preset *model, *gpu;
     bool quiet; /* errors are not reported (parsing a preset's cells at load time) */
 };
@@ -817,7 +845,7 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
     row->file = r->file;
     row->line = rec->line;
     row->diag = r->diag;
-    row->from_preset = 0;
+    row->from_preset = row->present = 0;
     row->model = row->gpu = NULL;
     row->quiet = false;
     if (rec->n_fields != r->n_cols) {
@@ -833,8 +861,11 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
     }
     /* One memset: cheaper than clearing the columns the header lacks, most of them. */
     memset(row->cell, 0, sizeof row->cell);
-    for (size_t i = 0; i < rec->n_fields; i++)
-        row->cell[r->map[i]] = trimmed_field(rec, i);
+    for (size_t i = 0; i < rec->n_fields; i++) {
+        const char *v = trimmed_field(rec, i);
+        row->cell[r->map[i]] = v;
+        row->present |= (uint64_t)(v != NULL) << r->map[i];
+    }
     return true;
 }
 
@@ -870,6 +901,7 @@ static void fill_from_preset(struct row *row, const struct preset *p, enum col f
         if (c >= (int)first && c <= (int)last && !row->cell[c]) {
             row->cell[c] = p->cells[c];
             row->from_preset |= (uint64_t)1 << c;
+            row->present |= (uint64_t)1 << c;
         }
     }
 }
@@ -1036,11 +1068,10 @@ static bool parse_model_shape(struct row *row, struct scenario *sc)
  * check_experts'. */
 static bool parse_layer_shape(struct row *row, struct scenario *sc)
 {
-    /* Most rows are dense models that give none of them: one pass over the cells first. */
-    bool any = row->cell[COL_CAPACITY_FACTOR] != NULL;
-    for (int c = COL_HEAD_DIM; c <= COL_V_HEAD_DIM && !any; c++)
-        any = row->cell[c] != NULL;
-    if (!any)
+    /* Most rows are dense models that give none of them. */
+    uint64_t modern = (((uint64_t)1 << (COL_V_HEAD_DIM + 1)) - ((uint64_t)1 << COL_HEAD_DIM)) |
+                      (uint64_t)1 << COL_CAPACITY_FACTOR;
+    if (!(row->present & modern))
         return true;
     if (!opt_uint(row, COL_HEAD_DIM, &sc->head_dim, false) ||
         !opt_bool(row, COL_QKV_BIAS, &sc->qkv_bias) || !opt_bool(row, COL_QK_NORM, &sc->qk_norm) ||
@@ -1122,11 +1153,63 @@ static bool parse_step_impl(struct row *row, struct scenario *sc)
     return true;
 }
 
+/* What is trained and by which optimizer (doc/model.md sections 3.5 and 3.6): only the syntax;
+ * the rules between them and the other columns are check_tuning's. Most rows give none. */
+static bool parse_tuning(struct row *row, struct scenario *sc)
+{
+    static const char *const optimizers[] = {"adamw", "adamw-bf16", "adamw8bit", "sgd"};
+    static const char *const finetunes[] = {"full", "lora", "qlora"};
+    static const char *const targets[] = {"qv", "all-linear"};
+    int w;
+    if (row->cell[COL_OPTIMIZER]) {
+        if ((w = parse_word(row, COL_OPTIMIZER, optimizers, 4)) < 0)
+            return false;
+        sc->optimizer = (enum optimizer)w;
+    }
+    if (row->cell[COL_FINETUNE]) {
+        if ((w = parse_word(row, COL_FINETUNE, finetunes, 3)) < 0)
+            return false;
+        sc->finetune = (enum finetune)w;
+    }
+    if (row->cell[COL_LORA_TARGETS]) {
+        if ((w = parse_word(row, COL_LORA_TARGETS, targets, 2)) < 0)
+            return false;
+        sc->lora_targets = (enum lora_targets)w;
+    }
+    return opt_uint(row, COL_LORA_RANK, &sc->lora_rank, false);
+}
+
+/* For the messages' %llu. */
+#define ULL(x) ((unsigned long long)(x))
+
+/* gpus, the GPUs of the layout, dp tp pp cp (doc/model.md 13.1): with dp left out it sets dp,
+ * as search's jobs and fix_plan write it; with dp given it must agree. */
+static bool parse_gpus(struct row *row, struct scenario *sc)
+{
+    uint64_t gpus = 0, other;
+    if (!opt_uint(row, COL_GPUS, &gpus, false) || !gpus)
+        return true;
+    if (__builtin_mul_overflow(sc->tp * sc->pp, sc->cp, &other) || other == 0)
+        return row_error(row, COL_GPUS, "'%llu': tp * pp * cp is too large", ULL(gpus));
+    if (!row->cell[COL_DP]) {
+        if (gpus % other)
+            return row_error(row, COL_GPUS, "'%llu' is not a multiple of tp * pp * cp (%llu)",
+                             ULL(gpus), ULL(other));
+        sc->dp = gpus / other;
+        return true;
+    }
+    uint64_t have;
+    if (__builtin_mul_overflow(sc->dp, other, &have) || have != gpus)
+        return row_error(row, COL_GPUS, "'%llu' is not dp * tp * pp * cp (%llu * %llu)", ULL(gpus),
+                         ULL(sc->dp), ULL(other));
+    return true;
+}
+
 static bool parse_training(struct row *row, struct scenario *sc)
 {
     static const char *const precisions[] = {"mixed", "autocast", "megatron", "frozen", "fp32"};
     static const char *const attentions[] = {"plain", "flash"};
-    static const char *const offloads[] = {"none", "optimizer"};
+    static const char *const offloads[] = {"none", "optimizer", "checkpoints"};
     int w;
     if (!require(row, COL_SEQ) || !parse_uint(row, COL_SEQ, &sc->seq, false) ||
         !require(row, COL_MICRO_BATCH) ||
@@ -1137,27 +1220,37 @@ static bool parse_training(struct row *row, struct scenario *sc)
             return false;
         sc->precision = (enum precision)w;
     }
+    if (row->cell[COL_FP8]) {
+        static const char *const fp8s[] = {"none", "tensor", "mxfp8"};
+        if ((w = parse_word(row, COL_FP8, fp8s, 3)) < 0)
+            return false;
+        sc->fp8 = (enum fp8)w;
+    }
     if (row->cell[COL_ATTENTION]) {
         if ((w = parse_word(row, COL_ATTENTION, attentions, 2)) < 0)
             return false;
         sc->attention = (enum attention)w;
     }
     if (row->cell[COL_OFFLOAD]) {
-        if ((w = parse_word(row, COL_OFFLOAD, offloads, 2)) < 0)
+        if ((w = parse_word(row, COL_OFFLOAD, offloads, 3)) < 0)
             return false;
         sc->offload = (enum offload)w;
     }
-    if (!parse_step_impl(row, sc))
+    if (!parse_step_impl(row, sc) || !parse_tuning(row, sc))
         return false;
     uint64_t zero = 0;
     if (!parse_recompute(row, sc) || !opt_uint(row, COL_DP, &sc->dp, false) ||
         !opt_uint(row, COL_TP, &sc->tp, false) || !opt_uint(row, COL_PP, &sc->pp, false) ||
         !opt_bool(row, COL_SP, &sc->sp) || !opt_uint(row, COL_EP, &sc->ep, false) ||
         !opt_uint(row, COL_ETP, &sc->etp, false) || !opt_uint(row, COL_ZERO, &zero, true) ||
-        !opt_uint(row, COL_GPUS_PER_NODE, &sc->gpus_per_node, false))
+        !opt_uint(row, COL_GPUS_PER_NODE, &sc->gpus_per_node, false) ||
+        !opt_uint(row, COL_CP, &sc->cp, false) || !opt_uint(row, COL_VPP, &sc->vpp, false) ||
+        !opt_uint(row, COL_ZERO_GROUP, &sc->zero_group, false))
         return false;
     if (zero > 3)
         return row_error(row, COL_ZERO, "'%s' is not a ZeRO stage 0-3", row->cell[COL_ZERO]);
+    if (!parse_gpus(row, sc))
+        return false;
     sc->zero = (unsigned)zero;
     if (!opt_uint(row, COL_GLOBAL_BATCH, &sc->global_batch, false))
         return false;
@@ -1202,8 +1295,6 @@ static bool parse_gpu(struct row *row, struct scenario *sc)
     }
     return true;
 }
-
-#define ULL(x) ((unsigned long long)(x))
 
 /* Head width, biases and latent attention (doc/model.md section 13.2). */
 static bool check_attention(struct row *row, const struct scenario *sc)
@@ -1324,6 +1415,82 @@ static bool check_experts(struct row *row, const struct scenario *sc)
     return true;
 }
 
+/* Fine-tuning (doc/model.md sections 3.6 and 13.2): the adapter columns need adapters; a frozen
+ * base without adapters (precision=frozen) contradicts them; QLoRA computes in bf16; latent
+ * attention has no q and v projections to take qv adapters. */
+static bool check_tuning(struct row *row, const struct scenario *sc)
+{
+    static const char *const names[] = {"full", "lora", "qlora"};
+    if (sc->finetune == FINETUNE_FULL) {
+        static const enum col adapter_cols[] = {COL_LORA_RANK, COL_LORA_TARGETS};
+        for (size_t i = 0; i < 2; i++)
+            if (row->cell[adapter_cols[i]])
+                return row_error(row, adapter_cols[i],
+                                 "'%s' needs finetune=lora or qlora (an adapter column)",
+                                 row->cell[adapter_cols[i]]);
+        return true;
+    }
+    const char *ft = names[sc->finetune];
+    if (sc->precision == PRECISION_FROZEN)
+        return row_error(row, COL_FINETUNE,
+                         "'%s' is not possible with precision=frozen, a frozen base without "
+                         "adapters: finetune freezes the base, and precision says how the "
+                         "adapters train",
+                         ft);
+    if (sc->finetune == FINETUNE_QLORA && sc->precision == PRECISION_FP32)
+        return row_error(row, COL_FINETUNE,
+                         "'%s' needs a bf16 compute precision (mixed, autocast or megatron), not "
+                         "precision=fp32",
+                         ft);
+    if (sc->kv_lora_rank > 0 && sc->lora_targets == LORA_QV)
+        return row_error(row, COL_LORA_TARGETS,
+                         "'%s' is not possible with multi-head latent attention (kv_lora_rank), "
+                         "which has no v projection (V comes out of the kv up-projection with K): "
+                         "use all-linear",
+                         row->cell[COL_LORA_TARGETS] ? row->cell[COL_LORA_TARGETS] : "qv");
+    return true;
+}
+
+/* Context and pipeline parallelism, HSDP and the offload of checkpoints (doc/model.md 13.2). */
+static bool check_parallel(struct row *row, const struct scenario *sc)
+{
+    if (sc->seq % sc->cp)
+        return row_error(row, COL_CP, "'%llu' does not divide seq (%llu)", ULL(sc->cp),
+                         ULL(sc->seq));
+    if (sc->vpp > 1 && sc->pp == 1)
+        return row_error(row, COL_VPP, "'%llu' needs pipeline parallelism (pp > 1)", ULL(sc->vpp));
+    uint64_t chunks;
+    if (__builtin_mul_overflow(sc->pp, sc->vpp, &chunks) || sc->layers % chunks)
+        return row_error(row, COL_VPP, "pp * vpp (%llu * %llu) does not divide layers (%llu)",
+                         ULL(sc->pp), ULL(sc->vpp), ULL(sc->layers));
+    uint64_t group;
+    if (__builtin_mul_overflow(sc->dp, sc->cp, &group))
+        return row_error(row, COL_CP, "'%llu' times dp is too large", ULL(sc->cp));
+    if (sc->zero_group && group % sc->zero_group)
+        return row_error(row, COL_ZERO_GROUP, "'%llu' does not divide dp * cp (%llu)",
+                         ULL(sc->zero_group), ULL(group));
+    if (sc->zero_group && sc->zero == 0)
+        return row_error(row, COL_ZERO_GROUP, "'%llu' needs zero >= 1 (a ZeRO shard to span)",
+                         ULL(sc->zero_group));
+    if (sc->offload == OFFLOAD_CHECKPOINTS && sc->recompute != RECOMPUTE_EVERY_K)
+        return row_error(row, COL_OFFLOAD,
+                         "'checkpoints' needs recompute=full or every k (checkpoints to move)");
+    return true;
+}
+
+/* The interleaved schedule runs the micro-batches in groups of pp (Megatron-LM's
+ * get_pp_rank_microbatches): m = global_batch / (micro_batch dp) must be a multiple of pp. */
+static bool check_interleaving(struct row *row, const struct scenario *sc, uint64_t step)
+{
+    uint64_t m = sc->global_batch / step;
+    if (sc->vpp > 1 && m % sc->pp)
+        return row_error(row, COL_VPP,
+                         "'%llu' needs micro-batches per step (global_batch / (micro_batch * dp) "
+                         "= %llu) to be a multiple of pp (%llu)",
+                         ULL(sc->vpp), ULL(m), ULL(sc->pp));
+    return true;
+}
+
 /* Rules between columns: every degree divides what it splits (doc/model.md section 13.2). */
 static bool check_consistency(struct row *row, const struct scenario *sc)
 {
@@ -1349,17 +1516,45 @@ static bool check_consistency(struct row *row, const struct scenario *sc)
     if (sc->arch == ARCH_LLAMA && sc->dropout)
         return row_error(row, COL_DROPOUT, "'%s' is not possible with arch=llama (no dropout)",
                          row->cell[COL_DROPOUT] ? row->cell[COL_DROPOUT] : "yes");
-    if (!check_experts(row, sc))
+    if (!check_experts(row, sc) || !check_parallel(row, sc) || !check_tuning(row, sc))
         return false;
     uint64_t step;
     if (__builtin_mul_overflow(sc->micro_batch, sc->dp, &step))
         return row_error(row, COL_DP, "'%llu' times micro_batch is too large", ULL(sc->dp));
-    if (!row->cell[COL_GLOBAL_BATCH])
-        return true;
-    if (sc->global_batch % step)
+    if (row->cell[COL_GLOBAL_BATCH] && sc->global_batch % step)
         return row_error(row, COL_GLOBAL_BATCH,
                          "'%llu' is not a multiple of micro_batch * dp (%llu)",
                          ULL(sc->global_batch), ULL(step));
+    return check_interleaving(row, sc, step);
+}
+
+/*
+ * FP8 training (doc/model.md sections 3.7, 4.10 and 13.2): the GPU preset must have FP8 tensor
+ * cores (Ada, Hopper, Blackwell), and MXFP8 is Blackwell's (Transformer Engine's mxfp8 docs:
+ * SM 10.0); a row without a GPU preset, or whose preset leaves a cell empty, is not checked. A
+ * frozen base (LoRA, QLoRA, precision frozen) in FP8 is not modelled. Also notes whether the
+ * GPU's FP8 GEMMs read one copy of a weight both ways (Blackwell).
+ */
+static bool check_fp8(struct row *row, struct scenario *sc)
+{
+    const struct preset *g = row->gpu;
+    const char *v = row->cell[COL_FP8];
+    sc->fp8_one_copy = g && g->flag[GPU_FLAG_FP8_ONE_COPY] == GPU_FLAG_YES;
+    if (sc->fp8 == FP8_NONE)
+        return true;
+    if (g && g->flag[GPU_FLAG_FP8] == GPU_FLAG_NO)
+        return row_error(row, COL_FP8,
+                         "'%s' needs FP8 tensor cores (Ada, Hopper or Blackwell): GPU '%s' has "
+                         "none",
+                         v, g->name);
+    if (sc->fp8 == FP8_MXFP8 && g && g->flag[GPU_FLAG_MXFP8] == GPU_FLAG_NO)
+        return row_error(row, COL_FP8, "'%s' needs a Blackwell GPU: GPU '%s' has no MXFP8", v,
+                         g->name);
+    if (sc->finetune != FINETUNE_FULL || sc->precision == PRECISION_FROZEN)
+        return row_error(row, COL_FP8,
+                         "'%s' is not modelled with a frozen base (finetune lora or qlora, "
+                         "precision frozen)",
+                         v);
     return true;
 }
 
@@ -1370,7 +1565,7 @@ static bool report_overflow(struct row *row)
         COL_LAYERS,       COL_HIDDEN,      COL_HEADS,       COL_VOCAB,      COL_FFN,
         COL_SEQ,          COL_MICRO_BATCH, COL_POSITIONS,   COL_HEAD_DIM,   COL_LAYER_NORMS,
         COL_EXPERTS,      COL_TOP_K,       COL_EXPERT_FFN,  COL_SHARED_FFN, COL_Q_LORA_RANK,
-        COL_KV_LORA_RANK, COL_QK_NOPE_DIM, COL_QK_ROPE_DIM, COL_V_HEAD_DIM};
+        COL_KV_LORA_RANK, COL_QK_NOPE_DIM, COL_QK_ROPE_DIM, COL_V_HEAD_DIM, COL_LORA_RANK};
     enum col worst = COL_SEQ;
     unsigned long long worst_v = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -1413,6 +1608,7 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
     sc->zero_group = 0;
     sc->optimizer = OPTIM_ADAMW;
     sc->fp8 = FP8_NONE;
+    sc->fp8_one_copy = false;
     sc->finetune = FINETUNE_FULL;
     sc->lora_rank = 16;
     sc->lora_targets = LORA_QV;
@@ -1435,15 +1631,19 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
         !parse_layer_shape(row, sc) || !parse_training(row, sc) || !parse_gpu(row, sc))
         return false;
     sc->speed = speed;
-    if (!row->cell[COL_GLOBAL_BATCH])
-        sc->global_batch = sc->micro_batch * sc->dp; /* checked in check_consistency */
+    /* The default keeps pp micro-batches a step in the pipeline (doc/model.md 6.1); a product
+     * past 64 bits leaves 0, which means the same (pipeline_micro_batches). */
+    if (!row->cell[COL_GLOBAL_BATCH] &&
+        (__builtin_mul_overflow(sc->micro_batch, sc->dp, &sc->global_batch) ||
+         __builtin_mul_overflow(sc->global_batch, sc->pp, &sc->global_batch)))
+        sc->global_batch = 0;
     if (row->cell[COL_MODEL]) /* a config.json's preset is named after its file */
         copy_bounded(sc->model_preset, sizeof sc->model_preset,
                      row->model->path ? row->model->name : row->cell[COL_MODEL]);
     sc->sliding_window = row->cell[COL_MODEL] ? row->model->sliding_window : 0;
     if (row->cell[COL_GPU])
         copy_bounded(sc->gpu_preset, sizeof sc->gpu_preset, row->cell[COL_GPU]);
-    if (!check_consistency(row, sc))
+    if (!check_consistency(row, sc) || !check_fp8(row, sc))
         return false;
     /* The exact check runs only near the limit: it cost as much as the rest of the row. It covers
      * what eval and the report compute besides the scenario itself (the ladder's rungs, the

@@ -8,16 +8,21 @@
  *   tokens T    = global_batch * s / dp          (tokens of one data-parallel rank per step;
  *                                                 global_batch 0 means b * dp)
  *   compute     = 6 Psi T / (tp pp)               FLOPs per GPU (2 Psi forward + 4 Psi backward
- *                                                 per token, Kaplan et al. 2020, 2.1); 4 Psi T with
- *                                                 a frozen base (no weight gradients)
+ *                                                 per token, Kaplan et al. 2020, 2.1); with a
+ *                                                 frozen base 4 Psi T (no weight gradients) + 6 T
+ *                                                 per LoRA adapter parameter
  *   recompute   = 2 Psi T / (tp pp)               checkpointing every k: one extra forward pass
  *                                                 whatever k (8 Psi instead of 6 Psi, +33%)
  *               = 6 Psi T s/(18h+3s) / (tp pp)    selective recomputation with plain attention
  *                                                 (doc/model.md 12.2; 0 with flash, whose backward
  *                                                 rebuilds the core anyway)
  *   seconds     = FLOPs / (bf16_tflops 1e12 * COST_UTILISATION)
+ *                 with fp8, the share of Psi in the layers' GEMM weights (doc/model.md 3.7) at
+ *                 fp8_tflops instead (COST_FP8_SPEEDUP x bf16_tflops when the preset has none)
  *   dp traffic  = 2 (dp-1)/dp * G                 ring all-reduce of the gradients G = grad bytes
- *                                                 per parameter * parameters on the GPU
+ *                                                 per parameter * parameters the GPU trains
+ *                                                 (all, or its LoRA adapters; ZeRO-3 also gathers
+ *                                                 a frozen base's weights, 2 (dp-1)/dp of them)
  *                                                 (Patarasuk & Yuan 2009); ZeRO-1/2 move the same
  *                                                 volume (reduce-scatter + all-gather), ZeRO-3
  *                                                 1.5x (ZeRO paper, Rajbhandari et al. 2020, 7.2)
@@ -48,6 +53,12 @@
 #define COST_FALLBACK_LINK_GB_S 300.0 /* A100 NVLink 3, 600 GB/s both directions */
 #define COST_FALLBACK_PCIE_GB_S 32.0  /* PCIe 4.0 x16, per direction */
 #define COST_INTERNODE_GB_S 50.0      /* one 400 Gb/s network port per GPU, between nodes */
+/* FLOPs per parameter and token (doc/model.md 12.1): a trained parameter's forward (2) and
+ * backward (2 for the input's gradient, 2 for its own: Kaplan et al. 2020, 2.1); a frozen one's
+ * backward computes only the input's gradient (Hu et al. 2021, 4.2). */
+#define COST_TRAINED_FLOPS 6.0
+#define COST_FROZEN_FLOPS 4.0
+#define COST_FP8_SPEEDUP 2.0 /* dense FP8 over dense bf16 (H100, H200, B200, L4 datasheets) */
 
 struct cost {
     double tokens;      /* T: tokens of one data-parallel rank per step */
@@ -62,6 +73,8 @@ struct cost {
     double overhead_s;  /* recompute + dp_extra + tp + offload: what the fixes add */
     /* The speeds used, after fallbacks: */
     double tflops, link_gb_s, pcie_gb_s;
+    double fp8_tflops; /* with fp8: the FP8 GEMMs' rate (0 without) */
+    double fp8_share;  /* with fp8: the share of Psi whose FLOPs run in FP8 (0 without) */
 };
 
 /* Fills *out for sc, whose model_peak terms are *t (for the parameters on the GPU). */

@@ -25,7 +25,7 @@ struct evalout_table_row {
 static const char *const csv_columns =
     "name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,"
     "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"
-    "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase";
+    "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase,stage";
 
 /* The phase of a real step at which the peak is reached (doc/model.md section 10.2); NULL under
  * --peak lesson, whose sum is no instant of the step. */
@@ -244,6 +244,8 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
     const char *phase = peak_phase(sc, t);
     if (phase)
         line_put_csv_text(&l, phase);
+    const uint64_t stage[] = {t->stage[t->peak_stage].pipe.rank};
+    line_put_numbers(&l, stage, 1);
     line_putc(&l, '\n');
     line_flush(&l);
 }
@@ -298,6 +300,7 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
             t->expert_bytes);
     const char *phase = peak_phase(sc, t);
     put_json_key_text(o, "peak_phase", phase ? phase : "", phase != NULL);
+    fprintf(o, ", \"stage\": %" PRIu64, t->stage[t->peak_stage].pipe.rank);
     putc('}', o);
 }
 

@@ -15,6 +15,11 @@ struct filler {
     bool listing;      /* keep the entries themselves, not only their sums */
     unsigned scale[3]; /* bytes of an element of each dtype class (enum dtype) */
     bool step;         /* the step model: also the norms' per-row statistics */
+    struct tuning {    /* what fine-tuning leaves of the linears' inputs (tuning_of) */
+        bool qkv_input, proj_input, mlp_input, down_input;
+        uint64_t attn_adapters, mlp_adapters; /* LoRA adapters on attention's, the MLP's linears */
+    } tune;
+    bool fp8; /* FP8 training: the linears keep their inputs in FP8 (linear_input) */
 };
 
 /*
@@ -43,19 +48,43 @@ static inline __attribute__((always_inline)) void add_to_sums(struct filler *f,
     *sum = ck_add(&f->ck, *sum, per);
 }
 
-static inline __attribute__((always_inline)) void param(struct filler *f, const char *name,
-                                                        uint64_t count, enum layer_part part)
+/* Adds a parameter entry (p->count of p->part) to the sums, and to the list when listing. */
+static inline __attribute__((always_inline)) void param(struct filler *f,
+                                                        const struct layer_param *p)
 {
     struct layer_inventory *inv = f->inv;
-    inv->part_params[part] = ck_add(&f->ck, inv->part_params[part], count);
-    inv->total_params = ck_add(&f->ck, inv->total_params, count);
+    inv->part_params[p->part] = ck_add(&f->ck, inv->part_params[p->part], p->count);
+    inv->total_params = ck_add(&f->ck, inv->total_params, p->count);
     if (!f->listing)
         return;
     if (inv->n_params == LAYER_PARAMS_MAX) {
         f->full = true;
         return;
     }
-    inv->params[inv->n_params++] = (struct layer_param){name, count, part};
+    inv->params[inv->n_params++] = *p;
+}
+
+/* The weight of a linear layer: `copies` matrices of d_in x d_out, split by tensor parallelism
+ * as `tp` says; qv marks W_Q and W_V. */
+static inline __attribute__((always_inline)) void linear(struct filler *f, const char *name,
+                                                         uint64_t d_in, uint64_t d_out,
+                                                         uint64_t copies, enum layer_part part,
+                                                         enum layer_tp tp, bool qv)
+{
+    uint64_t each = ck_mul(&f->ck, d_in, d_out);
+    const struct layer_param p = {
+        name, ck_mul(&f->ck, copies, each), part, {each, 0}, {copies, 0}, d_in, d_out, tp, qv};
+    param(f, &p);
+}
+
+/* Vectors (biases, norm scales): n1 of e1 elements and n2 of e2. */
+static inline __attribute__((always_inline)) void vectors(struct filler *f, const char *name,
+                                                          enum layer_part part, uint64_t n1,
+                                                          uint64_t e1, uint64_t n2, uint64_t e2)
+{
+    uint64_t count = ck_add(&f->ck, ck_mul(&f->ck, n1, e1), ck_mul(&f->ck, n2, e2));
+    struct layer_param p = {name, count, part, {e1, e2}, {n1, n2}, 0, 0, LAYER_TP_COLUMN, false};
+    param(f, &p);
 }
 
 static inline __attribute__((always_inline)) void kept_dt(struct filler *f, const char *name,
@@ -105,16 +134,16 @@ static void attention_params(struct filler *f, const struct scenario *sc)
     uint64_t h = sc->hidden, dh = layer_head_dim(sc), a = sc->heads, g = sc->kv_heads;
     uint64_t q = ck_mul(ck, a, dh), kv = ck_mul(ck, g, dh);
     bool gpt = sc->arch == ARCH_GPT;
-    param(f, "W_Q", ck_mul(ck, h, q), LAYER_PART_ATTENTION);
-    param(f, "W_K", ck_mul(ck, h, kv), LAYER_PART_ATTENTION);
-    param(f, "W_V", ck_mul(ck, h, kv), LAYER_PART_ATTENTION);
-    param(f, "W_O", ck_mul(ck, q, h), LAYER_PART_ATTENTION);
+    linear(f, "W_Q", h, q, 1, LAYER_PART_ATTENTION, LAYER_TP_COLUMN, true);
+    linear(f, "W_K", h, kv, 1, LAYER_PART_ATTENTION, LAYER_TP_COLUMN, false);
+    linear(f, "W_V", h, kv, 1, LAYER_PART_ATTENTION, LAYER_TP_COLUMN, true);
+    linear(f, "W_O", q, h, 1, LAYER_PART_ATTENTION, LAYER_TP_ROW, false);
     if (gpt || sc->qkv_bias)
-        param(f, "Q, K, V biases", ck_add(ck, q, ck_mul(ck, 2, kv)), LAYER_PART_SMALL);
+        vectors(f, "Q, K, V biases", LAYER_PART_SMALL, 1, q, 2, kv);
     if (gpt)
-        param(f, "output bias", h, LAYER_PART_SMALL);
+        vectors(f, "output bias", LAYER_PART_SMALL, 1, h, 0, 0);
     if (sc->qk_norm)
-        param(f, "q, k norms", ck_mul(ck, 2, dh), LAYER_PART_SMALL);
+        vectors(f, "q, k norms", LAYER_PART_SMALL, 2, dh, 0, 0);
 }
 
 /* Multi-head latent attention (DeepSeek-V2/V3; Megatron-LM theoretical_memory_usage.py, the same
@@ -128,31 +157,32 @@ static void mla_params(struct filler *f, const struct scenario *sc)
     uint64_t qk = ck_mul(ck, a, ck_add(ck, sc->qk_nope_dim, sc->qk_rope_dim));
     uint64_t kv = ck_mul(ck, a, ck_add(ck, sc->qk_nope_dim, sc->v_head_dim));
     if (rq > 0) {
-        param(f, "W_Q down", ck_mul(ck, h, rq), LAYER_PART_ATTENTION);
-        param(f, "q norm", rq, LAYER_PART_SMALL);
-        param(f, "W_Q up", ck_mul(ck, rq, qk), LAYER_PART_ATTENTION);
+        linear(f, "W_Q down", h, rq, 1, LAYER_PART_ATTENTION, LAYER_TP_REPLICATED, false);
+        vectors(f, "q norm", LAYER_PART_SMALL, 1, rq, 0, 0);
+        linear(f, "W_Q up", rq, qk, 1, LAYER_PART_ATTENTION, LAYER_TP_COLUMN, false);
     } else {
-        param(f, "W_Q", ck_mul(ck, h, qk), LAYER_PART_ATTENTION);
+        linear(f, "W_Q", h, qk, 1, LAYER_PART_ATTENTION, LAYER_TP_COLUMN, false);
     }
-    param(f, "W_KV down", ck_mul(ck, h, ck_add(ck, rkv, sc->qk_rope_dim)), LAYER_PART_ATTENTION);
-    param(f, "kv norm", rkv, LAYER_PART_SMALL);
-    param(f, "W_KV up", ck_mul(ck, rkv, kv), LAYER_PART_ATTENTION);
-    param(f, "W_O", ck_mul3(ck, a, sc->v_head_dim, h), LAYER_PART_ATTENTION);
+    linear(f, "W_KV down", h, ck_add(ck, rkv, sc->qk_rope_dim), 1, LAYER_PART_ATTENTION,
+           LAYER_TP_REPLICATED, false);
+    vectors(f, "kv norm", LAYER_PART_SMALL, 1, rkv, 0, 0);
+    linear(f, "W_KV up", rkv, kv, 1, LAYER_PART_ATTENTION, LAYER_TP_COLUMN, false);
+    linear(f, "W_O", ck_mul(ck, a, sc->v_head_dim), h, 1, LAYER_PART_ATTENTION, LAYER_TP_ROW,
+           false);
 }
 
 /* GPT: h x f and f x h with biases f and h; llama: SwiGLU's gate, up and down. */
 static void mlp_params(struct filler *f, const struct scenario *sc)
 {
-    struct checked *ck = &f->ck;
-    uint64_t hf = ck_mul(ck, sc->hidden, sc->ffn);
+    uint64_t h = sc->hidden, ffn = sc->ffn;
     if (sc->arch == ARCH_GPT) {
-        param(f, "MLP in", hf, LAYER_PART_MLP);
-        param(f, "MLP out", hf, LAYER_PART_MLP);
-        param(f, "MLP biases", ck_add(ck, sc->ffn, sc->hidden), LAYER_PART_SMALL);
+        linear(f, "MLP in", h, ffn, 1, LAYER_PART_MLP, LAYER_TP_COLUMN, false);
+        linear(f, "MLP out", ffn, h, 1, LAYER_PART_MLP, LAYER_TP_ROW, false);
+        vectors(f, "MLP biases", LAYER_PART_SMALL, 1, ffn, 1, h);
     } else {
-        param(f, "gate", hf, LAYER_PART_MLP);
-        param(f, "up", hf, LAYER_PART_MLP);
-        param(f, "down", hf, LAYER_PART_MLP);
+        linear(f, "gate", h, ffn, 1, LAYER_PART_MLP, LAYER_TP_COLUMN, false);
+        linear(f, "up", h, ffn, 1, LAYER_PART_MLP, LAYER_TP_COLUMN, false);
+        linear(f, "down", ffn, h, 1, LAYER_PART_MLP, LAYER_TP_ROW, false);
     }
 }
 
@@ -162,26 +192,68 @@ static void moe_params(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
     uint64_t h = sc->hidden, e = sc->experts;
-    param(f, "experts (routed)", ck_mul(ck, ck_mul3(ck, 3, h, sc->expert_ffn), e),
-          LAYER_PART_EXPERTS);
+    linear(f, "experts (routed)", h, sc->expert_ffn, ck_mul(ck, 3, e), LAYER_PART_EXPERTS,
+           LAYER_TP_COLUMN, false);
     if (sc->shared_ffn > 0)
-        param(f, "shared experts", ck_mul3(ck, 3, h, sc->shared_ffn), LAYER_PART_SHARED);
+        linear(f, "shared experts", h, sc->shared_ffn, 3, LAYER_PART_SHARED, LAYER_TP_COLUMN,
+               false);
     if (sc->shared_gate)
-        param(f, "shared gate", h, LAYER_PART_SHARED);
-    param(f, "router", ck_mul(ck, h, e), LAYER_PART_ROUTER);
+        linear(f, "shared gate", h, 1, 1, LAYER_PART_SHARED, LAYER_TP_REPLICATED, false);
+    linear(f, "router", h, e, 1, LAYER_PART_ROUTER, LAYER_TP_REPLICATED, false);
     if (sc->router_bias)
-        param(f, "router bias", e, LAYER_PART_ROUTER);
+        vectors(f, "router bias", LAYER_PART_ROUTER, 1, e, 0, 0);
 }
 
 /* GPT LayerNorms have a scale and a shift (2h), RMSNorms a scale (h). */
 static void norm_params(struct filler *f, const struct scenario *sc)
 {
     uint64_t norms = sc->layer_norms ? sc->layer_norms : 2;
-    uint64_t each = sc->arch == ARCH_GPT ? 2 * sc->hidden : sc->hidden;
-    param(f, "norms", ck_mul(&f->ck, norms, each), LAYER_PART_SMALL);
+    vectors(f, "norms", LAYER_PART_SMALL, sc->arch == ARCH_GPT ? 2 * norms : norms, sc->hidden, 0,
+            0);
 }
 
 /* ---- kept tensors (doc/model.md section 4) ---- */
+
+/*
+ * LoRA and QLoRA (doc/model.md 4.9; measured, tests/validation/lora.csv): a frozen linear keeps
+ * nothing for its weight gradient, so its input stays only where something trainable reads it -
+ * an adapter's A (which keeps it, one tensor for the linears sharing it) or full training. Each
+ * adapter's B keeps x A, r wide. qv targets q and v; all-linear every linear of the layer.
+ * precision=frozen is the frozen base without adapters. QLoRA keeps the same: the NF4 weight is
+ * dequantised into a temporary per GEMM. Only with a frozen base does this change anything.
+ */
+static struct tuning tuning_of(const struct scenario *sc)
+{
+    bool lora = sc->finetune != FINETUNE_FULL;
+    if (!lora && sc->precision != PRECISION_FROZEN)
+        return (struct tuning){true, true, true, true, 0, 0};
+    bool every = lora && sc->lora_targets == LORA_ALL_LINEAR;
+    uint64_t attn = !lora ? 0 : every ? 4 : 2, mlp = every ? (sc->arch == ARCH_GPT ? 2u : 3u) : 0;
+    return (struct tuning){lora, every, every, every, attn, mlp};
+}
+
+/* The x A of `adapters` LoRA adapters of rank r, 2r bytes a token each: whole under tensor
+ * parallelism (r is not split: A is replicated, or its output gathered or all-reduced). */
+static void adapters_kept(struct filler *f, const char *name, uint64_t adapters)
+{
+    if (adapters > 0)
+        kept(f, name, ck_mul3(&f->ck, 2, adapters, f->sc->lora_rank), LAYER_PER_TOKEN, LAYER_WHOLE);
+}
+
+/*
+ * A linear layer's saved input, `per` bytes a unit in bf16 (doc/model.md 4.10): under FP8 training
+ * Transformer Engine saves its 1-byte FP8 copy instead (per / 2), and beside the bf16 tensor when
+ * another op keeps that anyway (`bf16_kept`: FlashAttention its output, the router its input).
+ */
+static inline __attribute__((always_inline)) void
+linear_input(struct filler *f, const char *name, const char *fp8_name, uint64_t per,
+             enum layer_extent extent, enum layer_split split, bool bf16_kept)
+{
+    if (!f->fp8 || bf16_kept)
+        kept(f, name, per, extent, split);
+    if (f->fp8)
+        kept_dt(f, fp8_name, per / 2, extent, split, DT_FIXED);
+}
 
 /*
  * The attention core of plain attention: the softmax output 2as^2b; with GPT's dropout also the
@@ -205,7 +277,9 @@ static void core_kept(struct filler *f, const struct scenario *sc)
 
 /* A pre-LN GPT layer (doc/model.md 4.1 and 4.4): norm inputs, the QKV and fc1 inputs and the
  * dropout masks stay whole under tp; Q, K, V, the projection input and the MLP's inner tensors
- * are split. V is kept after the core with plain attention (the product reads it then). */
+ * are split. V is kept after the core with plain attention (the product reads it then). A
+ * frozen base drops the linears' inputs no adapter reads (4.9; flash keeps its output, the
+ * projection input, itself). */
 static void gpt_kept(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
@@ -214,7 +288,8 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
     uint64_t fb = ck_mul(ck, 2, sc->ffn);
     bool flash = sc->attention == ATTENTION_FLASH, drop = sc->dropout;
     kept_dt(f, "LN1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
-    kept(f, "QKV input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    if (f->tune.qkv_input)
+        linear_input(f, "QKV input", "QKV input (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, false);
     kept(f, "Q", q, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "K", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
     if (flash)
@@ -222,13 +297,19 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
     core_kept(f, sc);
     if (!flash)
         kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
-    kept(f, "projection input", q, LAYER_PER_TOKEN, LAYER_SPLIT);
+    if (flash || f->tune.proj_input)
+        linear_input(f, "projection input", "projection input (FP8)", q, LAYER_PER_TOKEN,
+                     LAYER_SPLIT, flash);
+    adapters_kept(f, "LoRA x A (attention)", f->tune.attn_adapters);
     if (drop)
         kept_dt(f, "projection dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
     kept_dt(f, "LN2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
-    kept(f, "fc1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    if (f->tune.mlp_input)
+        linear_input(f, "fc1 input", "fc1 input (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, false);
     kept(f, "GeLU input", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
-    kept(f, "fc2 input", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    if (f->tune.down_input)
+        linear_input(f, "fc2 input", "fc2 input (FP8)", fb, LAYER_PER_TOKEN, LAYER_SPLIT, false);
+    adapters_kept(f, "LoRA x A (MLP)", f->tune.mlp_adapters);
     if (drop)
         kept_dt(f, "MLP dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
     if (f->step) /* two LayerNorms' fp32 mean and 1/std per row (measured: step.csv) */
@@ -237,21 +318,27 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
 
 /* Llama-style attention (doc/model.md 4.5): rotary q and k, GQA with K and V of g d_h, Qwen3's
  * q/k norms keeping their inputs, Gemma 2's post-attention norm keeping the output projection's
- * result; a qkv bias keeps nothing. Measured: tests/validation/modern.csv. */
+ * result; a qkv bias keeps nothing. Measured: tests/validation/modern.csv. A frozen base drops
+ * the inputs no adapter reads (4.9; measured: lora.csv). */
 static void llama_attention_kept(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
     uint64_t h = sc->hidden, dh = layer_head_dim(sc);
     uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
     kept_dt(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
-    kept(f, "norm 1 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    if (f->tune.qkv_input)
+        linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
+                     false);
     if (sc->qk_norm)
         kept(f, "q, k norm inputs", ck_add(ck, q, kv), LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "Q (rotary)", q, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "K (rotary)", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
     core_kept(f, sc);
-    kept(f, "projection input", q, LAYER_PER_TOKEN, LAYER_SPLIT);
+    if (sc->attention == ATTENTION_FLASH || f->tune.proj_input)
+        linear_input(f, "projection input", "projection input (FP8)", q, LAYER_PER_TOKEN,
+                     LAYER_SPLIT, sc->attention == ATTENTION_FLASH);
+    adapters_kept(f, "LoRA x A (attention)", f->tune.attn_adapters);
 }
 
 /*
@@ -267,28 +354,39 @@ static void mla_kept(struct filler *f, const struct scenario *sc)
     uint64_t dv = sc->v_head_dim, rkv = sc->kv_lora_rank;
     uint64_t qk = ck_mul3(ck, 2, a, ck_add(ck, dn, dr));
     kept_dt(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
-    kept(f, "norm 1 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
-    if (sc->q_lora_rank > 0)
+    linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
+                 false);
+    if (sc->q_lora_rank > 0 && !f->fp8)
         kept(f, "q down, q norm outputs", ck_mul(ck, 4, sc->q_lora_rank), LAYER_PER_TOKEN,
              LAYER_WHOLE);
+    if (sc->q_lora_rank > 0 && f->fp8) { /* the q norm's input, and W_Q up's in FP8 (4.10) */
+        kept(f, "q down output", ck_mul(ck, 2, sc->q_lora_rank), LAYER_PER_TOKEN, LAYER_WHOLE);
+        kept_dt(f, "q norm output (FP8)", sc->q_lora_rank, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
+    }
     kept(f, "kv down output", ck_mul(ck, 2, ck_add(ck, rkv, dr)), LAYER_PER_TOKEN, LAYER_WHOLE);
-    kept(f, "kv norm output", ck_mul(ck, 2, rkv), LAYER_PER_TOKEN, LAYER_WHOLE);
+    linear_input(f, "kv norm output", "kv norm output (FP8)", ck_mul(ck, 2, rkv), LAYER_PER_TOKEN,
+                 LAYER_WHOLE, false);
     kept(f, "Q (rotary)", qk, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "K (rotary)", qk, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "kv up output (V)", ck_mul3(ck, 2, a, ck_add(ck, dn, dv)), LAYER_PER_TOKEN,
          LAYER_SPLIT);
     core_kept(f, sc);
-    kept(f, "projection input", ck_mul3(ck, 2, a, dv), LAYER_PER_TOKEN, LAYER_SPLIT);
+    linear_input(f, "projection input", "projection input (FP8)", ck_mul3(ck, 2, a, dv),
+                 LAYER_PER_TOKEN, LAYER_SPLIT, sc->attention == ATTENTION_FLASH);
 }
 
-/* SwiGLU keeps gate, up, silu(gate) and the product, 2f each (doc/model.md 4.5). */
+/* SwiGLU keeps gate, up, silu(gate) and the product, 2f each (doc/model.md 4.5); the product,
+ * the down projection's input, only if down is trained (4.9). */
 static void swiglu_kept(struct filler *f, const struct scenario *sc)
 {
     uint64_t fb = ck_mul(&f->ck, 2, sc->ffn);
     kept(f, "gate", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "silu(gate)", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
-    kept(f, "silu(gate) \xc3\x97 up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    if (f->tune.down_input)
+        linear_input(f, "silu(gate) \xc3\x97 up", "silu(gate) \xc3\x97 up (FP8)", fb,
+                     LAYER_PER_TOKEN, LAYER_SPLIT, false);
+    adapters_kept(f, "LoRA x A (MLP)", f->tune.mlp_adapters);
 }
 
 /*
@@ -297,7 +395,9 @@ static void swiglu_kept(struct filler *f, const struct scenario *sc)
  * 12k + 4); per routed row the gathered input, the expert's SwiGLU (8 f_e), its output kept by
  * the weighting and the weighted output kept by the index_add combine (2h each), and the
  * dispatch indices and weight (18); the shared experts' SwiGLU (8 f_s per token) and Qwen2-MoE's
- * gate (the shared output and the sigmoid: 2h + 2).
+ * gate (the shared output and the sigmoid: 2h + 2). Under FP8 (4.10) the experts' inputs and
+ * products are 1 byte an element, and shared experts add an FP8 copy of the norm 2 output, which
+ * the router keeps in bf16.
  */
 static void moe_kept(struct filler *f, const struct scenario *sc)
 {
@@ -307,14 +407,24 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
             DT_FIXED);
     kept_dt(f, "top-k indices, weights", ck_add(ck, ck_mul(ck, 12, k), 4), LAYER_PER_TOKEN,
             LAYER_WHOLE, DT_FIXED);
-    kept(f, "expert inputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
-    kept(f, "expert SwiGLU", ck_mul(ck, 8, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN,
+    linear_input(f, "expert inputs", "expert inputs (FP8)", 2 * h, LAYER_PER_ROUTED_TOKEN,
+                 LAYER_EXPERT_ROWS, false);
+    /* FP8 (4.10): the product, the down projection's input, in 1 byte of the 8 */
+    kept(f, "expert SwiGLU", ck_mul(ck, f->fp8 ? 6 : 8, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN,
          LAYER_EXPERT_WIDTH);
+    if (f->fp8)
+        kept_dt(f, "expert products (FP8)", sc->expert_ffn, LAYER_PER_ROUTED_TOKEN,
+                LAYER_EXPERT_WIDTH, DT_FIXED);
     kept(f, "expert outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
     kept(f, "weighted outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
     kept_dt(f, "dispatch indices", 18, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS, DT_FIXED);
     if (sc->shared_ffn > 0)
-        kept(f, "shared SwiGLU", ck_mul(ck, 8, sc->shared_ffn), LAYER_PER_TOKEN, LAYER_SPLIT);
+        kept(f, "shared SwiGLU", ck_mul(ck, f->fp8 ? 6 : 8, sc->shared_ffn), LAYER_PER_TOKEN,
+             LAYER_SPLIT);
+    if (sc->shared_ffn > 0 && f->fp8) { /* the inputs of gate and up, and of down (4.10) */
+        kept_dt(f, "norm 2 output (FP8)", h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
+        kept_dt(f, "shared products (FP8)", sc->shared_ffn, LAYER_PER_TOKEN, LAYER_SPLIT, DT_FIXED);
+    }
     if (sc->shared_gate)
         kept(f, "shared gate", ck_add(ck, 2 * h, 2), LAYER_PER_TOKEN, LAYER_WHOLE);
 }
@@ -333,7 +443,9 @@ static void norm_statistics(struct filler *f, const struct scenario *sc)
 }
 
 /* A llama-style layer: attention (GQA or latent), norm 2, then a dense SwiGLU or an MoE MLP;
- * Gemma 2's post-MLP norm keeps the MLP's output. */
+ * Gemma 2's post-MLP norm keeps the MLP's output. Under LoRA (4.9) latent attention and the MoE
+ * MLP keep what full training keeps (not measured; an upper bound: the frozen linears' inputs
+ * counted there exceed the adapters' x A when r is small against h). */
 static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_kind kind)
 {
     uint64_t h = sc->hidden;
@@ -344,7 +456,11 @@ static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_k
     if (sc->layer_norms >= 4)
         kept_dt(f, "post-attention norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
     kept_dt(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
-    kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    if (kind == LAYER_MOE) /* the router keeps it in bf16 (with FP8, see moe_kept) */
+        kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    else if (f->tune.mlp_input)
+        linear_input(f, "norm 2 output", "norm 2 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
+                     false);
     if (kind == LAYER_MOE)
         moe_kept(f, sc);
     else
@@ -368,7 +484,9 @@ static bool inventory(const struct scenario *sc, enum layer_kind kind, bool list
                        false,
                        listing,
                        {step && fp32 ? 4u : 2u, step && fp32_residual ? 4u : 2u, 2u},
-                       step};
+                       step,
+                       tuning_of(sc),
+                       sc->fp8 != FP8_NONE};
     inv->kind = kind;
     inv->n_params = inv->n_kept = 0;
     inv->sums = (struct layer_act_sums){0, 0, 0, 0, 0, 0};
@@ -429,4 +547,20 @@ uint64_t layer_routed_rows(const struct scenario *sc, uint64_t tokens)
     unsigned __int128 den = (unsigned __int128)sc->experts * 1000000u;
     unsigned __int128 rows = (num / den + (num % den != 0)) * sc->experts;
     return rows <= UINT64_MAX ? (uint64_t)rows : UINT64_MAX; /* overflows later, checked */
+}
+
+bool layer_gemm_params(const struct scenario *sc, enum layer_kind kind, uint64_t *gemm,
+                       uint64_t *routed)
+{
+    /* The router and the shared gate are not Transformer Engine modules in Megatron-LM (a plain
+     * F.linear of moe/router.py, moe/shared_experts.py): they stay in bf16 (or fp32). */
+    struct layer_inventory inv;
+    if (!layer_inventory_sums(sc, kind, &inv))
+        return false;
+    const uint64_t *part = inv.part_params;
+    uint64_t gate = kind == LAYER_MOE && sc->shared_gate ? sc->hidden : 0;
+    *routed = part[LAYER_PART_EXPERTS];
+    *gemm = part[LAYER_PART_ATTENTION] + part[LAYER_PART_MLP] + (part[LAYER_PART_SHARED] - gate) +
+            part[LAYER_PART_EXPERTS]; /* at most the layer's total, which did not overflow */
+    return true;
 }

@@ -38,10 +38,31 @@ enum layer_part {
     LAYER_PARTS
 };
 
+/*
+ * How tensor parallelism splits a linear layer's weight (Shoeybi et al. 2019, section 3): by its
+ * output (column-parallel: W_Q, W_K, W_V, an MLP's first matrices), by its input (row-parallel:
+ * W_O, an MLP's last matrix), or not at all (replicated: latent attention's down projections,
+ * the router, a shared gate). A LoRA adapter is split as its base linear is (doc/model.md 3.6).
+ */
+enum layer_tp { LAYER_TP_COLUMN, LAYER_TP_ROW, LAYER_TP_REPLICATED };
+
+/*
+ * A parameter entry: its count, and for what is sized tensor by tensor (bitsandbytes' 8-bit
+ * optimizer states, NF4 weights, LoRA adapters; doc/model.md 3.5 and 3.6) the tensors it is made
+ * of - tensors[i] tensors of elements[i] elements each (count is their sum) - and, for the weight
+ * of a linear layer, its shape: tensors[0] copies (3 E for the routed experts' gated MLPs) of a
+ * d_in x d_out matrix. Biases and norm scales have d_in = d_out = 0. The gated MLPs of the
+ * experts are listed as 3 copies of h x f: the down projection f x h, row-parallel, takes the
+ * same adapter sizes as a column-parallel h x f.
+ */
 struct layer_param {
     const char *name; /* static string: "W_Q", "gate", "experts (routed)" */
     uint64_t count;
     enum layer_part part;
+    uint64_t elements[2], tensors[2];
+    uint64_t d_in, d_out;
+    enum layer_tp tp;
+    bool qv; /* W_Q or W_V of multi-head attention: LoRA's default targets */
 };
 
 /* How many bytes a kept tensor takes, per unit of what it grows with. */
@@ -128,5 +149,14 @@ bool layer_params_of(const struct layer_inventory *inv, enum layer_part p, uint6
  * padded capacity E ceil(k T cf / E) (Megatron-LM moe_utils.get_capacity). 0 without experts.
  */
 uint64_t layer_routed_rows(const struct scenario *sc, uint64_t tokens);
+
+/*
+ * The weights of a layer of `kind` that FP8 training runs through FP8 GEMMs (doc/model.md section
+ * 3.7), whole (before any division): the attention projections, the MLP and the experts' matrices;
+ * not the norms, the biases, the router or Qwen2-MoE's shared gate. *routed: of them, the routed
+ * experts'. false when a count overflows.
+ */
+bool layer_gemm_params(const struct scenario *sc, enum layer_kind kind, uint64_t *gemm,
+                       uint64_t *routed);
 
 #endif

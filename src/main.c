@@ -854,9 +854,10 @@ static bool read_files(const struct options *o, const struct reading *rd, struct
 struct eval_ctx {
     const struct options *o;
     struct evalout out;
-    struct plan plan; /* about 20 KB, reused for every row */
-    bool begun;       /* the header is written: a file could be opened */
-    bool aborted;     /* eval_write wrote nothing: -o's file is left as it was */
+    struct plan plan;         /* reused for every row */
+    struct model_cache *memo; /* the layer inventories of recent rows (NULL: none) */
+    bool begun;               /* the header is written: a file could be opened */
+    bool aborted;             /* eval_write wrote nothing: -o's file is left as it was */
     bool io_ok;
     struct diag rows; /* the rows' messages */
 };
@@ -867,7 +868,8 @@ static bool eval_one(void *ctx, const struct scenario *sc, const char *file, uns
     struct eval_ctx *e = ctx;
     struct terms t;
     char settings[PLAN_SETTINGS_MAX];
-    if (model_eval(sc, &t) != MODEL_OK || plan_build_from(sc, &t, &e->plan) != 0) {
+    if (model_eval_cached(sc, e->memo, &t) != MODEL_OK ||
+        plan_build_memo(sc, &t, e->memo, &e->plan) != 0) {
         diag_report(d, file, line, "scenario '%s': a byte count overflows 64 bits", sc->name);
         return true;
     }
@@ -950,6 +952,7 @@ static int cmd_eval(const struct options *o)
         return EXIT_USAGE;
     }
     e->o = o;
+    e->memo = model_cache_new(); /* NULL only makes eval slower */
     e->begun = e->aborted = false;
     e->io_ok = true;
     evalout_init(&e->out, o->format, o->units, stdout);
@@ -969,6 +972,7 @@ static int cmd_eval(const struct options *o)
     bool io_ok = e->io_ok;
     size_t rejected = e->rows.count;
     evalout_release(&e->out);
+    model_cache_free(e->memo);
     free(e);
     if (write_failed || !io_ok)
         return EXIT_USAGE;

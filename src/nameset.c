@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define CHUNK_BYTES ((size_t)1 << 16)
 
@@ -37,12 +38,30 @@ uint64_t nameset_hash(const char *s)
     return h ? h : 1;
 }
 
+/* A zeroed table of cap slots. A large one is aligned to 2 MiB and asked for huge pages: with a
+ * million names every probe is a random access to tens of MB, and with 4 KiB pages each one
+ * also missed the TLB (a tenth of eval's time). */
+static struct nameset_slot *slots_alloc(size_t cap)
+{
+    const size_t huge = (size_t)2 << 20;
+    size_t bytes = cap * sizeof(struct nameset_slot);
+    if (bytes < 2 * huge)
+        return calloc(cap, sizeof(struct nameset_slot));
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the table works the same */
+#endif
+    return memset(p, 0, bytes);
+}
+
 static bool nameset_grow(struct nameset *n)
 {
     size_t cap = n->cap ? 2 * n->cap : 1024;
     if (n->max_cap && cap > n->max_cap)
         return false;
-    struct nameset_slot *slots = calloc(cap, sizeof *slots);
+    struct nameset_slot *slots = slots_alloc(cap);
     if (!slots)
         return false;
     for (size_t i = 0; i < n->cap; i++) {

@@ -2,6 +2,8 @@
  * section 11; rung 4's order comes from the cost model of section 12. */
 #include "plan.h"
 
+#include <string.h>
+
 #include "strbuf.h"
 
 /* The ladder's running state: the cumulative settings and where the next rung goes. */
@@ -9,33 +11,37 @@ struct ladder {
     const struct scenario *orig;
     struct scenario cur;
     struct plan *p;
-    bool repick;   /* from rung 3 on, every rung re-picks the micro-batch */
-    bool overflow; /* a byte count overflowed: the plan is unusable */
+    bool repick;              /* from rung 3 on, every rung re-picks the micro-batch */
+    struct model_cache *memo; /* the caller's memo of layer inventories, or NULL */
+    bool overflow;            /* a byte count overflowed: the plan is unusable */
 };
 
 const char *plan_fix_name(enum plan_fix fix)
 {
-    static const char *const names[] = {"none",      "flash", "zero1", "zero2",   "micro_batch",
-                                        "full_ckpt", "zero3", "tp",    "offload", "nothing"};
+    static const char *const names[] = {"none",        "flash",     "zero1",  "zero2",
+                                        "micro_batch", "full_ckpt", "zero3",  "tp",
+                                        "pp",          "offload",   "nothing"};
     return (unsigned)fix <= PLAN_FIX_NOTHING ? names[fix] : "?";
 }
 
 /* The largest b' <= the scenario's b that fits with sc's other settings; 1 when none does (the
- * lowest peak). The peak grows with b, so b' is the whole answer. b_fails: b is already known
- * not to fit (the micro_batch rung has the settings of the rung before it). */
-static uint64_t repick_micro_batch(const struct scenario *sc, uint64_t b, bool b_fails)
+ * lowest peak). b_fails: b is already known not to fit (the micro_batch rung has the settings of
+ * the rung before it). Below b the rank's batch takes several micro-batches: the search keeps
+ * the scenario's m micro-batches a step, at least 2 - gradient accumulation, whose earlier
+ * micro-batches' gradients the step holds as its backward starts, and a pipeline's micro-batches
+ * in flight (doc/model.md 6.1, 10.2, 11.2); with m fixed the peak grows with b', so b' is the
+ * whole answer. The rung itself keeps the scenario's global batch. */
+static uint64_t repick_micro_batch(const struct scenario *sc, uint64_t b, bool b_fails,
+                                   struct model_cache *memo)
 {
     struct scenario trial = *sc;
     struct terms t;
     trial.micro_batch = b;
-    if (!b_fails && model_peak(&trial, &t) == MODEL_OK && t.fits)
+    if (!b_fails && model_peak_cached(&trial, memo, &t) == MODEL_OK && t.fits)
         return b;
-    /* Below b the global batch takes several micro-batches: the search keeps gradient
-     * accumulation, whose earlier micro-batches' gradients the step holds as its backward
-     * starts (doc/model.md 10.2); the rung itself keeps the scenario's global batch. */
-    if (trial.global_batch <= b * trial.dp)
-        trial.global_batch = 2 * b * trial.dp;
-    uint64_t best = model_max_micro_batch(&trial);
+    uint64_t m = pipeline_micro_batches(&trial);
+    trial.global_batch = b * trial.dp * (m > 1 ? m : 2);
+    uint64_t best = model_max_micro_batch_cached(&trial, memo);
     if (best == 0)
         return 1;
     return best < b ? best : b;
@@ -52,9 +58,9 @@ static bool try_rung(struct ladder *ld, enum plan_fix fix)
     r->fix = fix;
     r->sc = ld->cur;
     if (ld->repick)
-        r->sc.micro_batch =
-            repick_micro_batch(&ld->cur, ld->orig->micro_batch, fix == PLAN_FIX_MICRO_BATCH);
-    if (model_peak(&r->sc, &r->terms) != MODEL_OK) {
+        r->sc.micro_batch = repick_micro_batch(&ld->cur, ld->orig->micro_batch,
+                                               fix == PLAN_FIX_MICRO_BATCH, ld->memo);
+    if (model_peak_cached(&r->sc, ld->memo, &r->terms) != MODEL_OK) {
         ld->overflow = true;
         return true;
     }
@@ -68,11 +74,11 @@ static bool try_rung(struct ladder *ld, enum plan_fix fix)
 }
 
 /* The step-time overhead of sc, for choosing between full_ckpt and zero3 (rung 4). */
-static double overhead_of(const struct scenario *sc, bool *overflow)
+static double overhead_of(const struct scenario *sc, struct model_cache *memo, bool *overflow)
 {
     struct terms t;
     struct cost c;
-    if (model_peak(sc, &t) != MODEL_OK) {
+    if (model_peak_cached(sc, memo, &t) != MODEL_OK) {
         *overflow = true;
         return 0.0;
     }
@@ -103,8 +109,8 @@ static bool rung_recompute_or_shard(struct ladder *ld)
         struct scenario full = *sc, z3 = *sc;
         apply(&full, PLAN_FIX_FULL_CKPT);
         apply(&z3, PLAN_FIX_ZERO3);
-        double t_full = overhead_of(&full, &ld->overflow);
-        double t_z3 = overhead_of(&z3, &ld->overflow);
+        double t_full = overhead_of(&full, ld->memo, &ld->overflow);
+        double t_z3 = overhead_of(&z3, ld->memo, &ld->overflow);
         if (ld->overflow)
             return true;
         order[n++] = t_z3 < t_full ? PLAN_FIX_ZERO3 : PLAN_FIX_FULL_CKPT;
@@ -122,22 +128,61 @@ static bool rung_recompute_or_shard(struct ladder *ld)
     return false;
 }
 
+/* Whether a layout of the same GPUs keeps config's rules for the degrees the tp and pp rungs
+ * change (doc/model.md 13.2): the expert groups tile a stage, an HSDP group divides dp * cp. */
+static bool layout_ok(const struct scenario *sc)
+{
+    uint64_t etp = sc->etp ? sc->etp : sc->tp, ep = sc->ep ? sc->ep : 1;
+    uint64_t cp = sc->cp ? sc->cp : 1;
+    if ((sc->dp * sc->tp) % (etp * ep) != 0)
+        return false;
+    return !sc->zero_group || (sc->dp * cp) % sc->zero_group == 0;
+}
+
 /* Rung 5: tensor + sequence parallelism inside a node, t = 2, 4, 8, ... above the scenario's tp,
- * t <= gpus_per_node, t dividing heads and kv_heads (config's rule for tp). */
+ * t <= gpus_per_node, t dividing heads and kv_heads (config's rule for tp), on the same GPUs:
+ * t dp' = tp dp, so only where t divides dp tp (doc/model.md 11.1). */
 static bool rung_tensor_parallel(struct ladder *ld)
 {
+    uint64_t gpus = ld->orig->dp * ld->orig->tp; /* of a pipeline stage and context group */
     for (uint64_t t = 2; t <= ld->orig->gpus_per_node && t <= ld->orig->heads; t *= 2) {
-        if (t <= ld->orig->tp || ld->orig->heads % t != 0 || ld->orig->kv_heads % t != 0)
+        if (t <= ld->orig->tp || ld->orig->heads % t != 0 || ld->orig->kv_heads % t != 0 ||
+            gpus % t != 0)
             continue;
-        ld->cur.tp = t;
-        ld->cur.sp = true;
+        struct scenario next = ld->cur;
+        next.tp = t;
+        next.dp = gpus / t;
+        next.sp = true;
+        if (!layout_ok(&next))
+            continue;
+        ld->cur = next;
         if (try_rung(ld, PLAN_FIX_TP))
             return true;
     }
     return false;
 }
 
-/* Rungs 1 to 6 in order; returns true when one fits (or on overflow). */
+/* Rung 6: pipeline stages across nodes on the same GPUs, p = 2, 4, ... above the scenario's pp,
+ * p dividing layers (and layers / vpp) and dp pp: p dp' = pp dp (doc/model.md 11.1). */
+static bool rung_pipeline_parallel(struct ladder *ld)
+{
+    uint64_t gpus = ld->cur.dp * ld->cur.pp, vpp = ld->cur.vpp ? ld->cur.vpp : 1;
+    for (uint64_t p = 2; p <= ld->orig->layers && p <= gpus; p *= 2) {
+        if (p <= ld->orig->pp || ld->orig->layers % (p * vpp) != 0 || gpus % p != 0)
+            continue;
+        struct scenario next = ld->cur;
+        next.pp = p;
+        next.dp = gpus / p;
+        if (!layout_ok(&next))
+            continue;
+        ld->cur = next;
+        if (try_rung(ld, PLAN_FIX_PP))
+            return true;
+    }
+    return false;
+}
+
+/* Rungs 1 to 7 in order; returns true when one fits (or on overflow). */
 static bool run_ladder(struct ladder *ld)
 {
     struct scenario *cur = &ld->cur;
@@ -156,7 +201,7 @@ static bool run_ladder(struct ladder *ld)
     ld->repick = true;
     if (ld->orig->micro_batch > 1 && try_rung(ld, PLAN_FIX_MICRO_BATCH))
         return true;
-    if (rung_recompute_or_shard(ld) || rung_tensor_parallel(ld))
+    if (rung_recompute_or_shard(ld) || rung_tensor_parallel(ld) || rung_pipeline_parallel(ld))
         return true;
     if (cur->offload == OFFLOAD_NONE) {
         cur->offload = OFFLOAD_OPTIMIZER;
@@ -176,23 +221,31 @@ int plan_build(const struct scenario *sc, struct plan *out)
 
 int plan_build_from(const struct scenario *sc, const struct terms *base, struct plan *out)
 {
+    return plan_build_memo(sc, base, NULL, out);
+}
+
+int plan_build_memo(const struct scenario *sc, const struct terms *base, struct model_cache *memo,
+                    struct plan *out)
+{
     /* Only the scalar fields are set: the rungs array is large and a fitting scenario (the eval
      * hot path) leaves it empty. */
-    out->base = *base;
+    out->base_params = base->params;
+    out->base_peak_bytes = base->peak_bytes;
+    out->base_fits = base->fits;
     out->n_rungs = 0;
     out->fix_rung = -1;
     out->base_micro_batch = sc->micro_batch;
     out->base_sp = sc->sp;
-    out->gpus_for_states =
-        model_gpus_for_states(out->base.params, sc->precision, sc->gpu_mem_bytes);
-    out->fix_peak_bytes = out->base.peak_bytes;
+    out->base_dp = sc->dp;
+    out->gpus_for_states = model_states_gpus(sc, out->base_params);
+    out->fix_peak_bytes = out->base_peak_bytes;
     out->fix_micro_batch = sc->micro_batch;
-    if (out->base.fits) {
+    if (out->base_fits) {
         out->fix = PLAN_FIX_NONE;
         return 0;
     }
-    cost_step(sc, &out->base, &out->base_cost);
-    struct ladder ld = {sc, *sc, out, false, false};
+    cost_step(sc, base, &out->base_cost);
+    struct ladder ld = {sc, *sc, out, false, memo, false};
     bool found = run_ladder(&ld);
     if (ld.overflow)
         return -1;
@@ -220,7 +273,7 @@ int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size
     if (rung >= p->n_rungs)
         return 0;
     const struct scenario *fin = &p->rungs[rung].sc;
-    bool zero = false, tp = false;
+    bool zero = false, tp = false, pp = false;
     for (size_t i = 0; i <= rung; i++) {
         const char *sep = w.len ? " " : "";
         switch (p->rungs[i].fix) {
@@ -243,6 +296,11 @@ int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size
                               p->base_sp ? "" : " sp=yes");
             tp = true;
             break;
+        case PLAN_FIX_PP:
+            if (!pp)
+                strbuf_printf(&w, "%spp=%llu", sep, (unsigned long long)fin->pp);
+            pp = true;
+            break;
         case PLAN_FIX_OFFLOAD:
             strbuf_printf(&w, "%soffload=optimizer", sep);
             break;
@@ -253,6 +311,9 @@ int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size
     if (fin->micro_batch != p->base_micro_batch)
         strbuf_printf(&w, "%smicro_batch=%llu", w.len ? " " : "",
                       (unsigned long long)fin->micro_batch);
+    /* tp and pp re-assign data-parallel GPUs: dp follows. */
+    if (fin->dp != p->base_dp)
+        strbuf_printf(&w, "%sdp=%llu", w.len ? " " : "", (unsigned long long)fin->dp);
     return w.err == STRBUF_OK ? 0 : -1;
 }
 
@@ -263,7 +324,27 @@ int plan_fix_settings(const struct plan *p, char *buf, size_t size)
             buf[0] = '\0';
         return 0;
     }
-    return plan_rung_settings(p, (size_t)p->fix_rung, buf, size);
+    if (plan_rung_settings(p, (size_t)p->fix_rung, buf, size) != 0)
+        return -1;
+    /* The GPU count the fix keeps (no rung adds GPUs; doc/model.md 11.4); by hand, not printf:
+     * every row of eval that does not fit comes here. */
+    char digits[24], *d = digits + sizeof digits;
+    uint64_t g = plan_gpus(&p->rungs[p->fix_rung].sc);
+    *--d = '\0';
+    do
+        *--d = (char)('0' + g % 10);
+    while ((g /= 10) > 0);
+    size_t len = strlen(buf), need = strlen(" gpus=") + strlen(d);
+    if (len + need + 1 > size)
+        return -1;
+    memcpy(buf + len, " gpus=", 6);
+    memcpy(buf + len + 6, d, strlen(d) + 1);
+    return 0;
+}
+
+uint64_t plan_gpus(const struct scenario *sc)
+{
+    return sc->dp * sc->tp * sc->pp * (sc->cp ? sc->cp : 1);
 }
 
 const char *plan_mode_name(enum plan_mode mode)

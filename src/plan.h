@@ -34,12 +34,13 @@
 #include "model.h"
 #include "scenario.h"
 
-/* Rungs 1-4 and 6 give at most 7; tp gives one per power of two that divides heads (< 2^17). */
-#define PLAN_MAX_RUNGS 24
+/* Rungs 1-4 and 7 give at most 7; tp gives one per power of two that divides heads (< 2^17),
+ * pp one per power of two that divides layers (< 2^21: config bounds the sizes). */
+#define PLAN_MAX_RUNGS 48
 
 /* A buffer this long always holds a fix_plan string whole (the longest: every column changed,
- * 20-digit tp and micro_batch, is under 140 characters). */
-#define PLAN_SETTINGS_MAX 160
+ * 20-digit tp, pp, dp, micro_batch and gpus, is under 230 characters). */
+#define PLAN_SETTINGS_MAX 256
 
 /* Below this many tokens per micro-batch the matmuls get thin (doc/model.md 11.2). */
 #define PLAN_THIN_TOKENS 4096
@@ -53,6 +54,7 @@ enum plan_fix {
     PLAN_FIX_FULL_CKPT,
     PLAN_FIX_ZERO3,
     PLAN_FIX_TP,
+    PLAN_FIX_PP,
     PLAN_FIX_OFFLOAD,
     PLAN_FIX_NOTHING /* no rung fits */
 };
@@ -69,7 +71,8 @@ struct plan_rung {
 
 /* About 20 KB (the rungs): keep one per thread and reuse it, not one per row. */
 struct plan {
-    struct terms base; /* model_peak of the scenario */
+    uint64_t base_params, base_peak_bytes; /* Psi and the peak of the scenario (model_peak) */
+    bool base_fits;
     enum plan_fix fix;
     int fix_rung;             /* index in rungs of the fix; -1 for none and nothing */
     uint64_t fix_peak_bytes;  /* none: the base peak; nothing: the last rung's (all fixes) */
@@ -80,8 +83,9 @@ struct plan {
     struct plan_rung rungs[PLAN_MAX_RUNGS]; /* rungs[0..n_rungs) are valid */
     size_t n_rungs;                         /* 0 when the scenario fits */
     struct cost base_cost;     /* filled only when the ladder runs (the scenario does not fit) */
-    uint64_t base_micro_batch; /* the scenario's b and sp, for plan_fix_settings */
+    uint64_t base_micro_batch; /* the scenario's b, sp and dp, for plan_fix_settings */
     bool base_sp;
+    uint64_t base_dp;
 };
 
 /* Runs the ladder for sc. Returns 0, or -1 when a byte count overflows (the plan is unusable). */
@@ -91,21 +95,29 @@ int plan_build(const struct scenario *sc, struct plan *out);
  * eval's row): saves the model_peak of the base, a third of the time of a fitting row. */
 int plan_build_from(const struct scenario *sc, const struct terms *base, struct plan *out);
 
-/* "none", "flash", "zero1", "zero2", "micro_batch", "full_ckpt", "zero3", "tp", "offload",
- * "nothing": the `fix` column of eval. */
+/* plan_build_from with the caller's memo of layer inventories (model_eval_cached; NULL: none). */
+int plan_build_memo(const struct scenario *sc, const struct terms *base, struct model_cache *memo,
+                    struct plan *out);
+
+/* "none", "flash", "zero1", "zero2", "micro_batch", "full_ckpt", "zero3", "tp", "pp",
+ * "offload", "nothing": the `fix` column of eval. */
 const char *plan_fix_name(enum plan_fix fix);
+
+/* The GPUs of sc's layout, dp tp pp cp: no rung of the ladder changes it. */
+uint64_t plan_gpus(const struct scenario *sc);
 
 /*
  * The `fix_plan` column: the settings the fix changed, `column=value` joined by spaces in the
- * order first applied, each with its final value, the re-picked micro_batch last, e.g.
- * "attention=flash zero=3 recompute=full tp=4 sp=yes micro_batch=1"; "" for none and nothing.
+ * order first applied, each with its final value, the re-picked micro_batch and the dp that tp
+ * and pp leave after them, then the GPU count the fix keeps, e.g. "attention=flash zero=3
+ * recompute=full tp=4 sp=yes micro_batch=1 dp=2 gpus=8"; "" for none and nothing.
  * Writes at most size bytes with the final NUL. Returns 0, or -1 when the text was cut (at a
  * character boundary) to fit; PLAN_SETTINGS_MAX bytes always hold it.
  */
 int plan_fix_settings(const struct plan *p, char *buf, size_t size);
 
-/* The same for the cumulative settings of rungs[rung] (a label for its bar in the report);
- * "" when rung >= n_rungs. */
+/* The same for the cumulative settings of rungs[rung], without the GPU count (a label for its
+ * bar in the report); "" when rung >= n_rungs. */
 int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size);
 
 /* Activation modes for the largest micro-batch (doc/model.md sections 8.4 and 9.7). */

@@ -45,8 +45,8 @@ void report_fmt_short(char *buf, size_t size, uint64_t n)
     double v = (double)n;
     if (v >= 1e9)
         report_fmt(buf, size, "%.*f B", v >= 1e11 ? 0 : v >= 1e10 ? 1 : 2, v / 1e9);
-    else if (v >= 1e6)
-        report_fmt(buf, size, "%.0f M", v / 1e6);
+    else if (v >= 1e6) /* three digits, as above: 6815744 -> "6.82 M" */
+        report_fmt(buf, size, "%.*f M", v >= 1e8 ? 0 : v >= 1e7 ? 1 : 2, v / 1e6);
     else
         report_fmt_count(buf, size, n);
 }

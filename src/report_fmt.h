@@ -25,7 +25,8 @@ void report_fmt_size(char *buf, size_t size, uint64_t bytes, enum units u);
 /* A count with thousands separators: 1311528960 -> "1,311,528,960". */
 void report_fmt_count(char *buf, size_t size, uint64_t n);
 
-/* A count in short form: 1311528960 -> "1.31 B", 124e6 -> "124 M", smaller ones in full. */
+/* A count in short form, three digits: 1311528960 -> "1.31 B", 124e6 -> "124 M", 6815744 ->
+ * "6.82 M"; smaller ones in full. */
 void report_fmt_short(char *buf, size_t size, uint64_t n);
 
 /* A count as plain digits: "1311528960". */

@@ -67,16 +67,22 @@ struct report_values;
     X(ZERO_NONE, "zero_none", "", REPORT_OWN, 0)                                                   \
     X(ZERO_STAGE, "zero_stage", "stage", REPORT_OWN, 0)                                            \
     X(ZERO_NO_EFFECT, "zero_no_effect", "stage", REPORT_OWN, 0)                                    \
+    X(ZERO_GROUP, "zero_group", "stage group", REPORT_OWN, 0)                                      \
+    X(PIPELINE_VPP, "pipeline_vpp", "pp vpp", REPORT_OWN, 0)                                       \
+    X(PARALLEL_CP, "parallel_cp", "cp", REPORT_OWN, 0)                                             \
     X(TENSOR, "tensor", "tp", REPORT_OWN, 0)                                                       \
     X(TENSOR_SP, "tensor_sp", "tp", REPORT_OWN, 0)                                                 \
     X(PARALLEL, "parallel", "dp tensor pp expert zero", REPORT_OWN, 0)                             \
     X(PARALLEL_OFFLOAD, "parallel_offload", "dp tensor pp expert zero", REPORT_OWN, 0)             \
+    X(PARALLEL_OFFLOAD_CKPT, "parallel_offload_ckpt", "dp tensor pp expert zero host", REPORT_OWN, \
+      0)                                                                                           \
     X(PARALLEL_EP, "parallel_ep", "ep", REPORT_OWN, 0)                                             \
     X(PARALLEL_EP_ETP, "parallel_ep_etp", "ep etp", REPORT_OWN, 0)                                 \
     X(PARAMS_ACTIVE, "params_active", "active_short", REPORT_OWN, 0)                               \
     X(STAGE_EACH, "stage_each", "", REPORT_OWN, 0)                                                 \
     X(STAGE_FIRST, "stage_first", "", REPORT_OWN, 0)                                               \
     X(STAGE_LAST, "stage_last", "", REPORT_OWN, 0)                                                 \
+    X(STAGE_MIDDLE, "stage_middle", "rank", REPORT_OWN, 0)                                         \
     X(NORM_NOTE_LAYERNORM, "norm_note_layernorm", "", REPORT_OWN, 0)                               \
     X(NORM_NOTE_RMSNORM, "norm_note_rmsnorm", "", REPORT_OWN, 0)                                   \
     X(NORM_NOTE_LAYERNORM_STEP, "norm_note_layernorm_step", "", REPORT_OWN, 0)                     \
@@ -110,6 +116,24 @@ struct report_values;
     X(MOE_NOTE_CAPACITY, "moe_note_capacity", "capacity_factor top_k experts tokens", REPORT_OWN,  \
       0)                                                                                           \
     X(SLIDING_WINDOW_NOTE, "sliding_window_note", "window", REPORT_OWN, 0)                         \
+    X(FP8_NOTE_TENSOR, "fp8_note_tensor", "copies fp8_tflops fp8_share", REPORT_OWN, 0)            \
+    X(FP8_NOTE_ONE_COPY, "fp8_note_one_copy", "copies fp8_tflops fp8_share", REPORT_OWN, 0)        \
+    X(FP8_NOTE_MXFP8, "fp8_note_mxfp8", "copies fp8_tflops fp8_share", REPORT_OWN, 0)              \
+    /* the optimizer and the fine-tuning (doc/model.md 3.5, 3.6) */                                \
+    X(OPTIM_ADAMW, "optim_adamw", "", REPORT_OWN, 0)                                               \
+    X(OPTIM_ADAMW_BF16, "optim_adamw_bf16", "", REPORT_OWN, 0)                                     \
+    X(OPTIM_ADAMW8BIT, "optim_adamw8bit", "", REPORT_OWN, 0)                                       \
+    X(OPTIM_SGD, "optim_sgd", "", REPORT_OWN, 0)                                                   \
+    X(LORA_TARGETS_QV, "lora_targets_qv", "", REPORT_OWN, 0)                                       \
+    X(LORA_TARGETS_ALL, "lora_targets_all", "", REPORT_OWN, 0)                                     \
+    X(FINETUNE_FULL, "finetune_full", "", REPORT_OWN, 0)                                           \
+    X(FINETUNE_LORA, "finetune_lora", "rank targets", REPORT_OWN, 0)                               \
+    X(FINETUNE_LORA_FP32, "finetune_lora_fp32", "rank targets", REPORT_OWN, 0)                     \
+    X(FINETUNE_QLORA, "finetune_qlora", "rank targets", REPORT_OWN, 0)                             \
+    X(TUNING_NOTE_OPTIMIZER, "tuning_note_optimizer", "optimizer per_param", REPORT_OWN, 0)        \
+    X(TUNING_NOTE_LORA, "tuning_note_lora", "adapters optimizer per_param", REPORT_OWN, 0)         \
+    X(TUNING_NOTE_QLORA, "tuning_note_qlora", "nf4 fp32 bf16 adapters optimizer per_param",        \
+      REPORT_OWN, 0)                                                                               \
     /* the fix */                                                                                  \
     X(FIX_NONE, "fix_none", "", REPORT_OWN, 0)                                                     \
     X(FIX_FLASH, "fix_flash", "", REPORT_OWN, 0)                                                   \
@@ -119,6 +143,7 @@ struct report_values;
     X(FIX_FULL_CKPT, "fix_full_ckpt", "", REPORT_OWN, 0)                                           \
     X(FIX_ZERO3, "fix_zero3", "", REPORT_OWN, 0)                                                   \
     X(FIX_TP, "fix_tp", "", REPORT_OWN, 0)                                                         \
+    X(FIX_PP, "fix_pp", "", REPORT_OWN, 0)                                                         \
     X(FIX_OFFLOAD, "fix_offload", "", REPORT_OWN, 0)                                               \
     X(FIX_NOTHING, "fix_nothing", "", REPORT_OWN, 0)                                               \
     X(FIX_PLAN_UNCHANGED, "fix_plan_unchanged", "", REPORT_OWN, 0)                                 \
@@ -149,7 +174,8 @@ struct report_values;
     X(RUNG_MICRO_BATCH, "rung_micro_batch", "b", REPORT_OWN, 0)                                    \
     X(RUNG_FULL_CKPT, "rung_full_ckpt", "", REPORT_OWN, 0)                                         \
     X(RUNG_ZERO3, "rung_zero3", "", REPORT_OWN, 0)                                                 \
-    X(RUNG_TP, "rung_tp", "tp", REPORT_OWN, 0)                                                     \
+    X(RUNG_TP, "rung_tp", "tp dp", REPORT_OWN, 0)                                                  \
+    X(RUNG_PP, "rung_pp", "pp dp", REPORT_OWN, 0)                                                  \
     X(RUNG_OFFLOAD, "rung_offload", "", REPORT_OWN, 0)                                             \
     /* the formula of one layer's activations */                                                   \
     X(ACT_FORMULA, "act_formula", "linear core", REPORT_OWN, 0)                                    \
@@ -181,6 +207,11 @@ struct report_values;
     X(CONFIG_TOKENS, "config_tokens", "", REPORT_SC, 0)                                            \
     X(CONFIG_PRECISION, "config_precision", "weight_bytes grad_bytes optimizer_bytes", REPORT_SC,  \
       0)                                                                                           \
+    X(CONFIG_PRECISION_FP8, "config_precision_fp8", "weight_bytes grad_bytes optimizer_bytes",     \
+      REPORT_SC, 0)                                                                                \
+    X(CONFIG_PRECISION_ADAPTERS, "config_precision_adapters",                                      \
+      "adapters weight_bytes grad_bytes optimizer_bytes", REPORT_SC, 0)                            \
+    X(CONFIG_TUNING_LABELS, "config_tuning_labels", "", REPORT_SC, 2)                              \
     X(CONFIG_ACTIVATIONS, "config_activations", "", REPORT_SC, 0)                                  \
     X(CONFIG_PARALLEL, "config_parallel", "", REPORT_SC, 0)                                        \
     X(CONFIG_GPUS, "config_gpus", "", REPORT_SC, 0)                                                \
@@ -198,12 +229,22 @@ struct report_values;
     X(TERMS_COLUMNS, "terms_columns", "", REPORT_SC, 5)                                            \
     X(TERMS_ROWS, "terms_rows", "", REPORT_SC, 8)                                                  \
     X(TERMS_WEIGHTS, "terms_weights", "per_param stage_params", REPORT_SC, 0)                      \
-    X(TERMS_WEIGHTS_SHARDED, "terms_weights_sharded", "per_param stage_params", REPORT_SC, 0)      \
+    X(TERMS_WEIGHTS_SHARDED, "terms_weights_sharded", "per_param stage_params over", REPORT_SC, 0) \
+    X(TERMS_WEIGHTS_FP8, "terms_weights_fp8", "weights", REPORT_SC, 0)                             \
     X(TERMS_GRADS, "terms_grads", "per_param", REPORT_SC, 0)                                       \
-    X(TERMS_GRADS_SHARDED, "terms_grads_sharded", "per_param", REPORT_SC, 0)                       \
+    X(TERMS_GRADS_SHARDED, "terms_grads_sharded", "per_param over", REPORT_SC, 0)                  \
     X(TERMS_OPTIMIZER, "terms_optimizer", "per_param", REPORT_SC, 0)                               \
-    X(TERMS_OPTIMIZER_SHARDED, "terms_optimizer_sharded", "per_param", REPORT_SC, 0)               \
+    X(TERMS_OPTIMIZER_SHARDED, "terms_optimizer_sharded", "per_param over", REPORT_SC, 0)          \
     X(TERMS_OPTIMIZER_OFFLOADED, "terms_optimizer_offloaded", "per_param", REPORT_SC, 0)           \
+    X(TERMS_WEIGHTS_LORA, "terms_weights_lora", "frozen per_param adapters", REPORT_SC, 0)         \
+    X(TERMS_WEIGHTS_LORA_SHARDED, "terms_weights_lora_sharded", "frozen per_param adapters over",  \
+      REPORT_SC, 0)                                                                                \
+    X(TERMS_GRADS_LORA, "terms_grads_lora", "per_param", REPORT_SC, 0)                             \
+    X(TERMS_GRADS_LORA_SHARDED, "terms_grads_lora_sharded", "per_param over", REPORT_SC, 0)        \
+    X(TERMS_OPTIMIZER_LORA, "terms_optimizer_lora", "per_param", REPORT_SC, 0)                     \
+    X(TERMS_OPTIMIZER_LORA_SHARDED, "terms_optimizer_lora_sharded", "per_param over", REPORT_SC,   \
+      0)                                                                                           \
+    X(TERMS_OPTIMIZER_LORA_OFFLOADED, "terms_optimizer_lora_offloaded", "per_param", REPORT_SC, 0) \
     X(TERMS_MOE_ROWS, "terms_moe_rows", "", REPORT_SC, 2)                                          \
     X(TERMS_DENSE, "terms_dense", "part_params tp sharding", REPORT_SC, 0)                         \
     X(TERMS_EXPERTS, "terms_experts", "part_params expert_group sharding", REPORT_SC, 0)           \
@@ -214,8 +255,12 @@ struct report_values;
     X(TERMS_STORED_PP, "terms_stored_pp", "m", REPORT_SC, 0)                                       \
     X(TERMS_STORED_CKPT, "terms_stored_ckpt", "k c", REPORT_SC, 0)                                 \
     X(TERMS_STORED_CKPT_PP, "terms_stored_ckpt_pp", "m k c", REPORT_SC, 0)                         \
+    X(TERMS_STORED_CKPT_OFFLOADED, "terms_stored_ckpt_offloaded", "k c", REPORT_SC, 0)             \
+    X(TERMS_STORED_VPP, "terms_stored_vpp", "m", REPORT_SC, 0)                                     \
+    X(TERMS_STORED_CKPT_VPP, "terms_stored_ckpt_vpp", "m k c", REPORT_SC, 0)                       \
     X(TERMS_LOGITS, "terms_logits", "", REPORT_SC, 0)                                              \
     X(TERMS_LOGITS_TP, "terms_logits_tp", "", REPORT_SC, 0)                                        \
+    X(TERMS_LOGITS_CP, "terms_logits_cp", "", REPORT_SC, 0)                                        \
     X(TERMS_LOGITS_ELSEWHERE, "terms_logits_elsewhere", "", REPORT_SC, 0)                          \
     X(TERMS_PEAK, "terms_peak", "", REPORT_SC, 0)                                                  \
     X(TERMS_PEAK_STEP, "terms_peak_step", "", REPORT_SC, 0)                                        \

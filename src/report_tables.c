@@ -94,26 +94,43 @@ static void table_config(struct doc *doc, const struct report_sc *r)
                NULL);
 
     report_say(seq, sizeof seq, ph, vals, REPORT_PHRASE_CONFIG_TOKENS, NULL);
-    struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
+    /* A trained parameter's bytes (doc/model.md 3.5): the adapters' under LoRA and QLoRA. */
+    struct states_per_param bpp = states_per_param(sc);
     char wb[16], gb[16], ob[16];
     report_fmt(wb, sizeof wb, "%u", bpp.weights);
     report_fmt(gb, sizeof gb, "%u", bpp.grads);
-    report_fmt(ob, sizeof ob, "%u", bpp.optimizer);
-    report_say(prec, sizeof prec, ph, vals, REPORT_PHRASE_CONFIG_PRECISION, "weight_bytes", wb,
-               "grad_bytes", gb, "optimizer_bytes", ob, NULL);
+    report_values_optimizer_bytes(sc, &r->t.stage[r->t.peak_stage], ob, sizeof ob);
+    bool lora = sc->finetune != FINETUNE_FULL;
+    char adapters[32];
+    report_fmt_short(adapters, sizeof adapters, r->t.adapter_params);
+    report_say(prec, sizeof prec, ph, vals,
+               sc->fp8 != FP8_NONE ? REPORT_PHRASE_CONFIG_PRECISION_FP8
+               : lora              ? REPORT_PHRASE_CONFIG_PRECISION_ADAPTERS
+                                   : REPORT_PHRASE_CONFIG_PRECISION,
+               "weight_bytes", wb, "grad_bytes", gb, "optimizer_bytes", ob, "adapters", adapters,
+               NULL);
     report_say(act, sizeof act, ph, vals, REPORT_PHRASE_CONFIG_ACTIVATIONS, NULL);
     report_say(parallel, sizeof parallel, ph, vals, REPORT_PHRASE_CONFIG_PARALLEL, NULL);
     report_say(gpu, sizeof gpu, ph, vals, REPORT_PHRASE_CONFIG_GPUS, NULL);
     report_say(res, sizeof res, ph, vals, REPORT_PHRASE_CONFIG_RESERVE, NULL);
 
+    /* Fine-tuning or another optimizer than AdamW: a row of its own (doc/model.md 3.5, 3.6). */
+    char tuning[2][CELL];
+    size_t n_rows = lora || sc->optimizer != OPTIM_ADAMW ? 7 : 6;
+    if (n_rows == 7)
+        report_cells(ph, vals, REPORT_PHRASE_CONFIG_TUNING_LABELS, tuning, 2);
     const char *rows[][4] = {
-        {left[0], model, right[0], seq}, {left[1], shape, right[1], prec},
-        {left[2], ffn, right[2], act},   {left[3], vocab, right[3], parallel},
-        {left[4], psi, right[4], gpu},   {dense_label, dense, right[5], res},
+        {left[0], model, right[0], seq},
+        {left[1], shape, right[1], prec},
+        {left[2], ffn, right[2], act},
+        {left[3], vocab, right[3], parallel},
+        {left[4], psi, right[4], gpu},
+        {dense_label, dense, right[5], res},
+        {tuning[0], vals->v[REPORT_PH_FINETUNING], tuning[1], vals->v[REPORT_PH_OPTIMIZER_NAME]},
     };
     struct doc_table t = {cols, 4, 0};
-    doc_table_start(doc, &t, 6);
-    for (size_t i = 0; i < 6; i++)
+    doc_table_start(doc, &t, n_rows);
+    for (size_t i = 0; i < n_rows; i++)
         doc_table_row(doc, &t, rows[i], DOC_ROW_PLAIN);
     doc_table_end(doc);
 }
@@ -156,47 +173,98 @@ static void table_verdict(struct doc *doc, const struct report_sc *r)
     doc->y = y0 + h + 12;
 }
 
+/* Under LoRA and QLoRA (doc/model.md 3.6): the frozen base's weights and the adapters' states. */
+static void terms_lora_formulas(const struct report_sc *r, const struct model_gpu *g,
+                                const char *wb, const char *gb, const char *ob, const char *over,
+                                char f[][CELL])
+{
+    const struct scenario *sc = r->sc;
+    bool dp = model_zero_group(sc) > 1;
+    char frozen[32], adapters[32];
+    report_fmt_size(frozen, sizeof frozen, g->pool[0].frozen_bytes + g->pool[1].frozen_bytes,
+                    r->units);
+    report_fmt_short(adapters, sizeof adapters, g->trained_params);
+    report_say(f[0], CELL, r->ph, &r->vals,
+               dp && sc->zero >= 3 ? REPORT_PHRASE_TERMS_WEIGHTS_LORA_SHARDED
+                                   : REPORT_PHRASE_TERMS_WEIGHTS_LORA,
+               "frozen", frozen, "per_param", wb, "adapters", adapters, "over", over, NULL);
+    report_say(f[1], CELL, r->ph, &r->vals,
+               dp && sc->zero >= 2 ? REPORT_PHRASE_TERMS_GRADS_LORA_SHARDED
+                                   : REPORT_PHRASE_TERMS_GRADS_LORA,
+               "per_param", gb, "over", over, NULL);
+    report_say(f[2], CELL, r->ph, &r->vals,
+               sc->offload == OFFLOAD_OPTIMIZER ? REPORT_PHRASE_TERMS_OPTIMIZER_LORA_OFFLOADED
+               : dp && sc->zero >= 1            ? REPORT_PHRASE_TERMS_OPTIMIZER_LORA_SHARDED
+                                                : REPORT_PHRASE_TERMS_OPTIMIZER_LORA,
+               "per_param", ob, "over", over, NULL);
+}
+
 /* The formulas of the three model states: weights, gradients, optimizer (ZeRO divides by dp). */
 static void terms_states_formulas(const struct report_sc *r, const struct model_gpu *g,
                                   char f[][CELL])
 {
     const struct scenario *sc = r->sc;
-    struct model_bytes_per_param bpp = model_bytes_per_param(sc->precision);
+    struct states_per_param bpp = states_per_param(sc);
     char pcount[48], wb[16], gb[16], ob[16];
     report_fmt_count(pcount, sizeof pcount, g->params);
     report_fmt(wb, sizeof wb, "%u", bpp.weights);
     report_fmt(gb, sizeof gb, "%u", bpp.grads);
-    report_fmt(ob, sizeof ob, "%u", bpp.optimizer);
-    bool dp = sc->dp > 1;
+    report_values_optimizer_bytes(sc, g, ob, sizeof ob);
+    /* ZeRO's group: dp, dp·cp with context parallelism, or an HSDP group (doc/model.md 3.2). */
+    uint64_t group = model_zero_group(sc);
+    bool dp = group > 1;
+    char over[32] = "dp";
+    if (sc->zero_group && sc->zero_group != sc->dp * (sc->cp ? sc->cp : 1))
+        report_fmt_u64(over, sizeof over, group);
+    else if (sc->cp > 1)
+        report_fmt(over, sizeof over, "%s", "(dp·cp)");
     report_say(f[0], CELL, r->ph, &r->vals,
                dp && sc->zero >= 3 ? REPORT_PHRASE_TERMS_WEIGHTS_SHARDED
                                    : REPORT_PHRASE_TERMS_WEIGHTS,
-               "per_param", wb, "stage_params", pcount, NULL);
+               "per_param", wb, "stage_params", pcount, "over", over, NULL);
+    if (sc->fp8 != FP8_NONE) { /* the FP8 weight copies are counted with the weights (3.7) */
+        char w[CELL];
+        report_fmt(w, sizeof w, "%s", f[0]);
+        report_say(f[0], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_WEIGHTS_FP8, "weights", w,
+                   NULL);
+    }
     report_say(f[1], CELL, r->ph, &r->vals,
                dp && sc->zero >= 2 ? REPORT_PHRASE_TERMS_GRADS_SHARDED : REPORT_PHRASE_TERMS_GRADS,
-               "per_param", gb, NULL);
+               "per_param", gb, "over", over, NULL);
     report_say(f[2], CELL, r->ph, &r->vals,
                sc->offload == OFFLOAD_OPTIMIZER ? REPORT_PHRASE_TERMS_OPTIMIZER_OFFLOADED
                : dp && sc->zero >= 1            ? REPORT_PHRASE_TERMS_OPTIMIZER_SHARDED
                                                 : REPORT_PHRASE_TERMS_OPTIMIZER,
-               "per_param", ob, NULL);
+               "per_param", ob, "over", over, NULL);
+    if (sc->finetune != FINETUNE_FULL)
+        terms_lora_formulas(r, g, wb, gb, ob, over, f);
 }
 
 /* The stored activations: checkpoints plus one segment, or every layer of the stage. */
 static void terms_stored_formula(const struct report_sc *r, char *buf, size_t size)
 {
     const struct scenario *sc = r->sc;
-    const char *c = sc->sp && sc->tp > 1 ? "2sbh/t" : "2sbh";
-    const char *m = r->t.peak_stage == MODEL_STAGE_FIRST ? "pp" : "1";
-    uint64_t stage_layers = sc->layers / sc->pp;
+    bool t = sc->sp && sc->tp > 1, cp = sc->cp > 1;
+    const char *c = t && cp ? "2(s/cp)bh/t" : t ? "2sbh/t" : cp ? "2(s/cp)bh" : "2sbh";
+    /* The micro-batches the stage keeps in flight: pp on the first stage of a full 1F1B. */
+    const struct pipeline_stage *pipe = &r->t.stage[r->t.peak_stage].pipe;
+    char m[32] = "pp";
+    if (pipe->in_flight != sc->pp || pipe->chunk_layers != sc->layers / sc->pp)
+        report_fmt_u64(m, sizeof m, pipe->in_flight);
+    uint64_t stage_layers = pipe->chunk_layers;
     char k[32];
     report_fmt_u64(k, sizeof k, sc->ckpt_every < stage_layers ? sc->ckpt_every : stage_layers);
     enum report_phrase id;
-    if (sc->recompute == RECOMPUTE_EVERY_K)
-        id = sc->pp == 1 ? REPORT_PHRASE_TERMS_STORED_CKPT
-                         : REPORT_PHRASE_TERMS_STORED_CKPT_PP; /* a segment stays in a stage */
+    bool vpp = sc->vpp > 1;
+    if (sc->recompute == RECOMPUTE_EVERY_K) /* a segment stays in a stage, and in a chunk */
+        id = sc->offload == OFFLOAD_CHECKPOINTS ? REPORT_PHRASE_TERMS_STORED_CKPT_OFFLOADED
+             : sc->pp == 1                      ? REPORT_PHRASE_TERMS_STORED_CKPT
+             : vpp                              ? REPORT_PHRASE_TERMS_STORED_CKPT_VPP
+                                                : REPORT_PHRASE_TERMS_STORED_CKPT_PP;
     else
-        id = sc->pp > 1 ? REPORT_PHRASE_TERMS_STORED_PP : REPORT_PHRASE_TERMS_STORED;
+        id = sc->pp == 1 ? REPORT_PHRASE_TERMS_STORED
+             : vpp       ? REPORT_PHRASE_TERMS_STORED_VPP
+                         : REPORT_PHRASE_TERMS_STORED_PP;
     report_say(buf, size, r->ph, &r->vals, id, "m", m, "k", k, "c", c, NULL);
 }
 
@@ -211,6 +279,7 @@ static void terms_formulas(const struct report_sc *r, const struct model_gpu *g,
     terms_stored_formula(r, f[4], CELL);
     report_say(f[5], CELL, r->ph, &r->vals,
                g->logits_bytes == 0 ? REPORT_PHRASE_TERMS_LOGITS_ELSEWHERE
+               : sc->cp > 1         ? REPORT_PHRASE_TERMS_LOGITS_CP
                : sc->tp > 1         ? REPORT_PHRASE_TERMS_LOGITS_TP
                                     : REPORT_PHRASE_TERMS_LOGITS,
                NULL);
@@ -477,7 +546,7 @@ void report_tables_draw(struct doc *doc, const struct report_sc *r, const char *
 
 void report_tables_summary(struct doc *doc, const struct report_sc *scs, size_t n)
 {
-    /* A long name or fix wraps onto more lines rather than being cut; GPUs = dp * tp * pp. */
+    /* A long name or fix wraps onto more lines rather than being cut; GPUs = dp * tp * pp * cp. */
     static const struct doc_col layout[] = {
         {NULL, 0.27, CANVAS_ALIGN_LEFT, true},   {NULL, 0.07, CANVAS_ALIGN_RIGHT, false},
         {NULL, 0.10, CANVAS_ALIGN_LEFT, false},  {NULL, 0.11, CANVAS_ALIGN_RIGHT, false},

@@ -54,6 +54,8 @@ static enum report_phrase report_fix_phrase(enum plan_fix f)
         return REPORT_PHRASE_FIX_ZERO3;
     case PLAN_FIX_TP:
         return REPORT_PHRASE_FIX_TP;
+    case PLAN_FIX_PP:
+        return REPORT_PHRASE_FIX_PP;
     case PLAN_FIX_OFFLOAD:
         return REPORT_PHRASE_FIX_OFFLOAD;
     case PLAN_FIX_NOTHING:
@@ -65,7 +67,8 @@ static enum report_phrase report_fix_phrase(enum plan_fix f)
 void report_values_rung_label(struct report_phrases *ph, const struct plan_rung *r, char *buf,
                               size_t size)
 {
-    char n[32];
+    char n[32], dp[32];
+    report_fmt_u64(dp, sizeof dp, r->sc.dp);
     switch (r->fix) {
     case PLAN_FIX_MICRO_BATCH:
         report_fmt_u64(n, sizeof n, r->sc.micro_batch);
@@ -73,7 +76,11 @@ void report_values_rung_label(struct report_phrases *ph, const struct plan_rung 
         return;
     case PLAN_FIX_TP:
         report_fmt_u64(n, sizeof n, r->sc.tp);
-        report_say(buf, size, ph, NULL, REPORT_PHRASE_RUNG_TP, "tp", n, NULL);
+        report_say(buf, size, ph, NULL, REPORT_PHRASE_RUNG_TP, "tp", n, "dp", dp, NULL);
+        return;
+    case PLAN_FIX_PP:
+        report_fmt_u64(n, sizeof n, r->sc.pp);
+        report_say(buf, size, ph, NULL, REPORT_PHRASE_RUNG_PP, "pp", n, "dp", dp, NULL);
         return;
     default: /* the rungs whose label has no number */
         break;
@@ -95,7 +102,7 @@ static bool report_act_formula_closed(const struct scenario *sc)
 {
     bool head_dim = sc->head_dim == 0 || sc->head_dim * sc->heads == sc->hidden;
     return sc->experts == 0 && sc->kv_lora_rank == 0 && head_dim && !sc->qk_norm &&
-           sc->layer_norms <= 2;
+           sc->layer_norms <= 2 && sc->fp8 == FP8_NONE; /* FP8 inputs: doc/model.md 4.10 */
 }
 
 /*
@@ -107,7 +114,7 @@ static void report_values_crossover(const struct scenario *sc, char *buf, size_t
 {
     bool masks = sc->arch == ARCH_GPT && sc->dropout;
     bool classic = sc->head_dim == 0 && !sc->qk_norm && sc->layer_norms <= 2 && sc->experts == 0 &&
-                   sc->kv_lora_rank == 0;
+                   sc->kv_lora_rank == 0 && sc->fp8 == FP8_NONE;
     uint64_t linear, core;
     if (!model_core_coefficients(sc, &linear, &core)) {
         buf[0] = '\0';
@@ -180,7 +187,7 @@ static void report_values_hardware(struct report_sc *r, enum units u)
         report_fmt(v[REPORT_PH_GPU_MEM], n, "%.0f %s", mem, units_name(u));
     else
         report_fmt_size(v[REPORT_PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
-    uint64_t gpus = sc->dp * sc->tp * sc->pp;
+    uint64_t gpus = sc->dp * sc->tp * sc->pp * (sc->cp ? sc->cp : 1);
     report_fmt_u64(v[REPORT_PH_GPUS], n, gpus);
     enum report_phrase id = sc->gpu_preset[0] ? REPORT_PHRASE_HARDWARE_PRESET
                             : gpus == 1       ? REPORT_PHRASE_HARDWARE_ONE
@@ -260,31 +267,53 @@ static void report_values_setup(struct report_sc *r)
     const struct scenario *sc = r->sc;
     char(*v)[REPORT_VALUE_MAX] = r->vals.v;
     const size_t n = REPORT_VALUE_MAX;
-    char a[64], stage[16], dp[32], tp[32], pp[32], tensor[64], zero[128], expert[96] = "";
+    char a[64], stage[16], dp[32], tp[32], pp[64], tensor[64], zero[128], expert[128] = "";
+    char num[32], num2[32], host[32];
     report_fmt(v[REPORT_PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
+    report_fmt(v[REPORT_PH_FP8], n, "%s", scenario_fp8_name(sc->fp8));
     report_fmt(v[REPORT_PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
     report_fmt(v[REPORT_PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
     report_fmt(stage, sizeof stage, "%u", sc->zero);
+    uint64_t group = model_zero_group(sc);
+    report_fmt_u64(num, sizeof num, group);
     report_say(zero, sizeof zero, r->ph, NULL,
-               !sc->zero     ? REPORT_PHRASE_ZERO_NONE
-               : sc->dp == 1 ? REPORT_PHRASE_ZERO_NO_EFFECT
-                             : REPORT_PHRASE_ZERO_STAGE,
-               "stage", stage, NULL);
+               !sc->zero    ? REPORT_PHRASE_ZERO_NONE
+               : group == 1 ? REPORT_PHRASE_ZERO_NO_EFFECT
+               : sc->zero_group && group < sc->dp * (sc->cp ? sc->cp : 1)
+                   ? REPORT_PHRASE_ZERO_GROUP
+                   : REPORT_PHRASE_ZERO_STAGE,
+               "stage", stage, "group", num, NULL);
     report_fmt_u64(dp, sizeof dp, sc->dp);
     report_fmt_u64(tp, sizeof tp, sc->tp);
     report_fmt_u64(pp, sizeof pp, sc->pp);
+    if (sc->vpp > 1) {
+        report_fmt_u64(num, sizeof num, sc->pp);
+        report_fmt_u64(num2, sizeof num2, sc->vpp);
+        report_say(pp, sizeof pp, r->ph, NULL, REPORT_PHRASE_PIPELINE_VPP, "pp", num, "vpp", num2,
+                   NULL);
+    }
+    size_t used = 0;
+    if (sc->cp > 1) {
+        report_fmt_u64(num, sizeof num, sc->cp);
+        report_say(expert, sizeof expert, r->ph, NULL, REPORT_PHRASE_PARALLEL_CP, "cp", num, NULL);
+        used = strlen(expert);
+    }
     report_say(tensor, sizeof tensor, r->ph, NULL,
                sc->sp ? REPORT_PHRASE_TENSOR_SP : REPORT_PHRASE_TENSOR, "tp", tp, NULL);
     uint64_t etp = sc->etp ? sc->etp : sc->tp;
     report_fmt_u64(v[REPORT_PH_EP], n, sc->ep);
     report_fmt_u64(v[REPORT_PH_ETP], n, etp);
     if (sc->experts > 0) /* etp only where it is not tp, its default */
-        report_say(expert, sizeof expert, r->ph, NULL,
+        report_say(expert + used, sizeof expert - used, r->ph, NULL,
                    etp == sc->tp ? REPORT_PHRASE_PARALLEL_EP : REPORT_PHRASE_PARALLEL_EP_ETP, "ep",
                    v[REPORT_PH_EP], "etp", v[REPORT_PH_ETP], NULL);
+    report_fmt_size(host, sizeof host, r->t.host_bytes, r->units);
     report_say(v[REPORT_PH_PARALLEL], n, r->ph, NULL,
-               sc->offload ? REPORT_PHRASE_PARALLEL_OFFLOAD : REPORT_PHRASE_PARALLEL, "dp", dp,
-               "tensor", tensor, "pp", pp, "expert", expert, "zero", zero, NULL);
+               sc->offload == OFFLOAD_CHECKPOINTS ? REPORT_PHRASE_PARALLEL_OFFLOAD_CKPT
+               : sc->offload                      ? REPORT_PHRASE_PARALLEL_OFFLOAD
+                                                  : REPORT_PHRASE_PARALLEL,
+               "dp", dp, "tensor", tensor, "pp", pp, "expert", expert, "zero", zero, "host", host,
+               NULL);
 }
 
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */
@@ -394,6 +423,100 @@ static void report_values_step(struct report_sc *r)
     report_say(v[REPORT_PH_STEP_VALIDATION], n, r->ph, NULL, REPORT_PHRASE_STEP_VALIDATION, NULL);
 }
 
+/* With FP8 training, the note on its weight copies (doc/model.md 3.7: per-tensor scaling's two,
+ * Blackwell's one, MXFP8's two with their scales), the inputs the linears keep in FP8 (4.10) and
+ * the FP8 GEMMs' rate in the cost model (12.1). Empty without FP8. */
+static void report_values_fp8(struct report_sc *r, const struct cost *c, enum units u)
+{
+    const struct scenario *sc = r->sc;
+    const size_t n = REPORT_VALUE_MAX;
+    if (sc->fp8 == FP8_NONE)
+        return;
+    char copies[32], tflops[32], share[32];
+    report_fmt_size(copies, sizeof copies, r->t.fp8_bytes, u);
+    report_fmt(tflops, sizeof tflops, "%.0f", c->fp8_tflops);
+    report_fmt(share, sizeof share, "%.0f%%", 100 * c->fp8_share);
+    report_say(r->vals.v[REPORT_PH_FP8_NOTE], n, r->ph, NULL,
+               sc->fp8 == FP8_MXFP8 ? REPORT_PHRASE_FP8_NOTE_MXFP8
+               : sc->fp8_one_copy   ? REPORT_PHRASE_FP8_NOTE_ONE_COPY
+                                    : REPORT_PHRASE_FP8_NOTE_TENSOR,
+               "copies", copies, "fp8_tflops", tflops, "fp8_share", share, NULL);
+}
+
+void report_values_optimizer_bytes(const struct scenario *sc, const struct model_gpu *g, char *buf,
+                                   size_t size)
+{
+    struct states_per_param b = states_per_param(sc);
+    uint64_t trained = g->trained_params;
+    if (sc->optimizer != OPTIM_ADAMW8BIT || b.moments == 0 || trained == 0) {
+        report_fmt(buf, size, "%u", b.master + b.moments);
+        return;
+    }
+    double moments = (double)(g->pool[0].moments + g->pool[1].moments) / (double)trained;
+    report_fmt(buf, size, "%.2f", b.master + moments);
+}
+
+/* The optimizer and what is trained (doc/model.md 3.5 and 3.6): the configuration's row, and the
+ * note on them (empty for full training with AdamW). The bytes of the note are those of the
+ * most loaded GPU, sharded as ZeRO-3 shards them. */
+static void report_values_tuning(struct report_sc *r, enum units u)
+{
+    static const enum report_phrase optim[] = {[OPTIM_ADAMW] = REPORT_PHRASE_OPTIM_ADAMW,
+                                               [OPTIM_ADAMW_BF16] = REPORT_PHRASE_OPTIM_ADAMW_BF16,
+                                               [OPTIM_ADAMW8BIT] = REPORT_PHRASE_OPTIM_ADAMW8BIT,
+                                               [OPTIM_SGD] = REPORT_PHRASE_OPTIM_SGD};
+    const struct scenario *sc = r->sc;
+    const struct model_gpu *g = &r->t.stage[r->t.peak_stage];
+    char(*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    char per[32], rank[32], targets[64], gpu_adapters[32];
+    report_say(v[REPORT_PH_OPTIMIZER_NAME], n, r->ph, NULL,
+               optim[(unsigned)sc->optimizer <= OPTIM_SGD ? sc->optimizer : OPTIM_ADAMW], NULL);
+    report_values_optimizer_bytes(sc, g, per, sizeof per);
+    report_fmt_u64(rank, sizeof rank, sc->lora_rank);
+    report_say(targets, sizeof targets, r->ph, NULL,
+               sc->lora_targets == LORA_ALL_LINEAR ? REPORT_PHRASE_LORA_TARGETS_ALL
+                                                   : REPORT_PHRASE_LORA_TARGETS_QV,
+               NULL);
+    report_fmt_short(gpu_adapters, sizeof gpu_adapters, g->trained_params);
+    bool fp32_base = states_per_param(sc).weights == 4;
+    enum report_phrase ft = sc->finetune == FINETUNE_QLORA  ? REPORT_PHRASE_FINETUNE_QLORA
+                            : sc->finetune == FINETUNE_FULL ? REPORT_PHRASE_FINETUNE_FULL
+                            : fp32_base                     ? REPORT_PHRASE_FINETUNE_LORA_FP32
+                                                            : REPORT_PHRASE_FINETUNE_LORA;
+    report_say(v[REPORT_PH_FINETUNING], n, r->ph, NULL, ft, "rank", rank, "targets", targets, NULL);
+    if (sc->finetune == FINETUNE_FULL) {
+        if (sc->optimizer != OPTIM_ADAMW)
+            report_say(v[REPORT_PH_TUNING_NOTE], n, r->ph, NULL,
+                       REPORT_PHRASE_TUNING_NOTE_OPTIMIZER, "optimizer",
+                       v[REPORT_PH_OPTIMIZER_NAME], "per_param", per, NULL);
+        return;
+    }
+    if (sc->finetune == FINETUNE_LORA) {
+        report_say(v[REPORT_PH_TUNING_NOTE], n, r->ph, NULL, REPORT_PHRASE_TUNING_NOTE_LORA,
+                   "adapters", gpu_adapters, "optimizer", v[REPORT_PH_OPTIMIZER_NAME], "per_param",
+                   per, NULL);
+        return;
+    }
+    /* QLoRA: the NF4 weights and the fp32 rest of the base on the GPU. */
+    uint64_t nf4[2] = {g->pool[0].nf4_bytes, g->pool[1].nf4_bytes};
+    uint64_t rest[2] = {g->pool[0].frozen_bytes - nf4[0], g->pool[1].frozen_bytes - nf4[1]};
+    if (sc->zero >= 3) {
+        uint64_t over[2] = {model_zero_group(sc), model_expert_dp(sc)};
+        for (int i = 0; i < 2; i++) {
+            nf4[i] = div_up(nf4[i], over[i]);
+            rest[i] = div_up(rest[i], over[i]);
+        }
+    }
+    char nf4_s[32], fp32_s[32], bf16_s[32];
+    report_fmt_size(nf4_s, sizeof nf4_s, nf4[0] + nf4[1], u);
+    report_fmt_size(fp32_s, sizeof fp32_s, rest[0] + rest[1], u);
+    report_fmt_size(bf16_s, sizeof bf16_s, (rest[0] + rest[1]) / 2, u);
+    report_say(v[REPORT_PH_TUNING_NOTE], n, r->ph, NULL, REPORT_PHRASE_TUNING_NOTE_QLORA, "nf4",
+               nf4_s, "fp32", fp32_s, "bf16", bf16_s, "adapters", gpu_adapters, "optimizer",
+               v[REPORT_PH_OPTIMIZER_NAME], "per_param", per, NULL);
+}
+
 /* The memory terms, checkpointing, and the notes that depend on the model. */
 static void report_values_terms(struct report_sc *r, enum units u)
 {
@@ -405,11 +528,15 @@ static void report_values_terms(struct report_sc *r, enum units u)
     report_fmt_size(v[REPORT_PH_ACTIVATIONS], n, t->act_bytes, u);
     report_fmt_size(v[REPORT_PH_ACT_LAYER], n, t->act_layer_bytes, u);
     report_fmt_size(v[REPORT_PH_LOGITS], n, t->logits_bytes, u);
+    const struct pipeline_stage *pipe = &t->stage[t->peak_stage].pipe;
+    char rank[32];
+    report_fmt_u64(rank, sizeof rank, pipe->rank);
     report_say(v[REPORT_PH_STAGE], n, r->ph, NULL,
-               sc->pp == 1                          ? REPORT_PHRASE_STAGE_EACH
-               : t->peak_stage == MODEL_STAGE_FIRST ? REPORT_PHRASE_STAGE_FIRST
-                                                    : REPORT_PHRASE_STAGE_LAST,
-               NULL);
+               sc->pp == 1   ? REPORT_PHRASE_STAGE_EACH
+               : pipe->first ? REPORT_PHRASE_STAGE_FIRST
+               : pipe->last  ? REPORT_PHRASE_STAGE_LAST
+                             : REPORT_PHRASE_STAGE_MIDDLE,
+               "rank", rank, NULL);
     report_fmt_u64(v[REPORT_PH_K_BEST], n, t->k_best);
     report_fmt(v[REPORT_PH_K_STAR], n, "%.2f", t->k_star);
     report_fmt_size(v[REPORT_PH_ACT_K_BEST], n, t->act_k_best_bytes, u);
@@ -426,6 +553,8 @@ static void report_values_terms(struct report_sc *r, enum units u)
     report_fmt(v[REPORT_PH_TFLOPS], n, "%.0f", base.tflops);
     report_fmt(v[REPORT_PH_LINK], n, "%.0f", base.link_gb_s);
     report_fmt_seconds(v[REPORT_PH_STEP_TIME], n, base.total_s);
+    report_values_fp8(r, &base, u);
+    report_values_tuning(r, u);
     bool step = sc->peak == PEAK_STEP;
     report_say(v[REPORT_PH_NORM_NOTE], n, r->ph, NULL,
                sc->arch == ARCH_LLAMA ? REPORT_PHRASE_NORM_NOTE_RMSNORM

@@ -74,6 +74,7 @@
     X(MICRO_BATCH, "micro_batch")                                                                  \
     X(GLOBAL_BATCH, "global_batch")                                                                \
     X(PRECISION, "precision")                                                                      \
+    X(FP8, "fp8")                                                                                  \
     X(ATTENTION, "attention")                                                                      \
     X(RECOMPUTE, "recompute")                                                                      \
     X(PARALLEL, "parallel")                                                                        \
@@ -106,6 +107,10 @@
     X(PEAK_CF, "peak_cf")                                                                          \
     X(MOE_NOTE, "moe_note")                                                                        \
     X(ATTENTION_NOTE, "attention_note")                                                            \
+    X(FP8_NOTE, "fp8_note")                                                                        \
+    X(FINETUNING, "finetuning")                                                                    \
+    X(OPTIMIZER_NAME, "optimizer_name")                                                            \
+    X(TUNING_NOTE, "tuning_note")                                                                  \
     X(PHASES_NOTE, "phases_note")                                                                  \
     X(COUNTED_NOTE, "counted_note")                                                                \
     X(STEP_CHART_NOTE, "step_chart_note")                                                          \
@@ -178,6 +183,12 @@ enum report_phrase report_values_phase_phrase(enum step_phase p);
 /* The short label of a rung, under its bar in the fit chart and in the ladder table ("b = 4"). */
 void report_values_rung_label(struct report_phrases *ph, const struct plan_rung *r, char *buf,
                               size_t size);
+
+/* The optimizer states of a trained parameter of GPU g of sc, in bytes, as the tables show it:
+ * the master copy and the moments ("12"), with 8-bit AdamW their average over g's tensors
+ * ("6.03"; doc/model.md 3.5). */
+void report_values_optimizer_bytes(const struct scenario *sc, const struct model_gpu *g, char *buf,
+                                   size_t size);
 
 /*
  * The formula of one layer's activations A for sc, as the table of terms shows it

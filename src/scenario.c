@@ -46,6 +46,12 @@ const char *scenario_attention_name(enum attention a)
     return a == ATTENTION_FLASH ? "flash" : "plain";
 }
 
+const char *scenario_fp8_name(enum fp8 f)
+{
+    static const char *const names[] = {"none", "tensor", "mxfp8"};
+    return (unsigned)f < 3 ? names[f] : "?";
+}
+
 const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size)
 {
     if (sc->recompute == RECOMPUTE_NONE)

@@ -61,6 +61,7 @@ struct gpu_speed {
     double hbm_tb_s;    /* memory bandwidth, TB/s */
     double link_gb_s;   /* GPU-to-GPU link (NVLink or the like), GB/s per direction */
     double pcie_gb_s;   /* host link, GB/s per direction */
+    double fp8_tflops;  /* dense FP8 peak (doc/model.md section 12.1), TFLOP/s */
 };
 
 struct scenario {
@@ -98,8 +99,8 @@ struct scenario {
     uint64_t cp;  /* context parallel degree: each GPU holds s / cp of a sequence; 0: 1 */
     uint64_t vpp; /* virtual pipeline chunks per stage (interleaved 1F1B); 0: 1 */
     bool sp;
-    uint64_t ep;   /* expert parallel degree (1 without experts) */
-    uint64_t etp;  /* expert tensor parallel degree; 0: = tp */
+    uint64_t ep;         /* expert parallel degree (1 without experts) */
+    uint64_t etp;        /* expert tensor parallel degree; 0: = tp */
     unsigned zero;       /* ZeRO stage 0..3 over the ZeRO group */
     uint64_t zero_group; /* GPUs one ZeRO shard spans (HSDP); 0: dp * cp */
     enum offload offload;
@@ -119,6 +120,8 @@ struct scenario {
     char model_preset[SCENARIO_NAME_MAX + 1]; /* "" when none */
     uint64_t sliding_window; /* a config.json's attention window (0: none; changes nothing) */
     char gpu_preset[SCENARIO_NAME_MAX + 1];
+    bool fp8_one_copy; /* the GPU preset's FP8 GEMMs read one copy of a tensor both ways
+                        * (Blackwell; doc/model.md section 3.7) */
 };
 
 /* The 1.3B GPT model of doc/model.md section 9 (the worked example) on one 80 GB GPU, s = 2048,
@@ -127,6 +130,7 @@ void scenario_lesson_example(struct scenario *sc);
 
 const char *scenario_precision_name(enum precision p);
 const char *scenario_attention_name(enum attention a);
+const char *scenario_fp8_name(enum fp8 f);
 /* "none", "selective", "full" (k = 1) or the integer k, into buf. */
 const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size);
 

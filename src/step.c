@@ -25,11 +25,16 @@ static inline uint64_t max2(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-bool step_phases(const struct step_gpu *g, struct step_peak *out)
+enum step_phase step_point_phase(int point)
 {
-    static const enum step_phase point_phase[STEP_POINTS] = {
+    static const enum step_phase phases[STEP_POINTS] = {
         STEP_FORWARD,      STEP_BACKWARD_START, STEP_RECOMPUTE, STEP_RECOMPUTE,
         STEP_BACKWARD_END, STEP_BACKWARD_END,   STEP_OPTIMIZER};
+    return point >= 0 && point < STEP_POINTS ? phases[point] : STEP_PHASES;
+}
+
+bool step_phases(const struct step_gpu *g, struct step_peak *out)
+{
     bool over = false;
     uint64_t *p = out->point_bytes;
     uint64_t wm = add(&over, g->weights, g->optimizer);
@@ -38,7 +43,7 @@ bool step_phases(const struct step_gpu *g, struct step_peak *out)
      * bf16 weight copy the cache still holds. The loss's backward: without checkpointing the
      * layers' copies are saved for backward. */
     uint64_t held = add(&over, add(&over, wm, g->grads_at_start), add(&over, in, g->outside));
-    held = add(&over, held, add(&over, g->acts, g->head_copy));
+    held = add(&over, held, add(&over, add(&over, g->acts, g->ring), g->head_copy));
     p[0] = add(&over, held, add(&over, g->all_copies, g->logits_forward));
     p[1] = add(&over, held, add(&over, g->recompute ? 0 : g->all_copies, g->loss));
     /* The first segment rebuilt (the last one): every checkpoint, the rebuilt output, the
@@ -48,6 +53,7 @@ bool step_phases(const struct step_gpu *g, struct step_peak *out)
     if (g->recompute) {
         uint64_t rebuilt = add(&over, add(&over, wm, in), add(&over, g->segment_act, g->transient));
         rebuilt = add(&over, rebuilt, add(&over, g->layer_copies, g->head_grads));
+        rebuilt = add(&over, rebuilt, g->ring);
         p[2] = add(&over, rebuilt, add(&over, g->ckpt_in_flight, g->ckpt));
         p[3] = add(&over, rebuilt, add(&over, add(&over, g->ckpt, g->ckpt), g->done_grads));
     }
@@ -57,8 +63,6 @@ bool step_phases(const struct step_gpu *g, struct step_peak *out)
     uint64_t d = add(&over, all, g->dropout_end_add);
     p[5] = d > g->dropout_end_less ? d - g->dropout_end_less : 0;
     p[6] = add(&over, all, g->optimizer_temps);
-    for (int i = 0; i < STEP_POINTS; i++)
-        out->point_phase[i] = point_phase[i];
     uint64_t *ph = out->phase_bytes;
     ph[STEP_FORWARD] = p[0];
     ph[STEP_BACKWARD_START] = p[1];
@@ -94,10 +98,9 @@ bool step_phase_parts(const struct step_gpu *g, struct step_parts *out)
     struct step_peak sp;
     if (!step_phases(g, &sp))
         return false;
-    const enum step_phase *phase = sp.point_phase;
     uint64_t pt[STEP_POINTS][STEP_PARTS] = {{0}}, total[STEP_POINTS] = {0};
     uint64_t in = ck_add(&ck, g->tokens, g->embedding_inputs);
-    uint64_t held = ck_add(&ck, ck_add(&ck, in, g->outside), g->acts);
+    uint64_t held = ck_add(&ck, ck_add(&ck, in, g->outside), ck_add(&ck, g->acts, g->ring));
     parts_of(g, g->grads_at_start, held, g->logits_forward,
              ck_add(&ck, g->all_copies, g->head_copy), 0, pt[0]);
     parts_of(g, g->grads_at_start, held, g->loss,
@@ -106,6 +109,8 @@ bool step_phase_parts(const struct step_gpu *g, struct step_parts *out)
         uint64_t top =
             ck_add(&ck, ck_add(&ck, in, ck_add(&ck, g->ckpt_in_flight, g->ckpt)), g->segment_act);
         uint64_t low = ck_add(&ck, ck_add(&ck, in, ck_mul(&ck, 2, g->ckpt)), g->segment_act);
+        top = ck_add(&ck, top, g->ring);
+        low = ck_add(&ck, low, g->ring);
         parts_of(g, g->head_grads, top, 0, g->layer_copies, g->transient, pt[2]);
         parts_of(g, ck_add(&ck, g->head_grads, g->done_grads), low, 0, g->layer_copies,
                  g->transient, pt[3]);
@@ -134,11 +139,12 @@ bool step_phase_parts(const struct step_gpu *g, struct step_parts *out)
         for (int i = 0; i < STEP_PARTS; i++)
             out->phase[ph][i] = 0;
     for (int k = 0; k < STEP_POINTS; k++) {
-        if (total[k] <= best[phase[k]])
+        enum step_phase ph = step_point_phase(k);
+        if (total[k] <= best[ph])
             continue;
-        best[phase[k]] = total[k];
+        best[ph] = total[k];
         for (int i = 0; i < STEP_PARTS; i++)
-            out->phase[phase[k]][i] = pt[k][i];
+            out->phase[ph][i] = pt[k][i];
     }
     for (int i = 0; i < STEP_PARTS; i++) {
         out->first_rebuild[i] = pt[2][i];

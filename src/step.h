@@ -41,6 +41,7 @@ struct step_gpu {
     uint64_t embedding_inputs;          /* position ids, the embedding's dropout mask */
     uint64_t outside;                   /* final norm's input and statistics, output's input */
     uint64_t acts;                      /* kept at the end of its forward passes */
+    uint64_t ring;                      /* context parallelism's K and V receive buffers */
     uint64_t ckpt_in_flight;            /* with checkpointing: the checkpoints kept, c each */
     uint64_t ckpt, segment_act;         /* c; a segment's activations, k A */
     uint64_t layer_copies, all_copies;  /* autocast: one segment's, all layers' bf16 weights */
@@ -61,11 +62,13 @@ struct step_gpu {
 
 struct step_peak {
     uint64_t point_bytes[STEP_POINTS]; /* 0 for a point that does not happen */
-    enum step_phase point_phase[STEP_POINTS];
     uint64_t phase_bytes[STEP_PHASES]; /* 0 for a phase that does not happen */
     enum step_phase phase;             /* the highest, the first on a tie */
     uint64_t bytes;
 };
+
+/* The phase each point of step_peak.point_bytes belongs to. */
+enum step_phase step_point_phase(int point);
 
 /* The phases of g; false when a sum overflows 64 bits. */
 bool step_phases(const struct step_gpu *g, struct step_peak *out);

@@ -244,10 +244,12 @@ static void backward(struct walk *w, const struct stage *st)
 
 size_t timeline_capacity(const struct scenario *sc)
 {
-    /* Forward, recompute and backward of at most L layers' worth, plus the logits and the loss
-     * (and under --peak step the end of the backward and the optimizer step). */
+    /* Forward, recompute and backward of at most 2L layers' worth (an interleaved first stage
+     * holds L (1 + (pp - 1)/(pp vpp)); doc/model.md 6.1), plus the logits and the loss (and
+     * under --peak step the end of the backward and the optimizer step). */
     struct checked ck = {false};
-    uint64_t n = ck_add(&ck, ck_mul(&ck, 3, sc->layers), sc->peak == PEAK_STEP ? 4 : 2);
+    uint64_t worth = sc->vpp > 1 ? ck_mul(&ck, 2, sc->layers) : sc->layers;
+    uint64_t n = ck_add(&ck, ck_mul(&ck, 3, worth), sc->peak == PEAK_STEP ? 4 : 2);
     if (ck.overflow || n > SIZE_MAX)
         return 0;
     return (size_t)n;
@@ -287,10 +289,11 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
         return -1;
     const struct model_gpu *g = &t.stage[t.peak_stage];
     struct stage st = {0};
-    st.layers = sc->layers / sc->pp;
-    /* 1F1B (doc/model.md section 6.1): the first stage holds pp micro-batches, the last one. */
-    st.micro_batches = t.peak_stage == MODEL_STAGE_FIRST ? sc->pp : 1;
-    st.first_layer = t.peak_stage == MODEL_STAGE_LAST ? sc->layers - st.layers : 0;
+    /* The schedule of the most loaded stage (doc/model.md section 6.1): its micro-batches (chunk
+     * micro-batches with vpp) in flight, each through a chunk of its layers. */
+    st.layers = g->pipe.chunk_layers;
+    st.micro_batches = g->pipe.in_flight;
+    st.first_layer = g->pipe.first_layer;
     st.dense = g->layers[0];
     st.A[0] = t.kind_act[0];
     st.A[1] = t.kind_act[1];
@@ -298,6 +301,13 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
     st.logits = g->logits_bytes > 0;
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > 0)
         st.k = sc->ckpt_every < st.layers ? sc->ckpt_every : st.layers;
+    /* Alive through the layers: context parallelism's ring buffers (doc/model.md 4.11) and, with
+     * the checkpoints offloaded, the one in transit (5.3) - the others are in CPU memory. */
+    uint64_t resident = t.ring_bytes;
+    if (sc->offload == OFFLOAD_CHECKPOINTS && st.k) {
+        resident += st.c;
+        st.c = 0;
+    }
 
     struct step_walk step;
     bool is_step = sc->peak == PEAK_STEP;
@@ -313,7 +323,8 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
                      .sink = sink,
                      .sink_ctx = ctx,
                      .step = is_step ? &step : NULL,
-                     .peak_phase = STEP_PHASES};
+                     .peak_phase = STEP_PHASES,
+                     .act = resident};
     if (is_step) {
         w.grads = step.grads_start;
         w.limit = step.totals[STEP_FORWARD];

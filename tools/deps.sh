@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the Debian packages memfit needs, only those that are missing.
 #   sh tools/deps.sh            building, the report and the test suite
-#   sh tools/deps.sh validate   also PyTorch and matplotlib (make validate, make bench)
+#   sh tools/deps.sh validate   also PyTorch and matplotlib (make validate: measure.py, lora.py,
+#                               step.py; make bench)
 set -eu
 PKGS="build-essential pkg-config libhpdf-dev libcairo2-dev libfreetype-dev libcsv-dev libcmocka-dev
 libjansson-dev fonts-dejavu-core poppler-utils qpdf valgrind python3 groff-base clang-format"

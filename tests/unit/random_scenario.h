@@ -1,7 +1,8 @@
 /*
  * random_scenario: valid random scenarios from a fixed-seed PRNG, for the property tests of
  * timeline and plan. Every rule of doc/model.md section 13.2 that config.c enforces holds:
- * kv_heads divides heads, tp divides heads and kv_heads, pp divides layers, dropout only with gpt.
+ * kv_heads divides heads, tp divides heads and kv_heads, pp divides layers, dropout only with gpt,
+ * cp divides seq, pp * vpp divides layers with m a multiple of pp, zero_group divides dp * cp.
  */
 #ifndef MEMFIT_TEST_RANDOM_SCENARIO_H
 #define MEMFIT_TEST_RANDOM_SCENARIO_H
@@ -98,6 +99,20 @@ static inline void random_scenario(uint64_t *st, struct scenario *sc)
         sc->speed.link_gb_s = (double)rs_range(st, 25, 900);
         sc->speed.pcie_gb_s = (double)rs_range(st, 16, 64);
     }
+    /* Section 8's layouts (doc/model.md 3.2, 4.11, 5.3, 6.1): context parallelism, interleaved
+     * pipelines (m a multiple of pp), HSDP groups, offloaded checkpoints. */
+    static const uint64_t cp_v[] = {1, 1, 1, 2, 4};
+    sc->cp = rs_pick(st, cp_v, 5);
+    sc->vpp = 1;
+    if (sc->pp > 1 && sc->layers % (2 * sc->pp) == 0 && rs_range(st, 0, 2) == 0) {
+        sc->vpp = 2;
+        sc->global_batch = sc->micro_batch * sc->dp * sc->pp * rs_range(st, 1, 3);
+    }
+    if (sc->zero >= 1 && rs_range(st, 0, 3) == 0)
+        sc->zero_group = rs_pick_divisor(st, deg_v, 6, sc->dp * sc->cp);
+    if (sc->recompute == RECOMPUTE_EVERY_K && sc->offload == OFFLOAD_NONE &&
+        rs_range(st, 0, 3) == 0)
+        sc->offload = OFFLOAD_CHECKPOINTS;
 }
 
 #endif

@@ -213,6 +213,91 @@ static void gpu_presets_hold_the_capacity_the_device_reports(void **state)
     }
 }
 
+/* What each GPU preset says of FP8 (doc/model.md section 13.3): FP8 from Ada on, MXFP8 and one
+ * copy read both ways on Blackwell, the dense FP8 rate of the cost model. */
+static void gpu_presets_know_fp8(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu;
+        double fp8_tflops;
+        bool fp8, mxfp8, one_copy;
+    } want[] = {
+        {"A100-40GB", 0, false, false, false},   {"A100-80GB", 0, false, false, false},
+        {"H100-80GB", 1979, true, false, false}, {"H200-141GB", 1979, true, false, false},
+        {"B200-192GB", 4500, true, true, true},  {"MI300X-192GB", 2614.9, true, false, false},
+        {"L4-24GB", 242.5, true, false, false},  {"RTX4090-24GB", 330.3, true, false, false},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char csv[256];
+        snprintf(csv, sizeof csv,
+                 "name,model,seq,micro_batch,gpu,fp8\nnone,llama3-8b,8192,1,%s,none\n"
+                 "tensor,llama3-8b,8192,1,%s,tensor\nmxfp8,llama3-8b,8192,1,%s,mxfp8\n",
+                 want[i].gpu, want[i].gpu, want[i].gpu);
+        struct run r;
+        run_csv(&r, csv);
+        assert_int_equal(r.n, 1 + want[i].fp8 + want[i].mxfp8);
+        assert_true(r.sc[0].speed.fp8_tflops == want[i].fp8_tflops);
+        assert_int_equal(r.sc[0].fp8_one_copy, want[i].one_copy);
+        if (want[i].fp8)
+            assert_string_equal(r.sc[1].name, "tensor");
+    }
+}
+
+/* The fp8 column (doc/model.md section 13.1): none by default, a word in any case; the GPU
+ * preset tells whether one FP8 copy serves both GEMM orientations (Blackwell, section 3.7); a
+ * row without a preset assumes two. */
+static void fp8_column_parses(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu,gpu_mem_gb,fp8\n"
+                "a,llama3-8b,8192,1,H100-80GB,,\n"
+                "b,llama3-8b,8192,1,H100-80GB,,Tensor\n"
+                "c,llama3-8b,8192,1,B200-192GB,,tensor\n"
+                "d,llama3-8b,8192,1,B200-192GB,,MXFP8\n"
+                "e,llama3-8b,8192,1,,80,none\n"
+                "f,llama3-8b,8192,1,,80,tensor\n");
+    assert_int_equal(r.n, 6);
+    assert_int_equal(r.n_messages, 0);
+    static const enum fp8 fp8[] = {FP8_NONE,  FP8_TENSOR, FP8_TENSOR,
+                                   FP8_MXFP8, FP8_NONE,   FP8_TENSOR};
+    static const bool one_copy[] = {false, false, true, true, false, false};
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(r.sc[i].fp8, fp8[i]);
+        assert_int_equal(r.sc[i].fp8_one_copy, one_copy[i]);
+    }
+    assert_true(r.sc[5].speed.fp8_tflops == 0); /* no preset: the cost model's 2 x bf16 */
+}
+
+/* The optimizer and fine-tuning columns (doc/model.md section 13.1): adamw, full, rank 16 on q
+ * and v by default; words in any case. */
+static void tuning_columns_parse(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,optimizer,finetune,lora_rank,lora_targets\n"
+                "a,llama3-8b,8192,1,80,,,,\n"
+                "b,llama3-8b,8192,1,80,adamw-bf16,lora,,\n"
+                "c,llama3-8b,8192,1,80,SGD,qlora,64,all-linear\n"
+                "d,llama3-8b,8192,1,80,adamw8bit,Full,,\n"
+                "e,llama3-8b,8192,1,80,AdamW,LoRA,8,QV\n");
+    assert_int_equal(r.n, 5);
+    assert_int_equal(r.n_messages, 0);
+    static const enum optimizer opt[] = {OPTIM_ADAMW, OPTIM_ADAMW_BF16, OPTIM_SGD, OPTIM_ADAMW8BIT,
+                                         OPTIM_ADAMW};
+    static const enum finetune ft[] = {FINETUNE_FULL, FINETUNE_LORA, FINETUNE_QLORA, FINETUNE_FULL,
+                                       FINETUNE_LORA};
+    static const uint64_t rank[] = {16, 16, 64, 16, 8};
+    static const enum lora_targets tg[] = {LORA_QV, LORA_QV, LORA_ALL_LINEAR, LORA_QV, LORA_QV};
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(r.sc[i].optimizer, opt[i]);
+        assert_int_equal(r.sc[i].finetune, ft[i]);
+        assert_int_equal(r.sc[i].lora_rank, rank[i]);
+        assert_int_equal(r.sc[i].lora_targets, tg[i]);
+    }
+}
+
 /* The lesson's 8 x 40 GB with ZeRO-2 (doc/model.md section 9.8): 35.6 GB, which "fits, with 11%
  * free" only on the 42.9 GB an A100 40GB really has; on 40 x 10^9 bytes the 15% reserve would
  * reject it. */
@@ -273,7 +358,7 @@ static void every_preset_gives_its_published_parameter_count(void **state)
         {"gpt2-small", 124439808},   {"gpt2-medium", 354823168},  {"gpt2-large", 774030080},
         {"gpt2-xl", 1557611200},     {"gpt-1.3b", 1311528960},    {"llama2-7b", 6738415616},
         {"llama2-13b", 13015864320}, {"llama2-70b", 68976648192}, {"llama3-8b", 8030261248},
-        {"llama3-70b", 70553706496}, {"mistral-7b", 7241732096},
+        {"llama3-70b", 70553706496}, {"mistral-7b", 7241732096},  {"llama3.1-70b", 70553706496},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char csv[256];
@@ -763,7 +848,7 @@ static const struct bad_input BAD[] = {
      "in.csv:4: column 'tied': 'maybe' is not a boolean (0/1/yes/no/true/false)\n"
      "in.csv:5: column 'recompute': 'some' is not none, selective, full or a positive integer k\n"
      "in.csv:6: column 'zero': '4' is not a ZeRO stage 0-3\n"
-     "in.csv:7: column 'offload': 'gpu' is not one of none, optimizer\n"
+     "in.csv:7: column 'offload': 'gpu' is not one of none, optimizer, checkpoints\n"
      "in.csv:8: column 'recompute': checkpointing every 30 layers is more than layers (24)\n"},
     /* how the step is run (doc/model.md section 10.2): a word not in the column's list */
     {"name,model,seq,micro_batch,gpu_mem_gb,loss,grad_buffer,optimizer_impl\n"
@@ -775,6 +860,73 @@ static const struct bad_input BAD[] = {
      "in.csv:2: column 'loss': 'foo' is not one of eager, fused\n"
      "in.csv:3: column 'grad_buffer': 'always' is not one of on_demand, persistent\n"
      "in.csv:4: column 'optimizer_impl': 'apex' is not one of foreach, fused, single\n"},
+    /* FP8 training (doc/model.md section 13.2): a word not in the list; a GPU preset without FP8
+     * or without MXFP8, named; a frozen base. No GPU preset is not checked; Blackwell runs MXFP8;
+     * an A100 without FP8 is fine. */
+    {"name,model,seq,micro_batch,gpu,gpu_mem_gb,fp8,precision\n"
+     "a,llama3-8b,8192,1,H100-80GB,,fp4,\n"
+     "b,llama3-8b,8192,1,A100-80GB,,tensor,\n"
+     "c,llama3-8b,8192,1,H100-80GB,,mxfp8,\n"
+     "d,llama3-8b,8192,1,H100-80GB,,tensor,frozen\n"
+     "e,llama3-8b,8192,1,,80,mxfp8,\n"
+     "f,llama3-8b,8192,1,B200-192GB,,mxfp8,megatron\n"
+     "g,llama3-8b,8192,1,A100-40GB,,none,\n",
+     "e,f,g",
+     "in.csv:2: column 'fp8': 'fp4' is not one of none, tensor, mxfp8\n"
+     "in.csv:3: column 'fp8': 'tensor' needs FP8 tensor cores (Ada, Hopper or Blackwell): GPU "
+     "'A100-80GB' has none\n"
+     "in.csv:4: column 'fp8': 'mxfp8' needs a Blackwell GPU: GPU 'H100-80GB' has no MXFP8\n"
+     "in.csv:5: column 'fp8': 'tensor' is not modelled with a frozen base (finetune lora or "
+     "qlora, precision frozen)\n"},
+    /* Optimizers and fine-tuning (doc/model.md section 13.2): a word not in the list; words in
+     * any case. */
+    {"name,model,seq,micro_batch,gpu_mem_gb,optimizer,finetune,lora_targets\n"
+     "a,llama3-8b,8192,1,80,adam,,\n"
+     "b,llama3-8b,8192,1,80,,dora,\n"
+     "c,llama3-8b,8192,1,80,,lora,all\n"
+     "d,llama3-8b,8192,1,80,ADAMW8BIT,QLoRA,All-Linear\n",
+     "d",
+     "in.csv:2: column 'optimizer': 'adam' is not one of adamw, adamw-bf16, adamw8bit, sgd\n"
+     "in.csv:3: column 'finetune': 'dora' is not one of full, lora, qlora\n"
+     "in.csv:4: column 'lora_targets': 'all' is not one of qv, all-linear\n"},
+    /* The adapters' rank: positive; an adapter column without adapters (finetune full, given or
+     * by default); a rank so large that the adapters' states overflow. */
+    {"name,model,seq,micro_batch,gpu_mem_gb,finetune,lora_rank,lora_targets\n"
+     "a,llama3-8b,8192,1,80,lora,0,\n"
+     "b,llama3-8b,8192,1,80,qlora,x,\n"
+     "c,llama3-8b,8192,1,80,,16,\n"
+     "d,llama3-8b,8192,1,80,full,,qv\n"
+     "e,llama3-8b,8192,1,80,lora,99999999999999,\n"
+     "f,llama3-8b,8192,1,80,lora,64,\n",
+     "f",
+     "in.csv:2: column 'lora_rank': '0' is zero: expected a positive integer\n"
+     "in.csv:3: column 'lora_rank': 'x' is not a positive integer\n"
+     "in.csv:4: column 'lora_rank': '16' needs finetune=lora or qlora (an adapter column)\n"
+     "in.csv:5: column 'lora_targets': 'qv' needs finetune=lora or qlora (an adapter column)\n"
+     "in.csv:6: column 'lora_rank': '99999999999999' is so large that a byte count would "
+     "overflow 64 bits\n"},
+    /* Contradictions: adapters on precision=frozen (a base without adapters); QLoRA in fp32;
+     * q and v adapters on latent attention (given or by default). QLoRA under autocast, LoRA in
+     * fp32 and all-linear adapters on latent attention are fine. */
+    {"name,model,seq,micro_batch,gpu_mem_gb,precision,finetune,lora_targets\n"
+     "a,llama3-8b,8192,1,80,frozen,lora,\n"
+     "b,llama3-8b,8192,1,80,fp32,qlora,\n"
+     "c,deepseek-v3,4096,1,80,,lora,\n"
+     "d,deepseek-v3,4096,1,80,,qlora,qv\n"
+     "e,deepseek-v3,4096,1,80,,qlora,all-linear\n"
+     "f,llama3-8b,8192,1,80,autocast,qlora,\n"
+     "g,llama3-8b,8192,1,80,fp32,lora,\n",
+     "e,f,g",
+     "in.csv:2: column 'finetune': 'lora' is not possible with precision=frozen, a frozen base "
+     "without adapters: finetune freezes the base, and precision says how the adapters train\n"
+     "in.csv:3: column 'finetune': 'qlora' needs a bf16 compute precision (mixed, autocast or "
+     "megatron), not precision=fp32\n"
+     "in.csv:4: column 'lora_targets': 'qv' is not possible with multi-head latent attention "
+     "(kv_lora_rank), which has no v projection (V comes out of the kv up-projection with K): "
+     "use all-linear\n"
+     "in.csv:5: column 'lora_targets': 'qv' is not possible with multi-head latent attention "
+     "(kv_lora_rank), which has no v projection (V comes out of the kv up-projection with K): "
+     "use all-linear\n"},
     {"name,model,seq,micro_batch,gpu_mem_gb,dropout\n"
      "a,llama2-7b,4096,1,80,yes\n",
      "", "in.csv:2: column 'dropout': 'yes' is not possible with arch=llama (no dropout)\n"},
@@ -977,6 +1129,28 @@ static const struct bad_input BAD[] = {
      "(kv_lora_rank)\n"
      "in.csv:7: column 'etp': '3' neither divides tp (2) nor is a multiple of it\n"},
 
+    /* context and pipeline parallelism, HSDP, offloaded checkpoints (doc/model.md 13.2) */
+    {"name,model,seq,micro_batch,dp,pp,vpp,cp,zero,zero_group,global_batch,recompute,offload,"
+     "gpu_mem_gb\n"
+     "a,gpt-1.3b,2048,1,1,1,,3,,,,,,80\n"
+     "b,gpt-1.3b,2048,1,1,1,2,,,,,,,80\n"
+     "c,gpt-1.3b,2048,1,1,4,4,,,,,,,80\n"
+     "d,gpt-1.3b,2048,1,1,4,2,,,,6,,,80\n"
+     "e,gpt-1.3b,2048,1,4,1,,2,1,3,,,,80\n"
+     "f,gpt-1.3b,2048,1,4,1,,,0,2,,,,80\n"
+     "g,gpt-1.3b,2048,1,1,1,,,,,,none,checkpoints,80\n"
+     "ok,gpt-1.3b,2048,1,4,4,2,2,3,4,64,2,checkpoints,80\n",
+     "ok",
+     "in.csv:2: column 'cp': '3' does not divide seq (2048)\n"
+     "in.csv:3: column 'vpp': '2' needs pipeline parallelism (pp > 1)\n"
+     "in.csv:4: column 'vpp': pp * vpp (4 * 4) does not divide layers (24)\n"
+     "in.csv:5: column 'vpp': '2' needs micro-batches per step (global_batch / (micro_batch * "
+     "dp) = 6) to be a multiple of pp (4)\n"
+     "in.csv:6: column 'zero_group': '3' does not divide dp * cp (8)\n"
+     "in.csv:7: column 'zero_group': '2' needs zero >= 1 (a ZeRO shard to span)\n"
+     "in.csv:8: column 'offload': 'checkpoints' needs recompute=full or every k (checkpoints to "
+     "move)\n"},
+
     /* names: at most 64 characters (the message shows 20), valid UTF-8 */
     {HEADER NAME65 ",24,2048,16,50257,2048,8,80\n", "",
      "in.csv:2: column 'name': '00000000000000000000...' is longer than 64 characters\n"},
@@ -1161,6 +1335,12 @@ static void preset_files_are_checked(void **state)
         {NULL, "name,mem_gb\ng,80\nG,40\n",
          "3: column 'name': 'G' is a duplicate preset (first on line 2)\n"},
         {NULL, "name,mem_gb,bf16_tflops,hbm_tb_s\nG,80,989,3.35\n", ""},
+        {NULL, "name,mem_gb,fp8\nG,80,maybe\n", "2: column 'fp8': 'maybe' is not yes or no\n"},
+        {NULL, "name,mem_gb,fp8_one_copy,fp8_one_copy\nG,80,no,no\n",
+         "1: column 'fp8_one_copy' appears twice in the header\n"},
+        {NULL, "name,mem_gb,fp8_tflops\nG,80,-1\n",
+         "2: column 'fp8_tflops': '-1' is negative: expected a positive speed\n"},
+        {NULL, "name,mem_gb,fp8,mxfp8,fp8_one_copy,fp8_tflops\nG,80,yes,NO,no,1979\n", ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bool ok;
@@ -1258,6 +1438,9 @@ int main(void)
         cmocka_unit_test(a_nul_byte_rejects_its_row),
         cmocka_unit_test(a_full_name_table_stops_loudly),
         cmocka_unit_test(preset_files_are_checked),
+        cmocka_unit_test(gpu_presets_know_fp8),
+        cmocka_unit_test(fp8_column_parses),
+        cmocka_unit_test(tuning_columns_parse),
         cmocka_unit_test(unknown_column_rejects_every_row),
         cmocka_unit_test(names_count_characters_not_bytes),
         cmocka_unit_test(csvin_streams_with_flat_memory),

@@ -81,7 +81,7 @@ static void numbers_match_printf(void **state)
         snprintf(want, sizeof want,
                  "n,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                  ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",1,%" PRIu64 ",%" PRIu64
-                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",\n",
+                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,0\n",
                  v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
         assert_string_equal(got, want);
     }
@@ -98,7 +98,8 @@ static void text_is_quoted_when_needed(void **state)
     struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0};
     char got[1024];
     csv_row(&sc, &t, &fix, got, sizeof got);
-    assert_string_equal(got, "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,\n");
+    assert_string_equal(got,
+                        "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,,0\n");
 }
 
 /* A plan longer than the row buffer is written whole. */
@@ -115,12 +116,12 @@ static void long_fields_are_written_whole(void **state)
     plan[sizeof plan - 1] = '\0';
     struct evalout_fix fix = {"nothing", 1, 1, plan, 0};
     csv_row(&sc, &t, &fix, got, sizeof got);
-    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,\n", plan);
+    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0\n", plan);
     assert_string_equal(got, want);
 }
 
-/* The header's last column is peak_phase; a row under --peak step ends with the phase's name,
- * one under --peak lesson with an empty cell. */
+/* The header ends with peak_phase and stage; a row under --peak step has the phase's name, one
+ * under --peak lesson an empty cell, then the pipeline stage of the most loaded GPU. */
 static void csv_peak_phase(void **state)
 {
     (void)state;
@@ -131,8 +132,11 @@ static void csv_peak_phase(void **state)
     memset(&t, 0, sizeof t);
     snprintf(sc.name, sizeof sc.name, "%s", "p");
     write_rows(EVALOUT_CSV, 0, &sc, &t, 1, NULL, got, sizeof got);
-    assert_non_null(strstr(got, ",active_params,expert_bytes,peak_phase\n"));
-    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,\n"));
+    assert_non_null(strstr(got, ",active_params,expert_bytes,peak_phase,stage\n"));
+    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,,0\n"));
+    t.n_stages = 3;
+    t.peak_stage = 2;
+    t.stage[2].pipe.rank = 5;
     sc.peak = PEAK_STEP;
     static const char *const names[STEP_PHASES] = {"forward", "backward_start", "recompute",
                                                    "backward_end", "optimizer"};
@@ -141,7 +145,7 @@ static void csv_peak_phase(void **state)
         char row[256];
         csv_row(&sc, &t, NULL, row, sizeof row);
         char want[256];
-        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s\n", names[p]);
+        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s,5\n", names[p]);
         assert_string_equal(row, want);
         assert_string_equal(step_phase_name((enum step_phase)p), names[p]);
     }
@@ -164,8 +168,9 @@ static void json_peak_phase(void **state)
     t[1].peak_phase = STEP_RECOMPUTE; /* whatever it holds, it is no phase of the lesson's sum */
     write_rows(EVALOUT_JSON, 0, sc, t, 2, NULL, got, sizeof got);
     assert_non_null(strstr(got, "{\"name\": \"step\", "));
-    assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": \"recompute\"}"));
-    assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": null}\n]\n"));
+    assert_non_null(
+        strstr(got, "\"expert_bytes\": 0, \"peak_phase\": \"recompute\", \"stage\": 0}"));
+    assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": null, \"stage\": 0}\n]\n"));
 }
 
 /* The table: a "peak phase" column under --peak step, the most wanted of those a narrow table

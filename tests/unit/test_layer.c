@@ -202,6 +202,238 @@ static void test_selective_marks_the_core(void **state)
     assert_int_equal(recomputed, 3); /* softmax output, dropout mask and output */
 }
 
+/* One layer's activations under sc with finetune, targets and rank set (lora_rank 0: frozen). */
+static struct model_layer_act tuned(struct scenario sc, enum finetune ft, enum lora_targets tg,
+                                    uint64_t rank)
+{
+    if (rank == 0) {
+        sc.precision = PRECISION_FROZEN;
+    } else {
+        sc.finetune = ft;
+        sc.lora_targets = tg;
+        sc.lora_rank = rank;
+    }
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    return a;
+}
+
+/*
+ * LoRA (doc/model.md 4.9), Llama-3.1-8B's layer (h = 4096, a = 32, 8 KV heads: 4/g = 1,
+ * f = 14336), s = 4096, b = 1, flash, r = 16. Full training: 13 sbh + 8 sbf + 4asb. The frozen
+ * base drops the norm outputs and the down input: 9 sbh + 6 sbf + 4asb (flash keeps the
+ * projection input); q, v adapters keep the norm 1 output and x A twice: + 2 sbh + 4 r sb;
+ * adapters on all seven linears: full training + 14 r sb. QLoRA keeps what LoRA keeps.
+ */
+static void test_lora_llama_layer(void **state)
+{
+    (void)state;
+    struct scenario sc = llama(32, 4096, 32, 8, 14336, 128256);
+    sc.attention = ATTENTION_FLASH;
+    uint64_t sb = 4096, sbh = sb * 4096, sbf = sb * 14336, core = 4 * 32 * sb;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 13 * sbh + 8 * sbf + core);
+    assert_int_equal(tuned(sc, FINETUNE_FULL, LORA_QV, 0).total, 9 * sbh + 6 * sbf + core);
+    assert_int_equal(tuned(sc, FINETUNE_LORA, LORA_QV, 16).total,
+                     11 * sbh + 6 * sbf + core + 4 * 16 * sb);
+    assert_int_equal(tuned(sc, FINETUNE_QLORA, LORA_QV, 16).total,
+                     11 * sbh + 6 * sbf + core + 4 * 16 * sb);
+    assert_int_equal(tuned(sc, FINETUNE_LORA, LORA_ALL_LINEAR, 16).total,
+                     13 * sbh + 8 * sbf + core + 14 * 16 * sb);
+    /* Plain attention: the projection input goes too without an adapter on o. */
+    sc.attention = ATTENTION_PLAIN;
+    assert_int_equal(tuned(sc, FINETUNE_FULL, LORA_QV, 0).total,
+                     7 * sbh + 6 * sbf + 2ull * 32 * 4096 * sb);
+    /* tp = 8: the norm inputs and outputs and the adapters' x A stay whole. */
+    sc.tp = 8;
+    struct model_layer_act t8 = tuned(sc, FINETUNE_LORA, LORA_ALL_LINEAR, 16);
+    assert_int_equal(t8.whole, 8 * sbh + 14 * 16 * sb);
+    assert_int_equal(tuned(sc, FINETUNE_LORA, LORA_QV, 16).whole, 6 * sbh + 4 * 16 * sb);
+}
+
+/* A GPT layer (the lesson's: dropout, plain attention, f = 4h) keeps 34 sbh + 5as^2b; frozen,
+ * 20 sbh + 5as^2b (no QKV, projection, fc1 or fc2 input: -14 sbh); q, v adapters: + 2 sbh + 4 r
+ * sb; all six linears: 34 sbh + 12 r sb + 5as^2b. The inventory lists the x A entries whole. */
+static void test_lora_gpt_layer(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    uint64_t sb = sc.seq * sc.micro_batch, sbh = sb * 2048, core = 5 * 16 * sc.seq * sb;
+    assert_int_equal(tuned(sc, FINETUNE_FULL, LORA_QV, 0).total, 20 * sbh + core);
+    assert_int_equal(tuned(sc, FINETUNE_LORA, LORA_QV, 8).total, 22 * sbh + core + 4 * 8 * sb);
+    assert_int_equal(tuned(sc, FINETUNE_LORA, LORA_ALL_LINEAR, 64).total,
+                     34 * sbh + core + 12 * 64 * sb);
+    sc.finetune = FINETUNE_LORA;
+    sc.lora_targets = LORA_ALL_LINEAR;
+    sc.lora_rank = 64;
+    struct layer_inventory inv;
+    assert_true(layer_inventory(&sc, LAYER_DENSE, &inv));
+    uint64_t adapters = 0;
+    for (size_t i = 0; i < inv.n_kept; i++)
+        if (strncmp(inv.kept[i].name, "LoRA", 4) == 0) {
+            assert_int_equal(inv.kept[i].split, LAYER_WHOLE);
+            adapters += inv.kept[i].per;
+        }
+    assert_int_equal(adapters, 12 * 64);
+}
+
+/* The bytes a unit of kept tensor `name` of sc's layer of `kind` (0 when there is none). */
+static uint64_t kept_per(const struct scenario *sc, enum layer_kind kind, const char *name)
+{
+    struct layer_inventory inv;
+    assert_true(layer_inventory(sc, kind, &inv));
+    for (size_t i = 0; i < inv.n_kept; i++)
+        if (strcmp(inv.kept[i].name, name) == 0)
+            return inv.kept[i].per;
+    return 0;
+}
+
+/*
+ * FP8 (doc/model.md 4.10), the lesson's GPT layer (h = 2048, a = 16, s = 2048, b = 8, dropout),
+ * flash: 34 sbh + 4asb in bf16, 29 sbh + 4asb in FP8 - the QKV input 2 -> 1, the projection input
+ * 2 + 1 (flash keeps its output), the fc1 input 2 -> 1, the fc2 input 8 -> 4:
+ * 29 * 33,554,432 + 1,048,576 = 974,127,104 bytes. Plain attention: the projection input 2 -> 1,
+ * 27 sbh + 5as^2b. tp = 8: whole 10 -> 8 sbh (the norm outputs in FP8).
+ */
+static void test_fp8_gpt_layer(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.attention = ATTENTION_FLASH;
+    uint64_t sb = sc.seq * sc.micro_batch, sbh = sb * 2048, flash = 4 * 16 * sb;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 34 * sbh + flash);
+    sc.fp8 = FP8_TENSOR;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 29 * sbh + flash);
+    assert_int_equal(a.total, 974127104);
+    /* Tensor by tensor, bytes per token: FP8 copies of 1 byte an element. */
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "QKV input"), 0);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "QKV input (FP8)"), 2048);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "projection input"), 2 * 2048);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "projection input (FP8)"), 2048);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "fc1 input (FP8)"), 2048);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "GeLU input"), 2 * 8192);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "fc2 input (FP8)"), 8192);
+    /* The per-tensor and MXFP8 recipes keep the same inputs. */
+    sc.fp8 = FP8_MXFP8;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 29 * sbh + flash);
+    sc.attention = ATTENTION_PLAIN;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 27 * sbh + 5 * 16 * sc.seq * sb);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "projection input"), 0);
+    sc.attention = ATTENTION_FLASH;
+    sc.tp = 8;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.whole, 8 * sbh);
+    assert_int_equal(a.total, 8 * sbh + (21 * sbh + flash) / 8);
+    /* Under --peak step with fp32 activations an FP8 copy stays 1 byte an element. */
+    sc.tp = 1;
+    sc.peak = PEAK_STEP;
+    sc.precision = PRECISION_FP32;
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "QKV input (FP8)"), 2048);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "projection input"), 4 * 2048);
+}
+
+/*
+ * FP8 (doc/model.md 4.10), Llama-3.1-8B's layer (h = 4096, 32 heads, 8 KV heads: 4/g = 1,
+ * f = 14336), s = 4096, b = 1, flash: (12 + 4/g) sbh + 8 sbf + 4asb in bf16, (11 + 4/g) sbh +
+ * 7 sbf + 4asb in FP8 - the norm 1 output 2 -> 1, the projection input 2 + 1, the norm 2 output
+ * 2 -> 1, silu(gate) x up 2f -> f: 12 * 16,777,216 + 7 * 58,720,256 + 524,288 = 612,892,672
+ * bytes. Plain attention, the projection input 2 -> 1: (9 + 4/g) sbh + 7 sbf + 2as^2b.
+ */
+static void test_fp8_llama_layer(void **state)
+{
+    (void)state;
+    struct scenario sc = llama(32, 4096, 32, 8, 14336, 128256);
+    sc.attention = ATTENTION_FLASH;
+    uint64_t sb = 4096, sbh = sb * 4096, sbf = sb * 14336, flash = 4 * 32 * sb;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 13 * sbh + 8 * sbf + flash);
+    sc.fp8 = FP8_TENSOR;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 12 * sbh + 7 * sbf + flash);
+    assert_int_equal(a.total, 612892672);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "norm 1 output (FP8)"), 4096);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "norm 2 output (FP8)"), 4096);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "silu(gate) \xc3\x97 up (FP8)"), 14336);
+    assert_int_equal(kept_per(&sc, LAYER_DENSE, "silu(gate)"), 2 * 14336);
+    sc.attention = ATTENTION_PLAIN;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 10 * sbh + 7 * sbf + 2ull * 32 * 4096 * sb);
+}
+
+/*
+ * FP8 in an MoE layer and in latent attention (doc/model.md 4.10): a routed row's gathered input
+ * 2h -> h and its SwiGLU 8 f_e -> 7 f_e; the norm 2 output stays bf16 for the router, and only
+ * shared experts add its FP8 copy (h, whole) with their SwiGLU 8 f_s -> 7 f_s. MLA: the norm 1,
+ * q norm and kv norm outputs in FP8, the projection input 2 + 1 with flash.
+ */
+static void test_fp8_moe_and_mla(void **state)
+{
+    (void)state;
+    struct scenario sc = mixtral_8x7b();
+    sc.attention = ATTENTION_FLASH;
+    struct layer_inventory bf, f8;
+    assert_true(layer_inventory_sums(&sc, LAYER_MOE, &bf));
+    sc.fp8 = FP8_TENSOR;
+    assert_true(layer_inventory_sums(&sc, LAYER_MOE, &f8));
+    uint64_t h = 4096, fe = 14336;
+    assert_int_equal(f8.sums.rows_per_routed, bf.sums.rows_per_routed - h);
+    assert_int_equal(f8.sums.width_per_routed, bf.sums.width_per_routed - fe);
+    assert_int_equal(f8.sums.whole_per_token, bf.sums.whole_per_token - h); /* norm 1 output */
+    assert_int_equal(f8.sums.split_per_token, bf.sums.split_per_token + 32 * 128); /* proj */
+    assert_int_equal(kept_per(&sc, LAYER_MOE, "norm 2 output"), 2 * h);
+    assert_int_equal(kept_per(&sc, LAYER_MOE, "norm 2 output (FP8)"), 0);
+    /* DeepSeek-V3: shared experts, MLA (h = 7168, r_q = 1536, r_kv = 512, a d_v = 16384). */
+    sc = deepseek_v3();
+    sc.attention = ATTENTION_FLASH;
+    assert_true(layer_inventory_sums(&sc, LAYER_MOE, &bf));
+    sc.fp8 = FP8_TENSOR;
+    assert_true(layer_inventory_sums(&sc, LAYER_MOE, &f8));
+    h = 7168;
+    uint64_t fs = 2048, rq = 1536, rkv = 512, proj = 128 * 128;
+    /* whole: norm 1 output - h, q norm output - r_q, kv norm output - r_kv, norm 2 copy + h */
+    assert_int_equal(f8.sums.whole_per_token, bf.sums.whole_per_token - rq - rkv);
+    /* split: the projection input's copy, the shared product 2 f_s -> f_s */
+    assert_int_equal(f8.sums.split_per_token, bf.sums.split_per_token + proj - fs);
+    assert_int_equal(kept_per(&sc, LAYER_MOE, "norm 2 output (FP8)"), h);
+    assert_int_equal(kept_per(&sc, LAYER_MOE, "q norm output (FP8)"), rq);
+    assert_int_equal(kept_per(&sc, LAYER_MOE, "kv norm output (FP8)"), rkv);
+    /* A dense layer of it: the product of its SwiGLU too, f = 18432. */
+    assert_true(layer_inventory_sums(&sc, LAYER_DENSE, &f8));
+    sc.fp8 = FP8_NONE;
+    assert_true(layer_inventory_sums(&sc, LAYER_DENSE, &bf));
+    assert_int_equal(f8.sums.whole_per_token, bf.sums.whole_per_token - h - rq - rkv - h);
+    assert_int_equal(f8.sums.split_per_token, bf.sums.split_per_token + proj - 18432);
+}
+
+/* The GEMM weights of FP8 training (doc/model.md 3.7): attention, MLP and experts, not the
+ * norms, biases, router or shared gate. */
+static void test_fp8_gemm_params(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    uint64_t gemm, routed;
+    assert_true(layer_gemm_params(&sc, LAYER_DENSE, &gemm, &routed));
+    assert_int_equal(gemm, 12ull * 2048 * 2048); /* 12h^2 of 12h^2 + 13h */
+    assert_int_equal(routed, 0);
+    sc = mixtral_8x7b();
+    sc.shared_ffn = 1024;
+    sc.shared_gate = sc.router_bias = true;
+    assert_true(layer_gemm_params(&sc, LAYER_MOE, &gemm, &routed));
+    uint64_t attn = 2ull * 4096 * 4096 + 2ull * 4096 * 1024;
+    assert_int_equal(routed, 3ull * 4096 * 14336 * 8);
+    assert_int_equal(gemm, attn + 3ull * 4096 * 1024 + routed);
+}
+
 /*
  * Routed experts are divided by etp * ep on a GPU and their states sharded by ZeRO over the
  * expert data-parallel size dp * tp / (etp * ep); the dense states over dp (doc/model.md 3.2).
@@ -258,6 +490,12 @@ int main(void)
         cmocka_unit_test(test_moe_layer_parts),
         cmocka_unit_test(test_inventory_sums_are_the_model),
         cmocka_unit_test(test_selective_marks_the_core),
+        cmocka_unit_test(test_lora_llama_layer),
+        cmocka_unit_test(test_lora_gpt_layer),
+        cmocka_unit_test(test_fp8_gpt_layer),
+        cmocka_unit_test(test_fp8_llama_layer),
+        cmocka_unit_test(test_fp8_moe_and_mla),
+        cmocka_unit_test(test_fp8_gemm_params),
         cmocka_unit_test(test_expert_states_sharding),
         cmocka_unit_test(test_layer_kinds_per_stage),
     };

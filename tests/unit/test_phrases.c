@@ -378,6 +378,39 @@ static const char step_csv[] =
     "step-frozen,gpt-1.3b,256,1,flash,none,1,1,0,,80,frozen,fused,on_demand,foreach\n"
     "step-optimizer,gpt-1.3b,256,1,flash,none,1,1,0,,80,mixed,fused,on_demand,foreach\n";
 
+/* Context and interleaved pipeline parallelism with HSDP, offloaded checkpoints, a mixture of
+ * experts whose leading dense layers leave a middle pipeline stage the heaviest, and the ladder's
+ * tp and pp rungs on the same GPUs (pp fixes where HSDP groups of one GPU shard nothing). */
+static const char parallel_csv[] =
+    "name,model,arch,layers,hidden,heads,kv_heads,vocab,ffn,experts,top_k,expert_ffn,"
+    "dense_layers,seq,micro_batch,attention,recompute,dp,tp,pp,vpp,cp,zero,zero_group,offload,"
+    "gpu_mem_gb,gpus_per_node\n"
+    "cp-vpp,gpt-1.3b,,,,,,,,,,,,4096,1,flash,none,2,1,4,2,2,1,2,,80,\n"
+    "ckpt-offload,gpt-1.3b,,,,,,,,,,,,2048,8,flash,full,1,1,1,,2,0,,checkpoints,80,\n"
+    "middle-stage,,llama,16,1024,8,8,1000,2816,16,8,1408,3,4096,2,flash,none,1,1,4,,,0,,,80,\n"
+    "tp-fix,llama2-7b,,,,,,,,,,,,65536,1,flash,none,8,1,1,,,0,,,40,\n"
+    "pp-fix,llama2-7b,,,,,,,,,,,,4096,1,flash,none,8,1,1,,,1,1,,40,1\n"
+    "vpp-ckpt,gpt-1.3b,,,,,,,,,,,,8192,1,flash,2,2,1,4,2,,1,,,40,\n";
+
+/* FP8 training (doc/model.md sections 3.7, 4.10): per-tensor scaling on Hopper (two weight
+ * copies) and on Blackwell (one), MXFP8. */
+static const char fp8_csv[] = "name,model,seq,micro_batch,attention,dp,zero,gpu,fp8\n"
+                              "fp8-h100,llama3.1-8b,8192,1,flash,8,1,H100-80GB,tensor\n"
+                              "fp8-b200,llama3.1-8b,8192,1,flash,8,1,B200-192GB,tensor\n"
+                              "fp8-mxfp8,llama3.1-8b,8192,1,flash,8,1,B200-192GB,mxfp8\n";
+
+/* The optimizers and fine-tuning (doc/model.md sections 3.5, 3.6): full training with bf16 and
+ * 8-bit moments; LoRA on q and v; LoRA on every linear in fp32 with SGD, sharded by ZeRO-3;
+ * QLoRA with the optimizer offloaded. */
+static const char tuning_csv[] =
+    "name,model,seq,micro_batch,attention,recompute,dp,zero,offload,gpu,precision,optimizer,"
+    "finetune,lora_rank,lora_targets\n"
+    "full-bf16,llama3.1-8b,4096,1,flash,full,1,0,,H100-80GB,,adamw-bf16,,,\n"
+    "full-8bit,llama3.1-8b,4096,1,flash,full,1,0,,H100-80GB,,adamw8bit,,,\n"
+    "lora-qv,llama3.1-8b,4096,1,flash,full,1,0,,H100-80GB,,,lora,16,qv\n"
+    "lora-all,llama3.1-8b,4096,1,flash,full,8,3,,H100-80GB,autocast,sgd,lora,8,all-linear\n"
+    "qlora-offload,llama3.1-70b,4096,1,flash,full,1,0,optimizer,H100-80GB,,,qlora,64,\n";
+
 /* The scenarios of csv (its length len), read with --peak peak; appended to out[0..cap). */
 static size_t read_csv(const char *csv, size_t len, enum peak_model peak, struct scenario *out,
                        size_t cap)
@@ -464,13 +497,16 @@ static void test_every_phrase_used_and_filled(void **state)
     snprintf(out, sizeof out, "%s/out", dir);
     snprintf(text_path, sizeof text_path, "%s/all.txt", dir);
     write_templates(sc_path, sum_path);
-    struct scenario *scs = calloc(40, sizeof *scs);
+    struct scenario *scs = calloc(48, sizeof *scs);
     assert_non_null(scs);
-    size_t n = read_scenarios(scs, 40);
+    size_t n = read_scenarios(scs, 48);
     assert_true(n >= 18);
     size_t lesson = n;
-    n += read_csv(step_csv, sizeof step_csv - 1, PEAK_STEP, scs + n, 40 - n);
-    assert_int_equal(n, lesson + 7);
+    n += read_csv(step_csv, sizeof step_csv - 1, PEAK_STEP, scs + n, 48 - n);
+    n += read_csv(parallel_csv, sizeof parallel_csv - 1, PEAK_STEP, scs + n, 48 - n);
+    n += read_csv(fp8_csv, sizeof fp8_csv - 1, PEAK_STEP, scs + n, 48 - n);
+    n += read_csv(tuning_csv, sizeof tuning_csv - 1, PEAK_STEP, scs + n, 48 - n);
+    assert_int_equal(n, lesson + 21);
     scs[2].sliding_window = 4096; /* as a config.json with sliding-window attention gives */
 
     struct report_options opt;
@@ -593,6 +629,84 @@ static void test_moe_words(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- FP8 training: the configuration, the weights' formula and the note (doc/model.md 3.7) -- */
+
+static void test_fp8_words(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/memfit-fp8-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct scenario scs[3];
+    assert_int_equal(read_csv(fp8_csv, sizeof fp8_csv - 1, PEAK_STEP, scs, 3), 3);
+    /* Llama 3.1 8B on H100s: 2 bytes of copies for each of its 6,979,321,856 GEMM parameters. */
+    const char *text = report_text_of(scs, 3, "fp8-h100", dir);
+    static const char *const h100[] = {
+        "mixed + fp8 tensor: 2+2+12 B/param",
+        "2 B × 8,030,261,248 params + FP8 copies",
+        "keeps a cached FP8 copy and its transpose, 2 bytes per GEMM parameter, 14.0 GB on this "
+        "GPU with the weights",
+        "The GEMMs, 87% of the", /* a page break, */
+        "run at 1979 TFLOP/s.",
+    };
+    for (size_t i = 0; i < sizeof h100 / sizeof *h100; i++)
+        if (!strstr(text, h100[i]))
+            fail_msg("the FP8 report on H100s lacks '%s'", h100[i]);
+    text = report_text_of(scs, 3, "fp8-b200", dir);
+    if (!strstr(text, "one cached FP8 copy, which Blackwell reads both ways, 1 byte per GEMM "
+                      "parameter, 7.0 GB on this GPU"))
+        fail_msg("the FP8 report on B200s lacks its one copy: %s", text);
+    text = report_text_of(scs, 3, "fp8-mxfp8", dir);
+    if (!strstr(text, "2 (1 + 1/32) bytes per GEMM parameter, 14.4 GB on this GPU"))
+        fail_msg("the MXFP8 report lacks its copies: %s", text);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* ---- Optimizers and fine-tuning: the configuration, the states' formulas, the notes --------- */
+
+static void test_tuning_words(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/memfit-tuning-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    struct scenario scs[5];
+    assert_int_equal(read_csv(tuning_csv, sizeof tuning_csv - 1, PEAK_STEP, scs, 5), 5);
+    /* Llama 3.1 8B with q, v adapters of rank 16: 6,815,744 of them (doc/model.md 3.6). */
+    const char *text = report_text_of(scs, 5, "lora-qv", dir);
+    static const char *const lora[] = {
+        "mixed: 6.82 M adapters × 2+2+12 B",
+        "LoRA r = 16 on q, v; bf16 base",
+        "16.1 GB frozen + 2 B × 6.82 M adapters",
+        "12 B × adapters",
+        "the base is frozen - its weights only, no gradients, no optimizer",
+    };
+    for (size_t i = 0; i < sizeof lora / sizeof *lora; i++)
+        if (!strstr(text, lora[i]))
+            fail_msg("the LoRA report lacks '%s'", lora[i]);
+    text = report_text_of(scs, 5, "qlora-offload", dir);
+    static const char *const qlora[] = {
+        "QLoRA r = 64 on q, v; NF4 base",
+        "12 B × adapters, in CPU memory",
+        "35.3 GB on this", /* the NF4 blocks of Llama 3.1 70B, */
+        "upcast to fp32, 8.4 GB, as PEFT's",
+    };
+    for (size_t i = 0; i < sizeof qlora / sizeof *qlora; i++)
+        if (!strstr(text, qlora[i]))
+            fail_msg("the QLoRA report lacks '%s'", qlora[i]);
+    text = report_text_of(scs, 5, "full-8bit", dir);
+    if (!strstr(text, "mixed: 2 + 2 + 6.03 bytes/param") ||
+        !strstr(text, "AdamW 8-bit (bitsandbytes)") || !strstr(text, "6.03 B × params"))
+        fail_msg("the 8-bit AdamW report lacks its bytes: %s", text);
+    text = report_text_of(scs, 5, "lora-all", dir);
+    if (!strstr(text, "LoRA r = 8 on all linears; fp32 base") ||
+        !strstr(text, "SGD, fp32 momentum") || !strstr(text, "4 B × adapters / dp"))
+        fail_msg("the sharded LoRA report lacks its words: %s", text);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* ---- The step's peak: its words under --peak step, none under --peak lesson ---------------- */
 
 static void test_step_words(void **state)
@@ -604,6 +718,7 @@ static void test_step_words(void **state)
     assert_non_null(scs);
     size_t n = read_scenarios(scs, 40);
     n += read_csv(step_csv, sizeof step_csv - 1, PEAK_STEP, scs + n, 40 - n);
+    n += read_csv(parallel_csv, sizeof parallel_csv - 1, PEAK_STEP, scs + n, 40 - n);
     /* The worked example under --peak step: the step's peak beside the lesson's sum, in the
      * verdict box, the table of terms and the phases chart; the choices in the notes. */
     const char *text = report_text_of(scs, n, "step-lesson", dir);
@@ -761,6 +876,8 @@ int main(void)
         cmocka_unit_test(test_templates_list_placeholders),
         cmocka_unit_test(test_every_phrase_used_and_filled),
         cmocka_unit_test(test_moe_words),
+        cmocka_unit_test(test_fp8_words),
+        cmocka_unit_test(test_tuning_words),
         cmocka_unit_test(test_step_words),
         cmocka_unit_test(test_template_rewords_verdict_box),
         cmocka_unit_test(test_catalogue_mutants),

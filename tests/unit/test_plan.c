@@ -51,8 +51,8 @@ static void test_lesson_quick_check(void **state)
     scenario_lesson_example(&sc);
     struct plan p;
     assert_int_equal(plan_build(&sc, &p), 0);
-    assert_int_equal(p.base.peak_bytes, 116083032064ull);
-    assert_false(p.base.fits);
+    assert_int_equal(p.base_peak_bytes, 116083032064ull);
+    assert_false(p.base_fits);
     assert_int_equal(p.fix, PLAN_FIX_FLASH);
     assert_string_equal(plan_fix_name(p.fix), "flash");
     assert_int_equal(p.n_rungs, 1);
@@ -61,7 +61,7 @@ static void test_lesson_quick_check(void **state)
     assert_int_equal(p.fix_micro_batch, 8);
     assert_true(p.rungs[0].fits);
     assert_true(p.rungs[0].extra_time_s == 0.0); /* almost free: the cost model adds nothing */
-    settings(&p, "attention=flash");
+    settings(&p, "attention=flash gpus=1");
 }
 
 /* doc/model.md section 9.8: 8 x 40 GB with data parallelism. */
@@ -100,7 +100,7 @@ static void test_dp8_zero2_fits(void **state)
     assert_int_equal(p.fix_peak_bytes, DP8_ZERO2_PEAK);
     assert_int_equal(p.fix_micro_batch, 8);
     assert_true(p.rungs[2].extra_time_s == 0.0); /* ZeRO-2: the volume of plain DP */
-    settings(&p, "attention=flash zero=2");
+    settings(&p, "attention=flash zero=2 gpus=8");
 }
 
 /* With the default 15% (budget 34 GB) 35.6 GB does not fit: the micro-batch rung picks b' = 7:
@@ -120,7 +120,7 @@ static void test_dp8_micro_batch(void **state)
     assert_int_equal(p.fix_micro_batch, 7);
     assert_int_equal(p.fix_peak_bytes, 31780055552ull);
     assert_false(p.rungs[3].thin_matmuls); /* 7 * 2048 tokens */
-    settings(&p, "attention=flash zero=2 micro_batch=7");
+    settings(&p, "attention=flash zero=2 micro_batch=7 gpus=8");
 }
 
 /* The halved micro-batch of doc/model.md 9.8: ZeRO-2, b = 4 fits as it is at 20.3 GB:
@@ -163,7 +163,7 @@ static void llama2_7b(struct scenario *sc)
     sc->reserve = 0.15;
     sc->gpus_per_node = 8;
     /* H100 SXM: 989 TFLOP/s bf16 dense, NVLink 4 450 GB/s per direction, PCIe 5 x16 64 GB/s. */
-    sc->speed = (struct gpu_speed){989, 3.35, 450, 64};
+    sc->speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
 }
 
 /* 7B on 8 x H100-80GB, s = 4096, b = 4, plain attention. Psi = 6,738,415,616. Flash A per layer
@@ -182,7 +182,7 @@ static void test_7b(void **state)
     sc.global_batch = 32;
     struct plan p;
     assert_int_equal(plan_build(&sc, &p), 0);
-    assert_int_equal(p.base.params, 6738415616ull);
+    assert_int_equal(p.base_params, 6738415616ull);
     assert_int_equal(p.n_rungs, 4);
     static const uint64_t peaks[] = {190509547520ull, 119756183552ull, 107963956224ull,
                                      66616507392ull};
@@ -196,7 +196,7 @@ static void test_7b(void **state)
     assert_int_equal(p.fix, PLAN_FIX_MICRO_BATCH);
     assert_int_equal(p.fix_micro_batch, 2);
     assert_int_equal(p.fix_peak_bytes, 66616507392ull);
-    settings(&p, "attention=flash zero=2 micro_batch=2");
+    settings(&p, "attention=flash zero=2 micro_batch=2 gpus=8");
 }
 
 /* Llama 2 70B: L = 80, h = 8192, a = 64, kv_heads = 8, f = 28672, V = 32000. */
@@ -217,8 +217,11 @@ static void llama2_70b(struct scenario *sc)
  * micro-batch rung; the cost model puts ZeRO-3 before full checkpointing:
  *   full_ckpt: 2 Psi T / (989e12 * 0.4) = 2 * 68,976,648,192 * 4096 / 3.956e14 = 1.43 s;
  *   zero3: 0.5 * 2 * 7/8 * 2 Psi bytes / 450 GB/s = 0.268 s.
- * ZeRO-3 (137,953,296,384 of states) and then full checkpointing still do not fit; tp = 2 with sp
- * leaves 68,976,656,384 of states (> 68 GB); tp = 4 fits at 36,301,586,432. */
+ * ZeRO-3 (137,953,296,384 of states) and then full checkpointing still do not fit. tp re-assigns
+ * the 8 GPUs (doc/model.md 11.1): tp = 2, 4, 8 with dp = 4, 2, 1 shard the states over the same
+ * 8 GPUs, 16 Psi / 8 (plus the rounding of the tp split), and halve the activations each time:
+ * none fits; dp pp = 1 leaves no pipeline rung; the optimizer offload leaves 4 Psi / 8 =
+ * 34,488,352,768 of states: 35,394,977,792 fits. No rung adds GPUs. */
 static void test_70b(void **state)
 {
     (void)state;
@@ -228,32 +231,67 @@ static void test_70b(void **state)
     sc.global_batch = 8;
     struct plan p;
     assert_int_equal(plan_build(&sc, &p), 0);
-    assert_int_equal(p.base.params, 68976648192ull);
-    static const enum plan_fix fixes[] = {PLAN_FIX_ZERO1,     PLAN_FIX_ZERO2, PLAN_FIX_ZERO3,
-                                          PLAN_FIX_FULL_CKPT, PLAN_FIX_TP,    PLAN_FIX_TP};
+    assert_int_equal(p.base_params, 68976648192ull);
+    static const enum plan_fix fixes[] = {PLAN_FIX_ZERO1,     PLAN_FIX_ZERO2,  PLAN_FIX_ZERO3,
+                                          PLAN_FIX_FULL_CKPT, PLAN_FIX_TP,     PLAN_FIX_TP,
+                                          PLAN_FIX_TP,        PLAN_FIX_OFFLOAD};
     static const uint64_t peaks[] = {488696098816ull, 367986964480ull, 247277830144ull,
-                                     145206296576ull, 72603156480ull,  36301586432ull};
-    assert_int_equal(p.n_rungs, 6);
-    for (int i = 0; i < 6; i++) {
+                                     145206296576ull, 141579812864ull, 139766595584ull,
+                                     138860036096ull, 35394977792ull};
+    static const uint64_t tps[] = {1, 1, 1, 1, 2, 4, 8, 8};
+    assert_int_equal(p.n_rungs, 8);
+    for (int i = 0; i < 8; i++) {
         assert_int_equal(p.rungs[i].fix, fixes[i]);
         assert_int_equal(p.rungs[i].terms.peak_bytes, peaks[i]);
+        assert_int_equal(p.rungs[i].sc.tp, tps[i]);
+        assert_int_equal(p.rungs[i].sc.dp * p.rungs[i].sc.tp * p.rungs[i].sc.pp, 8);
+        assert_int_equal(plan_gpus(&p.rungs[i].sc), 8);
+        assert_true(p.rungs[i].fits == (i == 7));
     }
-    assert_int_equal(p.rungs[4].sc.tp, 2);
-    assert_int_equal(p.rungs[5].sc.tp, 4);
-    assert_true(p.rungs[5].sc.sp);
-    assert_int_equal(p.fix, PLAN_FIX_TP);
-    assert_int_equal(p.fix_rung, 5);
-    assert_int_equal(p.fix_peak_bytes, 36301586432ull);
+    assert_int_equal(p.rungs[7].terms.states_bytes, 34488352768ull);
+    assert_true(p.rungs[7].sc.sp);
+    assert_int_equal(p.fix, PLAN_FIX_OFFLOAD);
+    assert_int_equal(p.fix_rung, 7);
+    assert_int_equal(p.fix_peak_bytes, 35394977792ull);
     assert_int_equal(p.fix_micro_batch, 1);
     /* Extra time of each cumulative rung: ZeRO-3 alone, then + the extra forward. */
     assert_close(p.rungs[2].extra_time_s, 0.5 * 1.75 * 2.0 * 68976648192.0 / 450e9, 1e-9);
     assert_close(p.rungs[3].extra_time_s - p.rungs[2].extra_time_s,
                  2.0 * 68976648192.0 * 4096 / (989e12 * COST_UTILISATION), 1e-9);
-    assert_true(p.rungs[5].extra_time_s > 0);
-    settings(&p, "zero=3 recompute=full tp=4 sp=yes");
+    settings(&p, "zero=3 recompute=full tp=8 sp=yes offload=optimizer dp=1 gpus=8");
     rung_settings(&p, 0, "zero=1");
     rung_settings(&p, 2, "zero=3");
-    rung_settings(&p, 4, "zero=3 recompute=full tp=2 sp=yes");
+    rung_settings(&p, 4, "zero=3 recompute=full tp=2 sp=yes dp=4");
+}
+
+/* A pipeline rung re-assigns data-parallel GPUs too (doc/model.md 11.1): 70B on 16 x H100, tp = 8
+ * in each node, dp = 2: ZeRO-3 leaves 16 Psi / 16 = 68,976,648,192 bytes of states, over the
+ * 68 GB budget whatever the activations; pp = 2 takes the two nodes (dp = 1) and does not fit
+ * either; the optimizer offload does. Every rung keeps the 16 GPUs. */
+static void test_pp_rung_keeps_the_gpus(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    llama2_70b(&sc);
+    sc.dp = 2;
+    sc.tp = 8;
+    sc.sp = true;
+    sc.global_batch = 2 * 8;
+    struct plan p;
+    assert_int_equal(plan_build(&sc, &p), 0);
+    bool saw_pp = false;
+    for (size_t i = 0; i < p.n_rungs; i++) {
+        const struct scenario *r = &p.rungs[i].sc;
+        assert_int_equal(plan_gpus(r), 16);
+        if (p.rungs[i].fix == PLAN_FIX_PP) {
+            saw_pp = true;
+            assert_false(p.rungs[i].fits);
+            assert_true(r->pp == 2 && r->dp == 1 && r->tp == 8);
+        }
+    }
+    assert_true(saw_pp);
+    assert_int_equal(p.fix, PLAN_FIX_OFFLOAD);
+    settings(&p, "zero=3 recompute=full pp=2 offload=optimizer dp=1 gpus=16");
 }
 
 /* 70B on one 80 GB GPU, no node to split over: nothing fits; the model states alone need
@@ -387,6 +425,43 @@ static void test_k_curve(void **state)
 /* The cost model written out in cost.h, on the worked example with unknown speeds (A100
  * fallbacks): T = 8 * 2048 = 16384 tokens, 6 Psi T = 128,910,553,251,840 (sic: 6 * 1,311,528,960
  * * 16384) FLOPs at 312e12 * 0.4. */
+/* FP8 (doc/model.md 12.1): the layers' GEMMs, q = 6,979,321,856 / 8,030,261,248 of Llama 3.1
+ * 8B's Psi, at the preset's FP8 rate and the rest at bf16's - on an H100 1 / (0.131 / 989 +
+ * 0.869 / 1979) = 1,750 TFLOP/s; without an FP8 rate, twice bf16's. */
+static void test_cost_model_fp8(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.arch = ARCH_LLAMA;
+    sc.tied = sc.dropout = false;
+    sc.layers = 32;
+    sc.hidden = 4096;
+    sc.heads = 32;
+    sc.kv_heads = 8;
+    sc.ffn = 14336;
+    sc.vocab = 128256;
+    sc.seq = 8192;
+    sc.micro_batch = sc.global_batch = 1;
+    sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
+    struct terms t;
+    struct cost bf, c;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    cost_step(&sc, &t, &bf);
+    assert_true(bf.fp8_share == 0 && bf.fp8_tflops == 0);
+    sc.fp8 = FP8_TENSOR;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    cost_step(&sc, &t, &c);
+    double q = 6979321856.0 / 8030261248.0;
+    assert_close(c.fp8_share, q, 1e-12);
+    assert_close(c.fp8_tflops, 1979, 0);
+    assert_close(c.flops, bf.flops, 1e-12);
+    assert_close(6 * 8030261248.0 * 8192 / c.compute_s / 0.4 / 1e12, 1749.7716747822014, 1e-9);
+    sc.speed.fp8_tflops = 0; /* unknown: twice the bf16 rate */
+    cost_step(&sc, &t, &c);
+    assert_close(c.fp8_tflops, 2 * 989, 0);
+}
+
 static void test_cost_model(void **state)
 {
     (void)state;
@@ -446,7 +521,7 @@ static void test_cost_model(void **state)
     sc.global_batch = 8;
     sc.tp = 4;
     sc.sp = true;
-    sc.speed = (struct gpu_speed){989, 3.35, 450, 64};
+    sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
     assert_close(c.tp_s, 24 * 4 * 1.5 * 2 * 2048.0 * 16384 / 450e9, 1e-12);
@@ -492,15 +567,27 @@ static bool ref_fits(const struct scenario *sc, uint64_t b, uint64_t *peak)
     return t.fits;
 }
 
-/* Largest b' in [1, b] that fits, by bisection (the peak grows with b); 1 if none. */
+/* Does sc fit at micro-batch b with m micro-batches a step (its global batch b dp m)? */
+static bool ref_fits_m(const struct scenario *sc, uint64_t b, uint64_t m)
+{
+    struct scenario x = *sc;
+    x.global_batch = b * sc->dp * m;
+    return ref_fits(&x, b, NULL);
+}
+
+/* Largest b' in [1, b] that fits, by bisection (the peak grows with b), with the scenario's m
+ * micro-batches a step at b, at least 2 (section 11.2); 1 if none. */
 static uint64_t ref_repick(const struct scenario *sc, uint64_t b)
 {
-    if (!ref_fits(sc, 1, NULL))
+    uint64_t per_step = b * sc->dp;
+    uint64_t m = sc->global_batch ? sc->global_batch / per_step : sc->pp;
+    m = m > 1 ? m : 2;
+    if (!ref_fits_m(sc, 1, m))
         return 1;
     uint64_t lo = 1, hi = b;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo + 1) / 2;
-        if (ref_fits(sc, mid, NULL))
+        if (ref_fits_m(sc, mid, m))
             lo = mid;
         else
             hi = mid - 1;
@@ -527,6 +614,15 @@ static double ref_overhead(const struct scenario *sc)
     assert_int_equal(model_peak(sc, &t), MODEL_OK);
     cost_step(sc, &t, &c);
     return c.overhead_s;
+}
+
+/* Config's rules for a layout of tp, dp and pp: the expert groups (ep * etp, etp = tp by
+ * default) tile dp * tp; an HSDP group divides dp * cp. */
+static bool ref_layout_ok(const struct scenario *sc, uint64_t tp, uint64_t dp, uint64_t pp)
+{
+    (void)pp;
+    uint64_t etp = sc->etp ? sc->etp : tp, ep = sc->ep ? sc->ep : 1, cp = sc->cp ? sc->cp : 1;
+    return (dp * tp) % (etp * ep) == 0 && (!sc->zero_group || (dp * cp) % sc->zero_group == 0);
 }
 
 static bool ref_ladder(const struct scenario *sc, struct ref_plan *rp)
@@ -575,16 +671,31 @@ static bool ref_ladder(const struct scenario *sc, struct ref_plan *rp)
                 return true;
         }
     }
-    /* 5. tp = 2, 4, 8, ... > tp, <= gpus_per_node, dividing heads and kv_heads, with sp. */
+    /* 5. tp = 2, 4, 8, ... > tp, <= gpus_per_node, dividing heads and kv_heads, with sp, on the
+     * same GPUs: t dp' = tp dp. */
     for (uint64_t t = 2; t <= sc->gpus_per_node && t <= 4096; t *= 2) {
-        if (t > sc->tp && sc->heads % t == 0 && sc->kv_heads % t == 0) {
+        uint64_t gpus = sc->dp * sc->tp;
+        if (t > sc->tp && sc->heads % t == 0 && sc->kv_heads % t == 0 && gpus % t == 0 &&
+            ref_layout_ok(&cur, t, gpus / t, cur.pp)) {
             cur.tp = t;
+            cur.dp = gpus / t;
             cur.sp = true;
             if (ref_try(rp, &cur, PLAN_FIX_TP, true, b0))
                 return true;
         }
     }
-    /* 6. offload the optimizer states. */
+    /* 6. pp = 2, 4, ... > pp, dividing layers (with vpp) and dp pp, on the same GPUs. */
+    for (uint64_t q = 2; q <= sc->layers; q *= 2) {
+        uint64_t gpus = cur.dp * cur.pp, v = cur.vpp ? cur.vpp : 1;
+        if (q > sc->pp && sc->layers % (q * v) == 0 && gpus % q == 0 &&
+            ref_layout_ok(&cur, cur.tp, gpus / q, q)) {
+            cur.pp = q;
+            cur.dp = gpus / q;
+            if (ref_try(rp, &cur, PLAN_FIX_PP, true, b0))
+                return true;
+        }
+    }
+    /* 7. offload the optimizer states. */
     if (sc->offload == OFFLOAD_NONE) {
         cur.offload = OFFLOAD_OPTIMIZER;
         if (ref_try(rp, &cur, PLAN_FIX_OFFLOAD, true, b0))
@@ -613,7 +724,8 @@ static void ref_plan(const struct scenario *sc, struct ref_plan *rp)
 /* Under the step peak a micro-batch re-picked below b runs with gradient accumulation, whose
  * earlier micro-batches' gradients are alive as the backward starts: the rung's b' is the
  * largest below b that fits with the global batch kept (doc/model.md 11.2), or 1 when none
- * does. On random scenarios, gradients on demand and no accumulation of their own. */
+ * does. On random scenarios without pipelines, gradients on demand and no accumulation of their
+ * own. */
 static void test_repick_accumulates(void **state)
 {
     (void)state;
@@ -624,6 +736,7 @@ static void test_repick_accumulates(void **state)
         random_scenario(&seed, &sc);
         sc.peak = PEAK_STEP;
         sc.grad_buffer = GRAD_ON_DEMAND;
+        sc.pp = sc.vpp = 1; /* a pipeline's micro-batches in flight: test_crosscheck_random */
         sc.global_batch = sc.micro_batch * sc.dp;
         struct terms t;
         struct plan p;
@@ -715,7 +828,9 @@ int main(void)
         cmocka_unit_test(test_max_micro_batch_modes),
         cmocka_unit_test(test_k_curve),
         cmocka_unit_test(test_cost_model),
+        cmocka_unit_test(test_cost_model_fp8),
         cmocka_unit_test(test_crosscheck_random),
+        cmocka_unit_test(test_pp_rung_keeps_the_gpus),
         cmocka_unit_test(test_repick_accumulates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
