@@ -37,7 +37,7 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 ALL_CFLAGS = $(CSTD) $(WARN) $(OPT) $(SAN) $(PKG_CFLAGS) -Isrc -DMEMFIT_DATADIR='"$(DATADIR)"' $(CFLAGS)
-LIBS       = -lhpdf -lcsv -ljansson $(PKG_LIBS) -lm
+LIBS       = -lhpdf -lcsv -ljansson $(PKG_LIBS) -lm -pthread
 
 SRC      := $(sort $(wildcard src/*.c))
 LIB_SRC  := $(filter-out src/main.c,$(SRC))

@@ -14,6 +14,7 @@
  * of the manual page and of the shell completion (doc/memfit.bash).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -35,6 +36,7 @@
 #include "out.h"
 #include "paths.h"
 #include "plan.h"
+#include "readahead.h"
 #include "report.h"
 #include "report_charts.h"
 #include "report_tables.h"
@@ -911,6 +913,74 @@ static size_t eval_table_cols(const struct options *o, bool to_stdout)
     return 80;
 }
 
+/* ---- eval's reading thread (readahead.h): it parses the rows the main thread evaluates ---- */
+
+struct eval_reader {
+    const struct options *o;
+    struct readahead *q;
+    struct reading rd;
+    struct diag *d; /* config's messages */
+    bool ok;
+};
+
+static bool reader_row(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
+                       struct diag *d)
+{
+    (void)d;
+    struct eval_reader *r = ctx;
+    struct readahead_item it = {false, *sc, file, line};
+    return readahead_push(r->q, &it);
+}
+
+static void reader_opened(void *ctx)
+{
+    struct eval_reader *r = ctx;
+    static const struct readahead_item opened = {.opened = true};
+    readahead_push(r->q, &opened);
+}
+
+static void *reader_main(void *arg)
+{
+    struct eval_reader *r = arg;
+    r->ok = read_files(r->o, &r->rd, r->d);
+    readahead_close(r->q);
+    return NULL;
+}
+
+/* read_files into eval_one with the reading on a second thread; false when it cannot start one
+ * (nothing was read: the caller reads in this thread). */
+static bool eval_read_ahead(struct eval_ctx *e, bool to_stdout)
+{
+    struct eval_reader r = {
+        e->o, readahead_new(), {reader_row, reader_opened, NULL, true, to_stdout}, &e->rows, false};
+    r.rd.ctx = &r;
+    pthread_t thread;
+    if (!r.q)
+        return false;
+    if (pthread_create(&thread, NULL, reader_main, &r) != 0) {
+        readahead_free(r.q);
+        return false;
+    }
+    /* The rows' own messages (an overflow) in a diag of this thread, counted with config's. */
+    struct diag own;
+    diag_init(&own, print_message, (void *)e->o);
+    const struct readahead_item *it;
+    while ((it = readahead_pop(r.q)) != NULL) {
+        if (it->opened)
+            eval_opened(e);
+        else if (!eval_one(e, &it->sc, it->file, it->line, &own)) {
+            readahead_stop(r.q);
+            break;
+        }
+    }
+    readahead_stop(r.q); /* unblocks a reader still pushing after an early stop */
+    pthread_join(thread, NULL);
+    readahead_free(r.q);
+    e->rows.count += own.count;
+    e->io_ok = r.ok;
+    return true;
+}
+
 /* Runs the whole evaluation into f; returns -1 (write nothing) when no input could be opened. */
 static int eval_write(FILE *f, void *ctx)
 {
@@ -920,7 +990,8 @@ static int eval_write(FILE *f, void *ctx)
     e->out.out = f;
     e->out.table_cols = eval_table_cols(o, to_stdout);
     struct reading rd = {eval_one, eval_opened, e, true, to_stdout};
-    e->io_ok = read_files(o, &rd, &e->rows);
+    if (!eval_read_ahead(e, to_stdout))
+        e->io_ok = read_files(o, &rd, &e->rows);
     if (e->begun)
         evalout_end(&e->out);
     e->aborted = !e->begun;
