@@ -308,12 +308,18 @@ static void report_values_setup(struct report_sc *r)
                    etp == sc->tp ? REPORT_PHRASE_PARALLEL_EP : REPORT_PHRASE_PARALLEL_EP_ETP, "ep",
                    v[REPORT_PH_EP], "etp", v[REPORT_PH_ETP], NULL);
     report_fmt_size(host, sizeof host, r->t.host_bytes, r->units);
+    char pcie[32] = "";
+    if (sc->offload == OFFLOAD_CHECKPOINTS) { /* their copies' time on the host link (12.5) */
+        struct cost c;
+        cost_step(sc, &r->t, &c);
+        report_fmt(pcie, sizeof pcie, "%.2f s", c.offload_s);
+    }
     report_say(v[REPORT_PH_PARALLEL], n, r->ph, NULL,
                sc->offload == OFFLOAD_CHECKPOINTS ? REPORT_PHRASE_PARALLEL_OFFLOAD_CKPT
                : sc->offload                      ? REPORT_PHRASE_PARALLEL_OFFLOAD
                                                   : REPORT_PHRASE_PARALLEL,
                "dp", dp, "tensor", tensor, "pp", pp, "expert", expert, "zero", zero, "host", host,
-               NULL);
+               "pcie", pcie, NULL);
 }
 
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */

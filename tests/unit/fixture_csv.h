@@ -1,8 +1,9 @@
 /*
  * fixture_csv.h: the measured fixtures of tests/validation (modern.csv, step.csv) read as CSV by
  * name of column, through csvin: each data record is handed to the caller's function, which
- * turns it into a row of its own. Shared by test_validation_modern.c and test_step.c. Static
- * functions: include it in one file of a test.
+ * turns it into a row of its own, kept in a growing array (struct fixture_rows). Shared by
+ * test_validation_modern.c, test_validation_lora.c and test_step.c. Static functions: include it
+ * in one file of a test.
  */
 #ifndef MEMFIT_FIXTURE_CSV_H
 #define MEMFIT_FIXTURE_CSV_H
@@ -79,6 +80,55 @@ static inline long fixture_read(const char *path,
     csvin_free(in);
     fclose(f);
     return d.count == 0 ? count : -1;
+}
+
+/* The rows of a fixture in a growing array: `size` bytes each, made by `fill` from a record. */
+struct fixture_rows {
+    void *rows;
+    size_t size, count, cap;
+    void (*fill)(const struct csvin_record *rec, const struct fixture_header *h, void *row);
+};
+
+/* fixture_read's row function for a struct fixture_rows: one more row (a failed test when out
+ * of memory). */
+static inline void fixture_add_row(const struct csvin_record *rec, const struct fixture_header *h,
+                                   void *ctx)
+{
+    struct fixture_rows *fx = ctx;
+    if (fx->count == fx->cap) {
+        size_t cap = fx->cap ? 2 * fx->cap : 64;
+        void *rows = realloc(fx->rows, cap * fx->size);
+        if (rows == NULL) {
+            fail_msg("fixture: out of memory");
+            return;
+        }
+        fx->rows = rows;
+        fx->cap = cap;
+    }
+    fx->fill(rec, h, (char *)fx->rows + fx->count++ * fx->size);
+}
+
+/* Reads the fixture at path into fx (its size and fill set): 0, or -1 when it cannot be read or
+ * holds no row (a cmocka group setup's answer). */
+static inline int fixture_load(const char *path, struct fixture_rows *fx)
+{
+    fx->rows = NULL;
+    fx->count = fx->cap = 0;
+    return fixture_read(path, fixture_add_row, fx) > 0 && fx->count > 0 ? 0 : -1;
+}
+
+static inline void fixture_free(struct fixture_rows *fx)
+{
+    free(fx->rows);
+    fx->rows = NULL;
+    fx->count = fx->cap = 0;
+}
+
+/* |measured - predicted| / measured. */
+static inline double fixture_gap(uint64_t measured, uint64_t predicted)
+{
+    double m = (double)measured, p = (double)predicted;
+    return (m > p ? m - p : p - m) / m;
 }
 
 #endif

@@ -58,42 +58,22 @@ static void row_of(const struct csvin_record *rec, const struct fixture_header *
     r->peak_bytes = fixture_u64(rec, h, "peak_bytes") - fixture_u64(rec, h, "rng_states_bytes");
 }
 
-struct fixture {
-    struct row *rows;
-    size_t count, cap;
-};
-
-/* fixture_read's row function: the CPU rows (a GPU's run softmax and LayerNorm in fp32: not this
- * model), in the fixture's growing array. */
-static void add_row(const struct csvin_record *rec, const struct fixture_header *h, void *ctx)
+/* fixture_rows' row function. */
+static void fill_row(const struct csvin_record *rec, const struct fixture_header *h, void *out)
 {
-    struct fixture *fx = ctx;
-    if (!fixture_is(rec, h, "device", "cpu"))
-        return;
-    if (fx->count == fx->cap) {
-        size_t cap = fx->cap ? 2 * fx->cap : 64;
-        struct row *rows = realloc(fx->rows, cap * sizeof *rows);
-        if (rows == NULL)
-            return;
-        fx->rows = rows;
-        fx->cap = cap;
-    }
-    row_of(rec, h, &fx->rows[fx->count++]);
+    row_of(rec, h, out);
 }
 
 static int setup(void **state)
 {
-    static struct fixture fx;
-    fx.rows = NULL;
-    fx.count = fx.cap = 0;
+    static struct fixture_rows fx = {NULL, sizeof(struct row), 0, 0, fill_row};
     *state = &fx;
-    return fixture_read(STEP_PATH, add_row, &fx) > 0 && fx.count > 0 ? 0 : -1;
+    return fixture_load(STEP_PATH, &fx);
 }
 
 static int teardown(void **state)
 {
-    struct fixture *fx = *state;
-    free(fx->rows);
+    fixture_free(*state);
     return 0;
 }
 
@@ -101,11 +81,12 @@ static int teardown(void **state)
  * some row, so none passes vacuously. */
 static void test_every_step_within_tolerance(void **state)
 {
-    const struct fixture *fx = *state;
+    const struct fixture_rows *fx = *state;
+    const struct row *all = fx->rows;
     size_t failures = 0, seen[STEP_PHASES] = {0};
     double worst = 0;
     for (size_t i = 0; i < fx->count; i++) {
-        const struct row *r = &fx->rows[i];
+        const struct row *r = &all[i];
         struct terms t;
         assert_int_equal(model_peak(&r->sc, &t), MODEL_OK);
         double m = (double)r->peak_bytes, p = (double)t.peak_bytes;

@@ -63,46 +63,23 @@ static void row_of(const struct csvin_record *rec, const struct fixture_header *
     r->saved_bytes = fixture_u64(rec, h, "saved_bytes");
 }
 
-struct fixture {
-    struct row *rows;
-    size_t count, cap;
-};
-
-/* fixture_read's row function: one more row, in the fixture's growing array. */
-static void add_row(const struct csvin_record *rec, const struct fixture_header *h, void *ctx)
+/* fixture_rows' row function. */
+static void fill_row(const struct csvin_record *rec, const struct fixture_header *h, void *out)
 {
-    struct fixture *fx = ctx;
-    if (fx->count == fx->cap) {
-        size_t cap = fx->cap ? 2 * fx->cap : 64;
-        struct row *rows = realloc(fx->rows, cap * sizeof *rows);
-        if (rows == NULL)
-            return;
-        fx->rows = rows;
-        fx->cap = cap;
-    }
-    row_of(rec, h, &fx->rows[fx->count++]);
+    row_of(rec, h, out);
 }
 
 static int setup(void **state)
 {
-    static struct fixture fx;
-    fx.rows = NULL;
-    fx.count = fx.cap = 0;
+    static struct fixture_rows fx = {NULL, sizeof(struct row), 0, 0, fill_row};
     *state = &fx;
-    return fixture_read(LORA_PATH, add_row, &fx) > 0 && fx.count > 0 ? 0 : -1;
+    return fixture_load(LORA_PATH, &fx);
 }
 
 static int teardown(void **state)
 {
-    struct fixture *fx = *state;
-    free(fx->rows);
+    fixture_free(*state);
     return 0;
-}
-
-static double gap(uint64_t measured, uint64_t predicted)
-{
-    double m = (double)measured, p = (double)predicted;
-    return (m > p ? m - p : p - m) / m;
 }
 
 static uint64_t predicted(const struct scenario *sc)
@@ -115,14 +92,15 @@ static uint64_t predicted(const struct scenario *sc)
 /* Every measured layer within 2%; the worst gap of each architecture and targets printed. */
 static void test_every_row_within_tolerance(void **state)
 {
-    const struct fixture *fx = *state;
+    const struct fixture_rows *fx = *state;
+    const struct row *all = fx->rows;
     static const char *const names[N_TARGETS] = {"none", "qv", "all-linear"};
     double worst[2][N_TARGETS] = {{0}};
     size_t rows[2][N_TARGETS] = {{0}}, failures = 0;
     for (size_t i = 0; i < fx->count; i++) {
-        const struct row *r = &fx->rows[i];
+        const struct row *r = &all[i];
         uint64_t p = predicted(&r->sc);
-        double g = gap(r->saved_bytes, p);
+        double g = fixture_gap(r->saved_bytes, p);
         int arch = r->sc.arch == ARCH_GPT;
         rows[arch][r->targets]++;
         worst[arch][r->targets] = g > worst[arch][r->targets] ? g : worst[arch][r->targets];
@@ -148,17 +126,18 @@ static void test_every_row_within_tolerance(void **state)
  * more than 2%; and QLoRA keeps what LoRA keeps. */
 static void test_full_training_inputs_are_rejected(void **state)
 {
-    const struct fixture *fx = *state;
+    const struct fixture_rows *fx = *state;
+    const struct row *all = fx->rows;
     size_t checked = 0, rejected = 0;
     for (size_t i = 0; i < fx->count; i++) {
-        const struct row *r = &fx->rows[i];
+        const struct row *r = &all[i];
         if (r->targets == TARGETS_ALL)
             continue;
         struct scenario full = r->sc;
         full.precision = PRECISION_MIXED;
         full.finetune = FINETUNE_FULL;
         checked++;
-        rejected += gap(r->saved_bytes, predicted(&full)) > TOLERANCE;
+        rejected += fixture_gap(r->saved_bytes, predicted(&full)) > TOLERANCE;
         if (r->targets == TARGETS_QV) {
             struct scenario qlora = r->sc;
             qlora.finetune = FINETUNE_QLORA;

@@ -65,60 +65,38 @@ static void row_of(const struct csvin_record *rec, const struct fixture_header *
     r->saved_bytes = fixture_u64(rec, h, "saved_bytes");
 }
 
-struct fixture {
-    struct row *rows;
-    size_t count, cap;
-};
-
-/* fixture_read's row function: one more row, in the fixture's growing array. */
-static void add_row(const struct csvin_record *rec, const struct fixture_header *h, void *ctx)
+/* fixture_rows' row function. */
+static void fill_row(const struct csvin_record *rec, const struct fixture_header *h, void *out)
 {
-    struct fixture *fx = ctx;
-    if (fx->count == fx->cap) {
-        size_t cap = fx->cap ? 2 * fx->cap : 64;
-        struct row *rows = realloc(fx->rows, cap * sizeof *rows);
-        if (rows == NULL)
-            return;
-        fx->rows = rows;
-        fx->cap = cap;
-    }
-    row_of(rec, h, &fx->rows[fx->count++]);
+    row_of(rec, h, out);
 }
 
 static int setup(void **state)
 {
-    static struct fixture fx;
-    fx.rows = NULL;
-    fx.count = fx.cap = 0;
+    static struct fixture_rows fx = {NULL, sizeof(struct row), 0, 0, fill_row};
     *state = &fx;
-    return fixture_read(MODERN_PATH, add_row, &fx) > 0 && fx.count > 0 ? 0 : -1;
+    return fixture_load(MODERN_PATH, &fx);
 }
 
 static int teardown(void **state)
 {
-    struct fixture *fx = *state;
-    free(fx->rows);
+    fixture_free(*state);
     return 0;
-}
-
-static double gap(uint64_t measured, uint64_t predicted)
-{
-    double m = (double)measured, p = (double)predicted;
-    return (m > p ? m - p : p - m) / m;
 }
 
 /* Every measured layer within 2%; the worst gap of each kind printed. */
 static void test_every_row_within_tolerance(void **state)
 {
-    const struct fixture *fx = *state;
+    const struct fixture_rows *fx = *state;
+    const struct row *all = fx->rows;
     static const char *const kinds[] = {"llama", "moe", "mla"};
     double worst[3] = {0, 0, 0};
     size_t rows[3] = {0, 0, 0}, failures = 0;
     for (size_t i = 0; i < fx->count; i++) {
-        const struct row *r = &fx->rows[i];
+        const struct row *r = &all[i];
         struct model_layer_act a;
         assert_int_equal(model_layer_act(&r->sc, &a), MODEL_OK);
-        double g = gap(r->saved_bytes, a.total);
+        double g = fixture_gap(r->saved_bytes, a.total);
         for (int k = 0; k < 3; k++) {
             if (strcmp(r->kind, kinds[k]) == 0) {
                 rows[k]++;
@@ -142,10 +120,11 @@ static void test_every_row_within_tolerance(void **state)
  * weighting and index_add keep) the formula misses by more than 2% on most MoE rows. */
 static void test_wrong_formula_is_rejected(void **state)
 {
-    const struct fixture *fx = *state;
+    const struct fixture_rows *fx = *state;
+    const struct row *all = fx->rows;
     size_t moe = 0, moe_rejected = 0;
     for (size_t i = 0; i < fx->count; i++) {
-        const struct row *r = &fx->rows[i];
+        const struct row *r = &all[i];
         if (strcmp(r->kind, "moe") != 0)
             continue;
         struct model_layer_act a;
@@ -153,7 +132,7 @@ static void test_wrong_formula_is_rejected(void **state)
         uint64_t wrong =
             a.total - 4 * r->sc.hidden * layer_routed_rows(&r->sc, r->sc.seq * r->sc.micro_batch);
         moe++;
-        moe_rejected += gap(r->saved_bytes, wrong) > TOLERANCE;
+        moe_rejected += fixture_gap(r->saved_bytes, wrong) > TOLERANCE;
     }
     assert_true(moe > 0);
     assert_true(moe_rejected * 2 > moe);
