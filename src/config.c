@@ -1621,6 +1621,8 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
     sc->reserve = reserve;
     sc->peak = peak;
     sc->model_preset[0] = sc->gpu_preset[0] = '\0';
+    sc->gpus = 0;
+    sc->pinned = 0;
 }
 
 static bool row_to_scenario(struct config_reader *r, struct row *row, struct scenario *sc)

@@ -64,6 +64,24 @@ struct gpu_speed {
     double fp8_tflops;  /* dense FP8 peak (doc/model.md section 12.1), TFLOP/s */
 };
 
+/* The layout choices a row can pin for memfit search (bits of scenario.pinned). */
+enum scenario_pin {
+    SCENARIO_PIN_DP = 1u << 0,
+    SCENARIO_PIN_TP = 1u << 1,
+    SCENARIO_PIN_PP = 1u << 2,
+    SCENARIO_PIN_VPP = 1u << 3,
+    SCENARIO_PIN_CP = 1u << 4,
+    SCENARIO_PIN_EP = 1u << 5,
+    SCENARIO_PIN_ETP = 1u << 6,
+    SCENARIO_PIN_SP = 1u << 7,
+    SCENARIO_PIN_ZERO = 1u << 8,
+    SCENARIO_PIN_ATTENTION = 1u << 9,
+    SCENARIO_PIN_RECOMPUTE = 1u << 10,
+    SCENARIO_PIN_OFFLOAD = 1u << 11,
+    SCENARIO_PIN_MICRO_BATCH = 1u << 12,
+    SCENARIO_PIN_ZERO_GROUP = 1u << 13
+};
+
 struct scenario {
     char name[SCENARIO_NAME_BYTES];
     enum arch arch;
@@ -119,6 +137,10 @@ struct scenario {
     struct gpu_speed speed;
     char model_preset[SCENARIO_NAME_MAX + 1]; /* "" when none */
     uint64_t sliding_window; /* a config.json's attention window (0: none; changes nothing) */
+    /* memfit search (doc/model.md section 11.5): the job's GPUs (0: dp tp pp cp) and the layout
+     * choices its row gave, which the search keeps (SCENARIO_PIN_* bits). */
+    uint64_t gpus;
+    unsigned pinned;
     char gpu_preset[SCENARIO_NAME_MAX + 1];
     bool fp8_one_copy; /* the GPU preset's FP8 GEMMs read one copy of a tensor both ways
                         * (Blackwell; doc/model.md section 3.7) */
