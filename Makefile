@@ -101,8 +101,13 @@ report: deps
 deps:
 	@sh tools/deps.sh
 
-bench: $(MEMFIT)
+bench: $(MEMFIT) $(BUILD)/bench/search_bench
 	@MEMFIT=$(MEMFIT) BUILD=$(BUILD) sh bench/run.sh
+
+# bench/search.sh times memfit search against the brute force of the tests through it.
+$(BUILD)/bench/search_bench: bench/search_bench.c $(LIB_OBJ) $(HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LIBS)
 
 # Re-measures the fixtures (activations.csv, and modern.csv for the modern layers), then writes
 # what the report quotes of activations.csv (src/validation_summary.h); then the LoRA layers

@@ -24,18 +24,27 @@ MODELS = ["gpt-1.3b", "llama2-7b", "llama2-13b", "llama3-8b", "mistral-7b", "gpt
 GPUS = ["H100-80GB", "A100-80GB", "H200-141GB", "A100-40GB"]
 
 
-def write_csv(path, rows, seed=7):
+def write_csv(path, rows, seed=7, ladder=False):
     """A realistic mix: presets, flash on most rows, data parallelism with ZeRO, and about one
-    row in six that does not fit (so the planner runs its ladder)."""
+    row in six that does not fit (so the planner runs its ladder); with ladder, longer sequences
+    and larger micro-batches make about a third not fit."""
     rng = random.Random(seed)
+    seqs, batches = ([4096, 8192, 8192], (1, 8)) if ladder else ([1024, 2048, 4096], (1, 4))
     with open(path, "w") as f:
         f.write("name,model,seq,micro_batch,attention,recompute,dp,tp,zero,gpu\n")
         for i in range(rows):
             f.write("s%d,%s,%d,%d,%s,%s,%d,%d,%d,%s\n" % (
-                i, rng.choice(MODELS), rng.choice([1024, 2048, 4096]), rng.randint(1, 4),
+                i, rng.choice(MODELS), rng.choice(seqs), rng.randint(*batches),
                 rng.choice(["flash", "flash", "flash", "plain"]),
                 rng.choice(["none", "selective", "full", "2"]), rng.choice([8, 16, 64]),
                 rng.choice([1, 2, 4]), rng.choice([1, 2, 3]), rng.choice(GPUS)))
+
+
+def not_fitting(memfit, path):
+    """The fraction of path's rows that do not fit as they are (eval's fits column)."""
+    out = subprocess.run([memfit, "eval", path], capture_output=True, text=True, check=False)
+    rows = out.stdout.splitlines()[1:]
+    return sum(1 for r in rows if r.split(",")[11] == "0") / max(1, len(rows))
 
 
 def timed(cmd):
@@ -101,6 +110,15 @@ def main():
         rss_big = max_rss_kb(eval_cmd)
         print(f"max RSS: {rows // 10} rows {rss_small} KB, {rows} rows {rss_big} KB "
               f"(ratio {rss_big / rss_small:.2f}; the duplicate-name check keeps 16-32 bytes a row)")
+        # The ladder's mix: a third of the rows do not fit, so the planner runs for them.
+        lad = os.path.join(d, "ladder.csv")
+        write_csv(lad, rows, seed=11, ladder=True)
+        frac = not_fitting(memfit, lad)
+        lm = statistics.median([timed([memfit, "eval", lad]) for _ in range(runs)])
+        lr = statistics.median([timed(["awk", "-F,", "{n += NF} END {print n}", lad])
+                                for _ in range(runs)])
+        print(f"eval, a third not fitting ({frac:.0%} of the rows): median {lm:.3f} s = "
+              f"{rows / lm / 1e6:.2f} M rows/s; ratio memfit/awk = {lm / lr:.2f}")
 
 
 if __name__ == "__main__":

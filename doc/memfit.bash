@@ -4,7 +4,7 @@
 # tests/cli/completion.sh checks it against `memfit help COMMAND`: a command or an option added
 # to src/main.c must be added here too.
 
-_memfit_commands="eval report figures import-config help"
+_memfit_commands="eval report figures search import-config help"
 
 # The options of each command (those of `memfit help COMMAND`).
 _memfit_options() {
@@ -14,6 +14,7 @@ _memfit_options() {
     eval) echo "-o --out --format --wide $presets $common" ;;
     report) echo "-o --out --split --template --paper $presets $common" ;;
     figures) echo "-o --out $common" ;;
+    search) echo "-o --out --format --wide --top --gpus-range --report $presets $common" ;;
     import-config | help) echo "$common" ;;
     *) echo "$common --version" ;;
     esac
@@ -23,7 +24,7 @@ _memfit_options() {
 _memfit_takes_value() {
     case $1 in
     -o | --out | --format | --template | --paper | --units | --peak | --reserve | --models | \
-        --gpus | --progress) return 0 ;;
+        --gpus | --progress | --top | --gpus-range | --report) return 0 ;;
     esac
     return 1
 }
@@ -38,11 +39,14 @@ _memfit_value() {
     --paper) mapfile -t COMPREPLY < <(compgen -W "a4 letter" -- "$cur") ;;
     --progress) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur") ;;
     --reserve) mapfile -t COMPREPLY < <(compgen -W "0.1 0.15 0.2" -- "$cur") ;;
+    --top) mapfile -t COMPREPLY < <(compgen -W "1 3 10" -- "$cur") ;;
+    --gpus-range) mapfile -t COMPREPLY < <(compgen -W "8:1024 8:16384" -- "$cur") ;;
     --template) _memfit_files "$cur" '*.tmpl' ;;
+    --report) _memfit_files "$cur" '*.pdf' ;;
     --models | --gpus) _memfit_files "$cur" '*.csv' ;;
     -o | --out)
         case $cmd in
-        eval) _memfit_files "$cur" '*' ;;
+        eval | search) _memfit_files "$cur" '*' ;;
         report) _memfit_files "$cur" '*.pdf' ;;
         *) _memfit_files "$cur" '' ;;
         esac
@@ -110,7 +114,7 @@ _memfit() {
     case $cmd in
     "") mapfile -t COMPREPLY < <(compgen -W "$_memfit_commands" -- "$cur") ;;
     help) mapfile -t COMPREPLY < <(compgen -W "$_memfit_commands" -- "$cur") ;;
-    eval | report) _memfit_files "$cur" '*.csv' ;;
+    eval | report | search) _memfit_files "$cur" '*.csv' ;;
     import-config) _memfit_files "$cur" '*.json' ;;
     *) COMPREPLY=() ;;
     esac

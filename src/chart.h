@@ -14,7 +14,8 @@
  * dashed reserve line; the same bars for the phases of a step), memory over one training step
  * (timeline.h; the checkpointing sawtooth with recomputed segments marked), peak M(k) and step time
  * against k, one layer's activations walked operation by operation (sbh units; the attention core
- * in as^2b units), one layer's parameters matrix by matrix (h^2 units).
+ * in as^2b units), one layer's parameters matrix by matrix (h^2 units); for memfit search,
+ * every layout's peak against its step time and the tp x pp map of the fastest step time.
  */
 #ifndef MEMFIT_CHART_H
 #define MEMFIT_CHART_H
@@ -49,6 +50,7 @@ enum chart_term {
 struct chart_geom {
     double plot_x, plot_y, plot_w, plot_h;
     double x_min, x_max, y_min, y_max;
+    bool x_log;                      /* x_min..x_max on a log scale */
     double y_step;                   /* distance of the y ticks */
     double y_ticks[CHART_TICKS_MAX]; /* the y tick values, bottom up */
     size_t n_y_ticks;
@@ -71,6 +73,14 @@ size_t chart_ticks(double lo, double hi, int max_ticks, double *ticks, size_t ca
 
 /* Tick label: as many decimals as the step needs ("2.5", "40", "0.25"). */
 void chart_format_tick(double v, double step, char *buf, size_t size);
+
+/*
+ * Ticks of a log axis over [lo, hi] (0 < lo < hi): m x 10^n inside the range for the sparsest set
+ * of mantissas m - {1}, {1, 2, 5}, {1, 2, 3, 5}, 1..9 - that gives three ticks, or the densest
+ * that gives at most max_ticks (the decades alone whatever their number). Returns the number
+ * written (<= cap), increasing; 0 for a bad range.
+ */
+size_t chart_log_ticks(double lo, double hi, int max_ticks, double *ticks, size_t cap);
 
 /*
  * Does it fit: one stacked bar per rung. When the tallest bar is more than CHART_BARS_BREAK times
@@ -317,5 +327,101 @@ struct chart_params {
 
 void chart_params_draw(struct canvas *c, double x, double y, double w, double h,
                        const struct chart_params *d, struct chart_geom *geom);
+
+/*
+ * memfit search, every layout it evaluated: peak memory (y) against step time (x), those that fit
+ * coloured, the others grey, the GPU line, the dashed budget line and the fastest layout that
+ * fits marked. A search evaluates up to millions of layouts: chart_scatter_add bins each into a
+ * grid of CHART_SCATTER_COLS x CHART_SCATTER_ROWS cells per class (fits or not), and each cell is
+ * drawn as one mark at its fastest layout (the lowest peak on a tie), larger for more layouts, so
+ * that the chart costs the same whatever their number. The fastest fitting layout is kept exactly;
+ * the axes span every layout. x is on a log scale when the slowest layout takes more than
+ * CHART_SCATTER_LOG times the fastest; y is broken as the bars' (CHART_BARS_BREAK) when the
+ * highest peak dwarfs the GPU. About 150 KB: kept by the caller.
+ */
+#define CHART_SCATTER_COLS 80
+#define CHART_SCATTER_ROWS 40
+#define CHART_SCATTER_LOG 8.0
+
+struct chart_scatter_cell {
+    double x_s, y_bytes; /* its fastest layout (the lowest peak on a tie) */
+    uint64_t count;      /* layouts in it; 0: empty */
+};
+
+struct chart_scatter {
+    /* The axes (chart_scatter_init): x in seconds, y in bytes. */
+    double x_lo, x_hi;
+    bool x_log;
+    double y_hi;  /* the top of the whole axis, or of the lower part of a broken one */
+    double y_top; /* a broken axis: the highest peak; 0 when the axis is whole */
+    struct chart_scatter_cell cells[2][CHART_SCATTER_ROWS][CHART_SCATTER_COLS]; /* [fits] */
+    uint64_t n[2]; /* layouts added: [0] that do not fit, [1] that fit */
+    size_t marks;  /* cells not empty */
+    bool best;     /* a layout fits: the fastest (the lowest peak on a tie) */
+    double best_x_s, best_y_bytes;
+};
+
+/* An empty scatter whose axes span step times min_s..max_s (> 0) and peaks up to max_bytes, on a
+ * GPU of gpu_bytes. */
+void chart_scatter_init(struct chart_scatter *s, double min_s, double max_s, double max_bytes,
+                        uint64_t gpu_bytes);
+
+/* Adds one layout: its step time, its peak and whether it fits. */
+void chart_scatter_add(struct chart_scatter *s, double step_s, uint64_t peak_bytes, bool fits);
+
+/* The scatter's words (the caller's: the report's phrases) and lines. */
+struct chart_layouts {
+    const char *title, *x_title, *y_title;
+    const char *fits_label, *oom_label, *best_label, *gpu_label, *budget_label; /* the legend */
+    const struct chart_scatter *scatter;
+    uint64_t gpu_bytes; /* the solid line */
+    double reserve;     /* the dashed line at gpu_bytes * (1 - reserve) */
+    enum units units;
+};
+
+void chart_layouts_draw(struct canvas *c, double x, double y, double w, double h,
+                        const struct chart_layouts *d, struct chart_geom *geom);
+
+/*
+ * memfit search, the fastest fitting layout for each tensor- and pipeline-parallel degree: a grid
+ * with tp across and pp up, each cell the step time of the fastest layout that fits with that tp
+ * and pp (written, and coloured on a scale of CHART_MAP_STEPS steps, darker for faster, even in
+ * log time between the fastest and the slowest cell), the fastest of all outlined in the colour of
+ * the scatter's fastest mark; a cell whose layouts all fail to fit says so, a pair never tried
+ * stays empty. Columns are at most CHART_MAP_COL_PT wide (a narrower map is centred). Fed layout
+ * by layout by chart_map_add; at most CHART_MAP_MAX values of tp and of pp, the first met (a
+ * layout of another value is counted in left_out).
+ */
+#define CHART_MAP_MAX 16
+#define CHART_MAP_STEPS 5
+#define CHART_MAP_ROW_PT 22.0  /* the height of a row of cells */
+#define CHART_MAP_COL_PT 110.0 /* the widest column of cells */
+
+struct chart_map {
+    uint64_t tp[CHART_MAP_MAX], pp[CHART_MAP_MAX]; /* increasing */
+    size_t n_tp, n_pp;
+    /* [pp][tp]: layouts tried, those that fit, the step time of the fastest that fits */
+    uint64_t tried[CHART_MAP_MAX][CHART_MAP_MAX], fit[CHART_MAP_MAX][CHART_MAP_MAX];
+    double best_s[CHART_MAP_MAX][CHART_MAP_MAX];
+    uint64_t left_out; /* layouts of a tp or pp beyond the CHART_MAP_MAX values kept */
+};
+
+void chart_map_init(struct chart_map *m);
+
+/* Adds one layout: its tp and pp, its step time and whether it fits. */
+void chart_map_add(struct chart_map *m, uint64_t tp, uint64_t pp, double step_s, bool fits);
+
+/* The height a map of m's rows needs with its title, legend and axes (pt); fewer than four rows
+ * share the height of four. */
+double chart_map_height(const struct chart_map *m);
+
+struct chart_tp_pp {
+    const char *title, *x_title, *y_title;
+    const char *oom_label; /* in a cell whose layouts all fail to fit, and in the legend */
+    const struct chart_map *map;
+};
+
+void chart_map_draw(struct canvas *c, double x, double y, double w, double h,
+                    const struct chart_tp_pp *d, struct chart_geom *geom);
 
 #endif

@@ -511,6 +511,7 @@ struct row {
     uint64_t present; /* bit c: cell c is not empty (from the row or a preset) */
     const struct preset *model, *gpu;
     bool quiet; /* errors are not reported (parsing a preset's cells at load time) */
+    bool job;   /* a job of memfit search (config_reader_read_jobs) */
 };
 
 /* The preset cell c of the row came from, or NULL. */
@@ -732,6 +733,7 @@ struct config_reader {
     int *map; /* header field index -> column, -1 unknown */
     size_t n_cols;
     bool header_done, header_bad;
+    bool jobs; /* config_reader_read_jobs */
     unsigned long rejected;
     struct preset_table json; /* the config.json files read so far, by the cell naming them */
 };
@@ -765,6 +767,11 @@ void config_reader_free(struct config_reader *r)
     free(r->map);
     preset_table_release(&r->json);
     free(r);
+}
+
+void config_reader_read_jobs(struct config_reader *r)
+{
+    r->jobs = true;
 }
 
 unsigned long config_reader_rejected(const struct config_reader *r)
@@ -848,6 +855,7 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
     row->from_preset = row->present = 0;
     row->model = row->gpu = NULL;
     row->quiet = false;
+    row->job = r->jobs;
     if (rec->n_fields != r->n_cols) {
         diag_report(r->diag, r->file, rec->line,
                     "malformed CSV record: %zu fields where the header has %zu", rec->n_fields,
@@ -1182,12 +1190,109 @@ static bool parse_tuning(struct row *row, struct scenario *sc)
 /* For the messages' %llu. */
 #define ULL(x) ((unsigned long long)(x))
 
+/* The layout columns a job's row may give, each pinning a choice of the search. */
+static const struct {
+    enum col col;
+    enum scenario_pin pin;
+} job_pins[] = {{COL_DP, SCENARIO_PIN_DP},
+                {COL_TP, SCENARIO_PIN_TP},
+                {COL_PP, SCENARIO_PIN_PP},
+                {COL_VPP, SCENARIO_PIN_VPP},
+                {COL_CP, SCENARIO_PIN_CP},
+                {COL_EP, SCENARIO_PIN_EP},
+                {COL_ETP, SCENARIO_PIN_ETP},
+                {COL_SP, SCENARIO_PIN_SP},
+                {COL_ZERO, SCENARIO_PIN_ZERO},
+                {COL_ATTENTION, SCENARIO_PIN_ATTENTION},
+                {COL_RECOMPUTE, SCENARIO_PIN_RECOMPUTE},
+                {COL_OFFLOAD, SCENARIO_PIN_OFFLOAD},
+                {COL_MICRO_BATCH, SCENARIO_PIN_MICRO_BATCH},
+                {COL_ZERO_GROUP, SCENARIO_PIN_ZERO_GROUP}};
+
+/* Whether a job's row pins column c (a preset never sets a layout column). */
+static bool pinned(const struct row *row, enum col c)
+{
+    return row->job && row->cell[c];
+}
+
+/*
+ * A job's gpus (doc/model.md 13.1): a count, or a range A:B (A <= B, holding a multiple of
+ * gpus_per_node) for the smallest count at which a layout fits, or nothing (0, for the
+ * command line's range). Sets gpus, gpus_from, pinned, and
+ * dp when the row leaves it out: gpus / (tp pp cp) of a count, 1 for a range. Each pinned degree
+ * must divide a count, and so must the product of the pinned tp, pp, cp and dp (equal to it when
+ * all four are pinned).
+ */
+static bool parse_job_gpus(struct row *row, struct scenario *sc)
+{
+    char cell[64];
+    const char *text = row->cell[COL_GPUS], *colon;
+    for (size_t i = 0; i < sizeof job_pins / sizeof job_pins[0]; i++)
+        if (row->cell[job_pins[i].col])
+            sc->pinned |= (unsigned)job_pins[i].pin;
+    if (!text) /* 0: the caller's --gpus-range (memfit search says so when there is none) */
+        return true;
+    colon = strchr(text, ':');
+    if (colon && (size_t)(colon - text) < sizeof cell) {
+        /* Each end is parsed as a cell of its own, for parse_uint's messages. */
+        memcpy(cell, text, (size_t)(colon - text));
+        cell[colon - text] = '\0';
+        row->cell[COL_GPUS] = cell;
+        bool ok = parse_uint(row, COL_GPUS, &sc->gpus_from, false);
+        row->cell[COL_GPUS] = colon + 1;
+        ok = ok && parse_uint(row, COL_GPUS, &sc->gpus, false);
+        row->cell[COL_GPUS] = text;
+        if (!ok)
+            return false;
+        uint64_t n = sc->gpus_per_node, first = sc->gpus_from / n + (sc->gpus_from % n != 0);
+        if (sc->gpus_from > sc->gpus)
+            return row_error(row, COL_GPUS, "'%s' is a range A:B with A > B", text);
+        if (first > sc->gpus / n)
+            return row_error(row, COL_GPUS,
+                             "'%s' holds no multiple of gpus_per_node (%llu): the counts searched",
+                             text, ULL(n));
+        return true;
+    }
+    if (!parse_uint(row, COL_GPUS, &sc->gpus, false))
+        return false;
+    static const enum col degrees[] = {COL_TP, COL_PP, COL_CP, COL_DP, COL_EP, COL_ZERO_GROUP};
+    const uint64_t value[] = {sc->tp, sc->pp, sc->cp, sc->dp, sc->ep, sc->zero_group};
+    uint64_t product = 1;
+    unsigned n_pinned = 0;
+    for (size_t i = 0; i < sizeof degrees / sizeof degrees[0]; i++) {
+        if (!row->cell[degrees[i]])
+            continue;
+        if (sc->gpus % value[i])
+            return row_error(row, degrees[i], "'%llu' does not divide gpus (%llu)", ULL(value[i]),
+                             ULL(sc->gpus));
+        if (i > 3)
+            continue;
+        n_pinned++;
+        if (__builtin_mul_overflow(product, value[i], &product) || sc->gpus % product)
+            return row_error(row, degrees[i],
+                             "'%llu' times the other pinned degrees of tp, pp, cp and dp does not "
+                             "divide gpus (%llu)",
+                             ULL(value[i]), ULL(sc->gpus));
+    }
+    if (n_pinned == 4 && product != sc->gpus)
+        return row_error(row, COL_DP, "dp * tp * pp * cp (%llu) is not gpus (%llu)", ULL(product),
+                         ULL(sc->gpus));
+    if (!row->cell[COL_DP])
+        sc->dp = sc->gpus / (sc->tp * sc->pp * sc->cp);
+    return true;
+}
+
 /* gpus, the GPUs of the layout, dp tp pp cp (doc/model.md 13.1): with dp left out it sets dp,
- * as search's jobs and fix_plan write it; with dp given it must agree. */
+ * as search's jobs and fix_plan write it; with dp given it must agree. A job's: parse_job_gpus. */
 static bool parse_gpus(struct row *row, struct scenario *sc)
 {
+    if (row->job)
+        return parse_job_gpus(row, sc);
     uint64_t gpus = 0, other;
-    if (!opt_uint(row, COL_GPUS, &gpus, false) || !gpus)
+    if (!opt_uint(row, COL_GPUS, &gpus, false))
+        return false;
+    sc->gpus = gpus;
+    if (!gpus)
         return true;
     if (__builtin_mul_overflow(sc->tp * sc->pp, sc->cp, &other) || other == 0)
         return row_error(row, COL_GPUS, "'%llu': tp * pp * cp is too large", ULL(gpus));
@@ -1211,9 +1316,12 @@ static bool parse_training(struct row *row, struct scenario *sc)
     static const char *const attentions[] = {"plain", "flash"};
     static const char *const offloads[] = {"none", "optimizer", "checkpoints"};
     int w;
-    if (!require(row, COL_SEQ) || !parse_uint(row, COL_SEQ, &sc->seq, false) ||
-        !require(row, COL_MICRO_BATCH) ||
-        !parse_uint(row, COL_MICRO_BATCH, &sc->micro_batch, false))
+    if (!require(row, COL_SEQ) || !parse_uint(row, COL_SEQ, &sc->seq, false))
+        return false;
+    sc->micro_batch = 1; /* a job's, until the search picks it (unless its row pins it) */
+    if ((!row->job || row->cell[COL_MICRO_BATCH]) &&
+        (!require(row, COL_MICRO_BATCH) ||
+         !parse_uint(row, COL_MICRO_BATCH, &sc->micro_batch, false)))
         return false;
     if (row->cell[COL_PRECISION]) {
         if ((w = parse_word(row, COL_PRECISION, precisions, 5)) < 0)
@@ -1252,7 +1360,9 @@ static bool parse_training(struct row *row, struct scenario *sc)
     if (!parse_gpus(row, sc))
         return false;
     sc->zero = (unsigned)zero;
-    if (!opt_uint(row, COL_GLOBAL_BATCH, &sc->global_batch, false))
+    /* A job's batch is fixed (the search divides it): no default from a layout it has not. */
+    if ((row->job && !require(row, COL_GLOBAL_BATCH)) ||
+        !opt_uint(row, COL_GLOBAL_BATCH, &sc->global_batch, false))
         return false;
     return true;
 }
@@ -1399,6 +1509,8 @@ static bool check_experts(struct row *row, const struct scenario *sc)
     if (sc->tp % etp && etp % sc->tp)
         return row_error(row, COL_ETP, "'%llu' neither divides tp (%llu) nor is a multiple of it",
                          ULL(etp), ULL(sc->tp));
+    if (row->job) /* the search tiles the stage (parse_job_gpus: ep divides gpus) */
+        return true;
     if (__builtin_mul_overflow(sc->dp, sc->tp, &stage))
         return row_error(row, COL_DP, "'%llu' times tp is too large", ULL(sc->dp));
     if (__builtin_mul_overflow(sc->ep, etp, &group) || stage % group) {
@@ -1457,7 +1569,10 @@ static bool check_parallel(struct row *row, const struct scenario *sc)
     if (sc->seq % sc->cp)
         return row_error(row, COL_CP, "'%llu' does not divide seq (%llu)", ULL(sc->cp),
                          ULL(sc->seq));
-    if (sc->vpp > 1 && sc->pp == 1)
+    /* A job's rules between layout columns hold for what its row pins; the search picks the rest
+     * so that they hold. */
+    bool job = row->job;
+    if (sc->vpp > 1 && sc->pp == 1 && (!job || pinned(row, COL_PP)))
         return row_error(row, COL_VPP, "'%llu' needs pipeline parallelism (pp > 1)", ULL(sc->vpp));
     uint64_t chunks;
     if (__builtin_mul_overflow(sc->pp, sc->vpp, &chunks) || sc->layers % chunks)
@@ -1466,13 +1581,14 @@ static bool check_parallel(struct row *row, const struct scenario *sc)
     uint64_t group;
     if (__builtin_mul_overflow(sc->dp, sc->cp, &group))
         return row_error(row, COL_CP, "'%llu' times dp is too large", ULL(sc->cp));
-    if (sc->zero_group && group % sc->zero_group)
+    if (sc->zero_group && group % sc->zero_group && (!job || pinned(row, COL_DP)))
         return row_error(row, COL_ZERO_GROUP, "'%llu' does not divide dp * cp (%llu)",
                          ULL(sc->zero_group), ULL(group));
-    if (sc->zero_group && sc->zero == 0)
+    if (sc->zero_group && sc->zero == 0 && (!job || pinned(row, COL_ZERO)))
         return row_error(row, COL_ZERO_GROUP, "'%llu' needs zero >= 1 (a ZeRO shard to span)",
                          ULL(sc->zero_group));
-    if (sc->offload == OFFLOAD_CHECKPOINTS && sc->recompute != RECOMPUTE_EVERY_K)
+    if (sc->offload == OFFLOAD_CHECKPOINTS && sc->recompute != RECOMPUTE_EVERY_K &&
+        (!job || pinned(row, COL_RECOMPUTE)))
         return row_error(row, COL_OFFLOAD,
                          "'checkpoints' needs recompute=full or every k (checkpoints to move)");
     return true;
@@ -1483,6 +1599,8 @@ static bool check_parallel(struct row *row, const struct scenario *sc)
 static bool check_interleaving(struct row *row, const struct scenario *sc, uint64_t step)
 {
     uint64_t m = sc->global_batch / step;
+    if (row->job) /* m follows the search's micro-batch and dp */
+        return true;
     if (sc->vpp > 1 && m % sc->pp)
         return row_error(row, COL_VPP,
                          "'%llu' needs micro-batches per step (global_batch / (micro_batch * dp) "
@@ -1518,8 +1636,13 @@ static bool check_consistency(struct row *row, const struct scenario *sc)
                          row->cell[COL_DROPOUT] ? row->cell[COL_DROPOUT] : "yes");
     if (!check_experts(row, sc) || !check_parallel(row, sc) || !check_tuning(row, sc))
         return false;
-    uint64_t step;
-    if (__builtin_mul_overflow(sc->micro_batch, sc->dp, &step))
+    /* A job's: of its pinned micro_batch and dp, the search's b * dp a multiple of them. */
+    uint64_t step, b = sc->micro_batch, dp = sc->dp;
+    if (row->job) {
+        b = pinned(row, COL_MICRO_BATCH) ? b : 1;
+        dp = pinned(row, COL_DP) ? dp : 1;
+    }
+    if (__builtin_mul_overflow(b, dp, &step))
         return row_error(row, COL_DP, "'%llu' times micro_batch is too large", ULL(sc->dp));
     if (row->cell[COL_GLOBAL_BATCH] && sc->global_batch % step)
         return row_error(row, COL_GLOBAL_BATCH,
@@ -1621,7 +1744,7 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
     sc->reserve = reserve;
     sc->peak = peak;
     sc->model_preset[0] = sc->gpu_preset[0] = '\0';
-    sc->gpus = 0;
+    sc->gpus = sc->gpus_from = 0;
     sc->pinned = 0;
 }
 

@@ -44,6 +44,16 @@ struct config_reader *config_reader_new(FILE *in, const char *file_name,
                                         const struct config_options *opt, struct nameset *names,
                                         struct diag *d);
 
+/*
+ * The rows are memfit search's jobs (doc/model.md section 13.1), not scenarios: gpus is a count or
+ * a range A:B (empty: 0, for the caller's range), global_batch is required and micro_batch is
+ * not (1 unless given); the layout columns a row
+ * gives pin those choices (scenario.pinned: a pinned degree must divide gpus), and the rules
+ * between layout columns apply only to what is pinned: the search picks the rest. Call before the
+ * first config_reader_next. (An eval row's pinned is 0: nothing searches it.)
+ */
+void config_reader_read_jobs(struct config_reader *r);
+
 /* 1: *out is a valid scenario; 0: end of file; -1: a row was rejected (reported; call again);
  * -2: the file cannot be read further (reported). */
 int config_reader_next(struct config_reader *r, struct scenario *out, unsigned long *line);

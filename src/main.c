@@ -39,7 +39,10 @@
 #include "readahead.h"
 #include "report.h"
 #include "report_charts.h"
+#include "report_search.h"
 #include "report_tables.h"
+#include "search.h"
+#include "searchout.h"
 #include "suggest.h"
 
 #define MEMFIT_VERSION "0.1.0"
@@ -56,6 +59,7 @@ enum {
     CMD_FIGURES = 1u << 2,
     CMD_HELP = 1u << 3,
     CMD_IMPORT_CONFIG = 1u << 4,
+    CMD_SEARCH = 1u << 5,
     CMD_TOP = 1u << 31,
     CMD_ALL = ~0u,
 };
@@ -73,6 +77,9 @@ struct options {
     double reserve;
     const char *models_path, *gpus_path;
     enum progress_mode progress;
+    uint64_t top;                  /* search --top */
+    uint64_t range_from, range_to; /* search --gpus-range (0: none) */
+    const char *report_path;       /* search --report */
     char **files;
     int n_files;
 };
@@ -96,6 +103,7 @@ static int cmd_report(const struct options *o);
 static int cmd_figures(const struct options *o);
 static int cmd_help(const struct options *o);
 static int cmd_import_config(const struct options *o);
+static int cmd_search(const struct options *o);
 static void report_more_help(FILE *f);
 
 #define EXIT_STATUS_ROWS                                                                           \
@@ -123,6 +131,21 @@ static const struct command commands[] = {
      "out/figures or the folder of -o.",
      "SOURCE_DATE_EPOCH=1700000000 memfit figures -o figs",
      "0 the figures written; 2 a usage error or an unwritable folder.", NULL, cmd_figures},
+    {"search", CMD_SEARCH, "[OPTIONS] FILE.csv...", "the best layouts of each job on its GPUs",
+     "Searches every layout of each job of the CSV files (standard input for -): a job is a "
+     "scenario row with gpus, the GPUs it has, instead of dp; the search varies tp, pp, vpp, "
+     "cp, ep, etp, dp, the ZeRO stage, attention, recomputation, offload and the micro-batch "
+     "over them (a layout column the row gives is kept) and writes the fastest layouts that fit "
+     "by the cost model's step time, one row each, each a complete scenario that memfit eval "
+     "reads, to standard output or into the file of -o. A job whose gpus is a range A:B, or "
+     "--gpus-range, gets the fewest GPUs of the range at which a layout fits.",
+     "memfit search configs/jobs.csv --format table\n"
+     "memfit search configs/jobs.csv --top 3 | cut -d, -f6-62 | memfit eval -\n"
+     "memfit search configs/jobs.csv --gpus-range 8:4096 --top 1",
+     "0 every job searched (a job that nothing fits included); 1 some rows rejected or some jobs "
+     "not searchable (reported; the other jobs are still searched and written); 2 a usage "
+     "error, an unreadable input or an unwritable output.",
+     NULL, cmd_search},
     {"import-config", CMD_IMPORT_CONFIG, "CONFIG.json...", "models.csv rows from config.json files",
      "Prints a models table (a header, then one row per file) from the config.json files of "
      "published models, or folders holding one, for a preset of your own (--models). The model "
@@ -161,6 +184,9 @@ enum {
     OPT_PROGRESS,
     OPT_PAPER,
     OPT_PEAK,
+    OPT_TOP,
+    OPT_GPUS_RANGE,
+    OPT_REPORT,
     OPT_VERSION
 };
 
@@ -187,35 +213,44 @@ struct option_spec {
  * in parse_option (and a word in doc/memfit.1 and doc/memfit.bash, whose tests check that).
  */
 static const struct option_spec option_specs[] = {
-    {"out", required_argument, 'o', CMD_EVAL, "FILE", NULL,
+    {"out", required_argument, 'o', CMD_EVAL | CMD_SEARCH, "FILE", NULL,
      "write the rows into FILE (replaced only when complete), not standard output; - is "
      "standard output"},
     {"out", required_argument, 'o', CMD_REPORT, "DIR|FILE.pdf", NULL,
      "the folder of the report (default out), or, ending in .pdf, the report's own file"},
     {"out", required_argument, 'o', CMD_FIGURES, "DIR", NULL,
      "the folder of the figures (default out/figures)"},
-    {"format", required_argument, OPT_FORMAT, CMD_EVAL, NULL, format_words,
+    {"format", required_argument, OPT_FORMAT, CMD_EVAL | CMD_SEARCH, NULL, format_words,
      "the rows' format (default csv)"},
-    {"wide", no_argument, OPT_WIDE, CMD_EVAL, NULL, NULL,
+    {"wide", no_argument, OPT_WIDE, CMD_EVAL | CMD_SEARCH, NULL, NULL,
      "with --format table: every column, however wide (default: the columns that fit the "
      "terminal, or 80 columns)"},
+    {"top", required_argument, OPT_TOP, CMD_SEARCH, "N", NULL,
+     "the N fastest layouts of each job (default 10)"},
+    {"gpus-range", required_argument, OPT_GPUS_RANGE, CMD_SEARCH, "A:B", NULL,
+     "for every job, the fewest GPUs from A to B (multiples of its gpus_per_node) at which a "
+     "layout fits, instead of its gpus"},
+    {"report", required_argument, OPT_REPORT, CMD_SEARCH, "FILE.pdf", NULL,
+     "write the PDF of the search (each job's fastest layouts, every layout's peak against its "
+     "step time, the tp x pp map) into FILE.pdf instead of the rows (which -o still writes)"},
     {"split", no_argument, OPT_SPLIT, CMD_REPORT, NULL, NULL,
      "one PDF per scenario as well as the combined one"},
     {"template", required_argument, OPT_TEMPLATE, CMD_REPORT, "FILE", NULL,
      "the template of each scenario's section (default templates/report.tmpl)"},
     {"paper", required_argument, OPT_PAPER, CMD_REPORT, NULL, paper_words,
      "the paper size (default a4)"},
-    {"units", required_argument, OPT_UNITS, CMD_EVAL | CMD_REPORT, NULL, units_words,
+    {"units", required_argument, OPT_UNITS, CMD_EVAL | CMD_REPORT | CMD_SEARCH, NULL, units_words,
      "the units of sizes for people (default GB = 10^9 bytes)"},
-    {"peak", required_argument, OPT_PEAK, CMD_EVAL | CMD_REPORT, NULL, peak_words,
+    {"peak", required_argument, OPT_PEAK, CMD_EVAL | CMD_REPORT | CMD_SEARCH, NULL, peak_words,
      "the peak that decides: a real step's phases (default step) or the lesson's sum"},
-    {"reserve", required_argument, OPT_RESERVE, CMD_EVAL | CMD_REPORT, "FRACTION", NULL,
-     "GPU memory kept free (default 0.15; the CSV column wins)"},
-    {"models", required_argument, OPT_MODELS, CMD_EVAL | CMD_REPORT, "FILE", NULL,
+    {"reserve", required_argument, OPT_RESERVE, CMD_EVAL | CMD_REPORT | CMD_SEARCH, "FRACTION",
+     NULL, "GPU memory kept free (default 0.15; the CSV column wins)"},
+    {"models", required_argument, OPT_MODELS, CMD_EVAL | CMD_REPORT | CMD_SEARCH, "FILE", NULL,
      "the model presets (default configs/models.csv)"},
-    {"gpus", required_argument, OPT_GPUS, CMD_EVAL | CMD_REPORT, "FILE", NULL,
+    {"gpus", required_argument, OPT_GPUS, CMD_EVAL | CMD_REPORT | CMD_SEARCH, "FILE", NULL,
      "the GPU presets (default configs/gpus.csv)"},
-    {"progress", required_argument, OPT_PROGRESS, CMD_EVAL | CMD_REPORT, NULL, progress_words,
+    {"progress", required_argument, OPT_PROGRESS, CMD_EVAL | CMD_REPORT | CMD_SEARCH, NULL,
+     progress_words,
      "a progress bar on standard error (default auto: on a terminal, for long work)"},
     {"quiet", no_argument, 'q', CMD_ALL, NULL, NULL,
      "no messages on standard error about rows or what was written, no progress bar"},
@@ -448,6 +483,23 @@ static int parse_choice(const struct options *o, const struct option_spec *s, co
     return -1;
 }
 
+/* The most layouts --top lists for a job (each row a complete scenario). */
+#define SEARCH_TOP_MAX 100000
+
+/* "A:B" with 0 < A <= B, decimal digits only. */
+static bool parse_range(const char *arg, uint64_t *from, uint64_t *to)
+{
+    char *end;
+    if (!(*arg >= '0' && *arg <= '9'))
+        return false;
+    errno = 0;
+    *from = strtoull(arg, &end, 10);
+    if (*end != ':' || !(end[1] >= '0' && end[1] <= '9'))
+        return false;
+    *to = strtoull(end + 1, &end, 10);
+    return !*end && !errno && *from > 0 && *from <= *to;
+}
+
 /* Applies one option; returns -1 to go on, or an exit status. */
 static int parse_option(struct options *o, int key, const char *arg)
 {
@@ -492,6 +544,19 @@ static int parse_option(struct options *o, int key, const char *arg)
         return -1;
     case OPT_WIDE:
         o->wide = true;
+        return -1;
+    case OPT_TOP:
+        errno = 0;
+        o->top = strtoull(arg, &end, 10);
+        if (end == arg || *end || errno || *arg == '-' || o->top == 0 || o->top > SEARCH_TOP_MAX)
+            return usage_error(o, "--top: '%s' is not a count from 1 to 100000", arg);
+        return -1;
+    case OPT_REPORT:
+        o->report_path = arg;
+        return -1;
+    case OPT_GPUS_RANGE:
+        if (!parse_range(arg, &o->range_from, &o->range_to))
+            return usage_error(o, "--gpus-range: '%s' is not A:B with 0 < A <= B", arg);
         return -1;
     case OPT_SPLIT:
         o->split = true;
@@ -633,6 +698,7 @@ static int parse_args(struct options *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     o->reserve = 0.15;
     o->peak = PEAK_STEP;
+    o->top = 10;
     o->command = prescan_command(argc, argv);
     struct option longs[N_OPTIONS + 1];
     size_t n_longs = long_options(longs);
@@ -809,6 +875,8 @@ static bool read_file(const struct options *o, const char *path, const struct co
         rd->opened(rd->ctx);
     struct config_options copt = {o->reserve, o->peak};
     struct config_reader *r = config_reader_new(f, label, pr, &copt, names, d);
+    if (r && o->command->bit == CMD_SEARCH)
+        config_reader_read_jobs(r);
     struct progress prog;
     struct stat st;
     double size = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (double)st.st_size : 0;
@@ -1186,6 +1254,335 @@ static int cmd_report(const struct options *o)
     canvas_cairo_shutdown();
     free(list.items);
     return rc;
+}
+
+/* ---- search ---- */
+
+/* A job and where it was read: the search's messages point to its line. */
+struct job {
+    struct scenario sc;
+    const char *file;
+    unsigned long line;
+};
+
+/* What --report keeps of a job searched: its counts, its fastest layouts and every layout
+ * evaluated (owned). */
+struct searched {
+    const struct job *job;
+    struct search_result res;
+    struct search_layout *top;
+    struct search_point *points;
+    size_t n_points, cap_points;
+    bool lost; /* a point could not be kept (no memory) */
+    uint64_t gpus;
+};
+
+struct search_ctx {
+    const struct options *o;
+    struct job *jobs;
+    size_t n_jobs, cap;
+    bool opened;  /* a file could be opened: the header is written */
+    bool aborted; /* search_write wrote nothing: -o's file is left as it was */
+    bool range;   /* a range of GPU counts is searched: the rows carry gpus */
+    bool rows;    /* the rows are written (not with --report, unless -o) */
+    struct searchout out;
+    struct search_layout *top; /* o->top of them */
+    struct model_cache *memo;
+    struct searched *done; /* --report: n_done of n_jobs */
+    size_t n_done;
+    struct diag *d; /* the jobs' messages */
+};
+
+static bool keep_job(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
+                     struct diag *d)
+{
+    struct search_ctx *s = ctx;
+    if (s->n_jobs == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        struct job *jobs = realloc(s->jobs, cap * sizeof *jobs);
+        if (!jobs) {
+            diag_report(d, NULL, 0, "out of memory");
+            return false;
+        }
+        s->jobs = jobs;
+        s->cap = cap;
+    }
+    s->jobs[s->n_jobs++] = (struct job){*sc, file, line};
+    s->range |= sc->gpus_from > 0;
+    return true;
+}
+
+static void search_opened(void *ctx)
+{
+    struct search_ctx *s = ctx;
+    s->opened = true;
+}
+
+/* search_point_fn for --report: every layout evaluated, kept. */
+static void keep_point(void *ctx, const struct search_point *p)
+{
+    struct searched *j = ctx;
+    if (j->n_points == j->cap_points) {
+        size_t cap = j->cap_points ? 2 * j->cap_points : 1024;
+        struct search_point *points = j->lost ? NULL : realloc(j->points, cap * sizeof *points);
+        if (!points) {
+            j->lost = true;
+            return;
+        }
+        j->points = points;
+        j->cap_points = cap;
+    }
+    j->points[j->n_points++] = *p;
+}
+
+/* The pinned degrees of a job, for a message: "tp=4, pp=2". */
+static void pinned_degrees(const struct scenario *job, char *buf, size_t size)
+{
+    const struct {
+        unsigned pin;
+        const char *name;
+        uint64_t value;
+    } degrees[] = {{SCENARIO_PIN_TP, "tp", job->tp},
+                   {SCENARIO_PIN_PP, "pp", job->pp},
+                   {SCENARIO_PIN_CP, "cp", job->cp},
+                   {SCENARIO_PIN_DP, "dp", job->dp},
+                   {SCENARIO_PIN_VPP, "vpp", job->vpp},
+                   {SCENARIO_PIN_EP, "ep", job->ep},
+                   {SCENARIO_PIN_ETP, "etp", job->etp},
+                   {SCENARIO_PIN_MICRO_BATCH, "micro_batch", job->micro_batch}};
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof degrees / sizeof degrees[0]; i++)
+        if (job->pinned & degrees[i].pin)
+            snprintf(buf + strlen(buf), size - strlen(buf), "%s%s=%llu", buf[0] ? ", " : "",
+                     degrees[i].name, (unsigned long long)degrees[i].value);
+    if (!buf[0])
+        snprintf(buf, size, "the pinned columns");
+}
+
+/* Why search_run could not search job j, said with its line. */
+static void search_failed(struct search_ctx *s, const struct job *j, enum search_status st)
+{
+    const struct scenario *job = &j->sc;
+    unsigned long long gpus = job->gpus;
+    char pins[160];
+    switch (st) {
+    case SEARCH_NO_SPLIT:
+        diag_report(s->d, j->file, j->line,
+                    "column 'gpus': '%llu' cannot be split: no tp (dividing heads and kv_heads, at "
+                    "most gpus_per_node), pp (dividing layers), cp (dividing seq) and dp (dividing "
+                    "global_batch) multiply to it",
+                    gpus);
+        return;
+    case SEARCH_PIN_CLASH:
+        pinned_degrees(job, pins, sizeof pins);
+        diag_report(s->d, j->file, j->line,
+                    "column 'gpus': no layout of %llu GPUs keeps the pinned %s", gpus, pins);
+        return;
+    case SEARCH_OVERFLOW:
+        diag_report(s->d, j->file, j->line, "job '%s': a byte count overflows 64 bits", job->name);
+        return;
+    case SEARCH_TOO_LARGE:
+        diag_report(s->d, j->file, j->line,
+                    "job '%s': too many layouts to search one by one (more than 2^24 but the "
+                    "micro-batch): pin some layout columns",
+                    job->name);
+        return;
+    default:
+        diag_report(s->d, j->file, j->line, "job '%s': out of memory", job->name);
+        return;
+    }
+}
+
+/*
+ * Searches one job into s->top and *res: on its gpus, or for the fewest of a range (the count
+ * into *gpus, 0 when none fits). With --report, every layout evaluated goes to keep (of the
+ * count found, for a range). false when the job cannot be searched (reported).
+ */
+static bool search_job(struct search_ctx *s, const struct job *j, struct search_result *res,
+                       uint64_t *gpus, uint64_t *from, uint64_t *to, struct searched *keep)
+{
+    const struct scenario *job = &j->sc;
+    const struct options *o = s->o;
+    search_point_fn *each = keep ? keep_point : NULL;
+    *from = o->range_from ? o->range_from : job->gpus_from;
+    *to = o->range_from ? o->range_to : job->gpus;
+    *gpus = job->gpus;
+    if (*from) {
+        *gpus = search_min_gpus(job, *from, *to, o->top, s->top, s->memo, res);
+        if (!keep || !*gpus)
+            return true;
+        /* Once more at the count found, for the report's every layout. */
+        struct scenario at = *job;
+        at.gpus = *gpus;
+        at.gpus_from = 0;
+        enum search_status st = search_run(&at, o->top, s->top, each, keep, s->memo, res);
+        if (st != SEARCH_OK)
+            search_failed(s, j, st);
+        return st == SEARCH_OK;
+    }
+    if (!job->gpus) {
+        diag_report(s->d, j->file, j->line,
+                    "column 'gpus': a value is required: the job's GPUs (a count, or a range A:B; "
+                    "or --gpus-range)");
+        return false;
+    }
+    enum search_status st = search_run(job, o->top, s->top, each, keep, s->memo, res);
+    if (st != SEARCH_OK)
+        search_failed(s, j, st);
+    return st == SEARCH_OK;
+}
+
+/* Searches every job: its rows into f (when s->rows), and with --report what the PDF needs into
+ * s->done. Returns -1 (write nothing) when no input could be opened. */
+static int search_write(FILE *f, void *ctx)
+{
+    struct search_ctx *s = ctx;
+    bool to_stdout = f == stdout;
+    s->aborted = !s->opened;
+    if (!s->opened)
+        return -1;
+    s->out.out = f;
+    s->out.table_cols = eval_table_cols(s->o, to_stdout);
+    s->out.range = s->range || s->o->range_from > 0;
+    if (s->rows)
+        searchout_begin(&s->out);
+    struct progress bar;
+    progress_start(&bar, s->o, "search", s->n_jobs > 4, to_stdout && s->rows);
+    for (size_t i = 0; i < s->n_jobs; i++) {
+        struct searched *keep = s->done ? &s->done[s->n_done] : NULL;
+        struct search_result res;
+        uint64_t gpus, from, to;
+        if (keep)
+            *keep = (struct searched){.job = &s->jobs[i]};
+        if (search_job(s, &s->jobs[i], &res, &gpus, &from, &to, keep)) {
+            if (s->rows)
+                searchout_job(&s->out, &s->jobs[i].sc, &res, s->top, gpus, from, to);
+            if (keep) {
+                keep->res = res;
+                keep->gpus = gpus;
+                keep->top = malloc((res.n_top ? res.n_top : 1) * sizeof *keep->top);
+                if (keep->top)
+                    memcpy(keep->top, s->top, res.n_top * sizeof *keep->top);
+                keep->lost |= !keep->top;
+                s->n_done++;
+            }
+        } else if (keep) {
+            free(keep->points);
+        }
+        progress_show(&bar, (double)(i + 1), (double)s->n_jobs);
+    }
+    progress_end(&bar);
+    if (s->rows)
+        searchout_end(&s->out);
+    return 0;
+}
+
+/* Messages of out_write_atomic, unless the file was left alone on purpose (nothing was read). */
+static void search_file_message(void *ctx, const char *msg)
+{
+    struct search_ctx *s = ctx;
+    if (!s->aborted)
+        fprintf(stderr, "memfit: %s\n", msg);
+}
+
+/* --report: the PDF of the jobs searched. Returns false when it could not be written
+ * (reported). */
+static bool search_report(struct search_ctx *s)
+{
+    const struct options *o = s->o;
+    if (s->n_done == 0) {
+        diag_report(s->d, NULL, 0, "no job searched: '%s' is not written", o->report_path);
+        return true;
+    }
+    struct report_search_job *jobs = calloc(s->n_done, sizeof *jobs);
+    bool lost = false;
+    if (!jobs) {
+        fprintf(stderr, "memfit: out of memory\n");
+        return false;
+    }
+    for (size_t i = 0; i < s->n_done; i++) {
+        const struct searched *d = &s->done[i];
+        jobs[i] = (struct report_search_job){d->job->sc.name, &d->job->sc, &d->res, d->top,
+                                             d->points,       d->n_points, d->gpus};
+        lost |= d->lost;
+    }
+    if (lost) {
+        fprintf(stderr, "memfit: out of memory: the layouts of the report could not be kept\n");
+        free(jobs);
+        return false;
+    }
+    struct diag d;
+    diag_init(&d, print_message, (void *)o);
+    int rc = report_search_write(jobs, s->n_done, o->report_path, o->units, &d);
+    free(jobs);
+    canvas_cairo_shutdown();
+    if (rc != 0)
+        return false;
+    if (!o->quiet)
+        fprintf(stderr, "memfit: wrote %s (%zu job%s)\n", o->report_path, s->n_done,
+                s->n_done == 1 ? "" : "s");
+    return true;
+}
+
+static int cmd_search(const struct options *o)
+{
+    if (o->n_files == 0)
+        return usage_error(o, "%s: at least one FILE.csv (or -) is needed", "search");
+    bool to_file = o->out && strcmp(o->out, "-") != 0;
+    struct stat st;
+    if (to_file && stat(o->out, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "memfit: cannot write '%s': it is a folder (search -o names a file)\n",
+                o->out);
+        return EXIT_USAGE;
+    }
+    struct diag d;
+    diag_init(&d, print_message, (void *)o);
+    struct search_ctx s;
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    s.d = &d;
+    s.rows = !o->report_path || o->out;
+    s.top = malloc(o->top * sizeof *s.top);
+    if (!s.top) {
+        fprintf(stderr, "memfit: out of memory\n");
+        return EXIT_USAGE;
+    }
+    s.memo = model_cache_new(); /* NULL only makes the search slower */
+    searchout_init(&s.out, o->format, o->units, false, stdout);
+    struct reading rd = {keep_job, search_opened, &s, false, false};
+    bool io_ok = read_files(o, &rd, &d);
+    bool write_failed = false;
+    if (o->report_path && s.n_jobs) {
+        s.done = calloc(s.n_jobs, sizeof *s.done);
+        write_failed = !s.done;
+    }
+    if (write_failed)
+        fprintf(stderr, "memfit: out of memory\n");
+    else if (to_file && s.rows) {
+        struct diag fd;
+        diag_init(&fd, search_file_message, &s);
+        write_failed = out_write_atomic(o->out, search_write, &s, &fd) != 0 && !s.aborted;
+    } else {
+        search_write(stdout, &s);
+        write_failed = ferror(stdout) || fflush(stdout) != 0;
+        if (write_failed)
+            fprintf(stderr, "memfit: cannot write the output\n");
+    }
+    write_failed |= s.out.error != 0;
+    if (o->report_path && s.opened && !write_failed)
+        write_failed = !search_report(&s);
+    for (size_t i = 0; i < s.n_done; i++) {
+        free(s.done[i].top);
+        free(s.done[i].points);
+    }
+    free(s.done);
+    searchout_release(&s.out);
+    model_cache_free(s.memo);
+    free(s.top);
+    free(s.jobs);
+    if (write_failed || !io_ok)
+        return EXIT_USAGE;
+    return d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
 }
 
 /* ---- figures ---- */

@@ -119,6 +119,13 @@ struct report_values;
     X(FP8_NOTE_TENSOR, "fp8_note_tensor", "copies fp8_tflops fp8_share", REPORT_OWN, 0)            \
     X(FP8_NOTE_ONE_COPY, "fp8_note_one_copy", "copies fp8_tflops fp8_share", REPORT_OWN, 0)        \
     X(FP8_NOTE_MXFP8, "fp8_note_mxfp8", "copies fp8_tflops fp8_share", REPORT_OWN, 0)              \
+    /* the cost model (doc/model.md 12) */                                                         \
+    X(COST_NOTE, "cost_note", "gemm tflops gpu_row mamf in_training fixed_us rates", REPORT_OWN,   \
+      0)                                                                                           \
+    X(COST_RATES, "cost_rates", "hbm_eff hbm link_eff link_gb_s net_eff net_gb_s", REPORT_OWN, 0)  \
+    X(COST_STEP_NOTE, "cost_step_note",                                                            \
+      "step compute recompute bubble comm dp_exposed dp_hidden rest", REPORT_OWN, 0)               \
+    X(COST_STEP_REST, "cost_step_rest", "offload mean_gap worst_gap", REPORT_OWN, 0)               \
     /* the optimizer and the fine-tuning (doc/model.md 3.5, 3.6) */                                \
     X(OPTIM_ADAMW, "optim_adamw", "", REPORT_OWN, 0)                                               \
     X(OPTIM_ADAMW_BF16, "optim_adamw_bf16", "", REPORT_OWN, 0)                                     \
@@ -157,6 +164,8 @@ struct report_values;
     X(COST_PART_RECOMPUTE, "cost_part_recompute", "time", REPORT_OWN, 0)                           \
     X(COST_PART_ZERO3, "cost_part_zero3", "time", REPORT_OWN, 0)                                   \
     X(COST_PART_TP, "cost_part_tp", "time", REPORT_OWN, 0)                                         \
+    X(COST_PART_BUBBLE, "cost_part_bubble", "time", REPORT_OWN, 0)                                 \
+    X(COST_PART_COMM, "cost_part_comm", "time", REPORT_OWN, 0)                                     \
     X(COST_PART_OFFLOAD, "cost_part_offload", "time", REPORT_OWN, 0)                               \
     X(COST_ACCUMULATION, "cost_accumulation", "steps", REPORT_OWN, 0)                              \
     X(COST_ACCUMULATION_BATCH, "cost_accumulation_batch", "steps new_batch global_batch per_rank", \
@@ -165,8 +174,10 @@ struct report_values;
     X(FIX_SENTENCE_NONE, "fix_sentence_none", "max_micro_batch", REPORT_OWN, 0)                    \
     X(FIX_SENTENCE, "fix_sentence", "fix fix_plan fix_peak fix_micro_batch fix_cost", REPORT_OWN,  \
       0)                                                                                           \
-    X(FIX_SENTENCE_NOTHING, "fix_sentence_nothing", "fix_peak gpus_for_states gpu_mem",            \
-      REPORT_OWN, 0)                                                                               \
+    X(FIX_SENTENCE_NOTHING, "fix_sentence_nothing",                                                \
+      "fix_peak gpus_for_states gpu_mem gpus_to_fit", REPORT_OWN, 0)                               \
+    X(FIX_SENTENCE_NOTHING_BEYOND, "fix_sentence_nothing_beyond",                                  \
+      "fix_peak gpus_for_states gpu_mem gpus_cap", REPORT_OWN, 0)                                  \
     /* the rungs of the ladder, under the bars of the fit chart and in the ladder table */         \
     X(RUNG_FLASH, "rung_flash", "", REPORT_OWN, 0)                                                 \
     X(RUNG_ZERO1, "rung_zero1", "", REPORT_OWN, 0)                                                 \
@@ -300,7 +311,50 @@ struct report_values;
     X(CHART_KCURVE, "chart_kcurve", "", REPORT_SC, 0)                                              \
     X(CHART_WALK, "chart_walk", "", REPORT_SC, 0)                                                  \
     X(CHART_PARAMS_MOE, "chart_params_moe", "", REPORT_SC, 0)                                      \
-    X(CHART_PARAMS, "chart_params", "", REPORT_SC, 0)
+    X(CHART_PARAMS, "chart_params", "", REPORT_SC, 0)                                              \
+    /* memfit search --report (report_search.h) */                                                 \
+    X(SEARCH_TITLE, "search_title", "", REPORT_OWN, 0)                                             \
+    X(SEARCH_INTRO, "search_intro", "jobs unit_note", REPORT_OWN, 0)                               \
+    X(SEARCH_SUMMARY_COLUMNS, "search_summary_columns", "", REPORT_OWN, 7)                         \
+    X(SEARCH_SUMMARY_NONE, "search_summary_none", "", REPORT_OWN, 0)                               \
+    X(SEARCH_LAYOUT, "search_layout", "tp pp vpp cp ep dp zero b", REPORT_OWN, 0)                  \
+    X(SEARCH_COST_NOTE, "search_cost_note", "", REPORT_OWN, 0)                                     \
+    X(SEARCH_CONFIG_LABELS, "search_config_labels", "", REPORT_OWN, 8)                             \
+    X(SEARCH_SHAPE, "search_shape", "layers hidden heads kv_heads vocab", REPORT_OWN, 0)           \
+    X(SEARCH_SHAPE_MOE, "search_shape_moe", "layers hidden heads experts top_k", REPORT_OWN, 0)    \
+    X(SEARCH_TOKENS, "search_tokens", "seq global_batch", REPORT_OWN, 0)                           \
+    X(SEARCH_FP8, "search_fp8", "recipe", REPORT_OWN, 0)                                           \
+    X(SEARCH_TRAINING, "search_training", "precision fp8 optimizer finetuning", REPORT_OWN, 0)     \
+    X(SEARCH_GPUS, "search_gpus", "hardware per_node", REPORT_OWN, 0)                              \
+    X(SEARCH_GPUS_NONE, "search_gpus_none", "gpu gpu_mem per_node", REPORT_OWN, 0)                 \
+    X(SEARCH_BUDGET, "search_budget", "budget reserve gpu_mem", REPORT_OWN, 0)                     \
+    X(SEARCH_PINNED_NONE, "search_pinned_none", "", REPORT_OWN, 0)                                 \
+    X(SEARCH_PINNED, "search_pinned", "list", REPORT_OWN, 0)                                       \
+    X(SEARCH_VERDICT, "search_verdict", "gpus tried fit evaluated layout step_time peak budget",   \
+      REPORT_OWN, 0)                                                                               \
+    X(SEARCH_VERDICT_NONE, "search_verdict_none", "gpus tried evaluated budget", REPORT_OWN, 0)    \
+    X(SEARCH_VERDICT_NO_GPUS, "search_verdict_no_gpus", "", REPORT_OWN, 0)                         \
+    X(SEARCH_TOP_HEADING, "search_top_heading", "n", REPORT_OWN, 0)                                \
+    X(SEARCH_TOP_COLUMNS, "search_top_columns", "", REPORT_OWN, 14)                                \
+    X(SEARCH_OFFLOAD_NONE, "search_offload_none", "", REPORT_OWN, 0)                               \
+    X(SEARCH_OFFLOAD_OPTIMIZER, "search_offload_optimizer", "", REPORT_OWN, 0)                     \
+    X(SEARCH_OFFLOAD_CHECKPOINTS, "search_offload_checkpoints", "", REPORT_OWN, 0)                 \
+    X(SEARCH_SCATTER_TITLE, "search_scatter_title", "", REPORT_OWN, 0)                             \
+    X(SEARCH_SCATTER_X, "search_scatter_x", "", REPORT_OWN, 0)                                     \
+    X(SEARCH_SCATTER_X_LOG, "search_scatter_x_log", "", REPORT_OWN, 0)                             \
+    X(SEARCH_SCATTER_Y, "search_scatter_y", "units", REPORT_OWN, 0)                                \
+    X(SEARCH_SCATTER_FITS, "search_scatter_fits", "n", REPORT_OWN, 0)                              \
+    X(SEARCH_SCATTER_OOM, "search_scatter_oom", "n", REPORT_OWN, 0)                                \
+    X(SEARCH_SCATTER_BEST, "search_scatter_best", "step_time peak", REPORT_OWN, 0)                 \
+    X(SEARCH_SCATTER_GPU, "search_scatter_gpu", "gpu_mem", REPORT_OWN, 0)                          \
+    X(SEARCH_SCATTER_BUDGET, "search_scatter_budget", "reserve budget", REPORT_OWN, 0)             \
+    X(SEARCH_SCATTER_CAPTION, "search_scatter_caption", "evaluated tried marks", REPORT_OWN, 0)    \
+    X(SEARCH_MAP_TITLE, "search_map_title", "", REPORT_OWN, 0)                                     \
+    X(SEARCH_MAP_X, "search_map_x", "", REPORT_OWN, 0)                                             \
+    X(SEARCH_MAP_Y, "search_map_y", "", REPORT_OWN, 0)                                             \
+    X(SEARCH_MAP_OOM, "search_map_oom", "", REPORT_OWN, 0)                                         \
+    X(SEARCH_MAP_CAPTION, "search_map_caption", "oom left_out", REPORT_OWN, 0)                     \
+    X(SEARCH_MAP_LEFT_OUT, "search_map_left_out", "n max", REPORT_OWN, 0)
 
 #define REPORT_PHRASE_ENUM(id, name, own, scoped, cells) REPORT_PHRASE_##id,
 enum report_phrase { REPORT_PHRASES(REPORT_PHRASE_ENUM) REPORT_PHRASE_COUNT };

@@ -9,6 +9,7 @@
 #include "checked.h"
 #include "cost.h"
 #include "report_fmt.h"
+#include "search.h"
 #include "strbuf.h"
 #include "validation_summary.h"
 
@@ -322,6 +323,52 @@ static void report_values_setup(struct report_sc *r)
                "pcie", pcie, NULL);
 }
 
+/* The cost model's notes (doc/model.md section 12): its rates for this scenario's GPU and matrix
+ * sizes, and the step's parts. */
+static void report_values_cost(struct report_sc *r, const struct cost *c)
+{
+    char(*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    char gemm[16], tflops[16], mamf[16], in_training[16], fixed[16], hbm_eff[16], hbm[16];
+    char link_eff[16], link[16], net_eff[16], net[16];
+    report_fmt(gemm, sizeof gemm, "%.0f%%", 100 * c->gemm_eff);
+    report_fmt(tflops, sizeof tflops, "%.0f", c->tflops);
+    report_fmt(mamf, sizeof mamf, "%.1f%%", 100 * c->gpu->gemm_eff);
+    report_fmt(in_training, sizeof in_training, "%.0f%%", 100 * COST_GEMM_IN_TRAINING);
+    report_fmt(fixed, sizeof fixed, "%.0f", 1e6 * COST_GEMM_FIXED_S);
+    report_fmt(hbm_eff, sizeof hbm_eff, "%.0f%%", 100 * COST_HBM_EFFICIENCY);
+    report_fmt(hbm, sizeof hbm, "%.3g", c->hbm_tb_s);
+    report_fmt(link_eff, sizeof link_eff, "%.0f%%", 100 * COST_LINK_EFFICIENCY);
+    report_fmt(link, sizeof link, "%.0f", c->link_gb_s);
+    report_fmt(net_eff, sizeof net_eff, "%.0f%%", 100 * COST_NET_EFFICIENCY);
+    report_fmt(net, sizeof net, "%.4g", c->net_gb_s);
+    char rates[REPORT_VALUE_MAX];
+    report_say(rates, sizeof rates, r->ph, NULL, REPORT_PHRASE_COST_RATES, "hbm_eff", hbm_eff,
+               "hbm", hbm, "link_eff", link_eff, "link_gb_s", link, "net_eff", net_eff, "net_gb_s",
+               net, NULL);
+    report_say(v[REPORT_PH_COST_NOTE], n, r->ph, NULL, REPORT_PHRASE_COST_NOTE, "gemm", gemm,
+               "tflops", tflops, "gpu_row", c->gpu->name, "mamf", mamf, "in_training", in_training,
+               "fixed_us", fixed, "rates", rates, NULL);
+    char step[32], compute[32], recompute[32], bubble[32], comm[32], dp[32], hidden[32];
+    char offload[32], mean[16], worst[16];
+    report_fmt_seconds(step, sizeof step, c->total_s);
+    report_fmt_seconds(compute, sizeof compute, c->compute_s);
+    report_fmt_seconds(recompute, sizeof recompute, c->recompute_s);
+    report_fmt_seconds(bubble, sizeof bubble, c->bubble_s);
+    report_fmt_seconds(comm, sizeof comm, c->tp_s + c->cp_s + c->ep_s);
+    report_fmt_seconds(dp, sizeof dp, c->dp_exposed_s);
+    report_fmt_seconds(hidden, sizeof hidden, c->dp_overlapped_s);
+    report_fmt_seconds(offload, sizeof offload, c->offload_s);
+    report_fmt(mean, sizeof mean, "%.1f%%", 100 * COST_TABLE1_MEAN_GAP);
+    report_fmt(worst, sizeof worst, "%.1f%%", 100 * COST_TABLE1_WORST_GAP);
+    char rest[REPORT_VALUE_MAX];
+    report_say(rest, sizeof rest, r->ph, NULL, REPORT_PHRASE_COST_STEP_REST, "offload", offload,
+               "mean_gap", mean, "worst_gap", worst, NULL);
+    report_say(v[REPORT_PH_COST_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_COST_STEP_NOTE, "step",
+               step, "compute", compute, "recompute", recompute, "bubble", bubble, "comm", comm,
+               "dp_exposed", dp, "dp_hidden", hidden, "rest", rest, NULL);
+}
+
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */
 static void report_values_config(struct report_sc *r, enum units u)
 {
@@ -559,6 +606,7 @@ static void report_values_terms(struct report_sc *r, enum units u)
     report_fmt(v[REPORT_PH_TFLOPS], n, "%.0f", base.tflops);
     report_fmt(v[REPORT_PH_LINK], n, "%.0f", base.link_gb_s);
     report_fmt_seconds(v[REPORT_PH_STEP_TIME], n, base.total_s);
+    report_values_cost(r, &base);
     report_values_fp8(r, &base, u);
     report_values_tuning(r, u);
     bool step = sc->peak == PEAK_STEP;
@@ -604,6 +652,8 @@ static void fix_cost_parts(struct report_phrases *ph, char *buf, size_t size, co
         {fc->recompute_s - bc->recompute_s, REPORT_PHRASE_COST_PART_RECOMPUTE},
         {fc->dp_extra_s - bc->dp_extra_s, REPORT_PHRASE_COST_PART_ZERO3},
         {fc->tp_s - bc->tp_s, REPORT_PHRASE_COST_PART_TP},
+        {fc->bubble_s - bc->bubble_s, REPORT_PHRASE_COST_PART_BUBBLE},
+        {fc->cp_s + fc->ep_s - bc->cp_s - bc->ep_s, REPORT_PHRASE_COST_PART_COMM},
         {fc->offload_s - bc->offload_s, REPORT_PHRASE_COST_PART_OFFLOAD},
     };
     char list[REPORT_VALUE_MAX], part[128], c[64];
@@ -673,6 +723,29 @@ static void report_values_fix_cost(struct report_sc *r)
                "accumulation", acc, "thin", thin, NULL);
 }
 
+/* The most GPUs the verdict of a scenario that nothing fits looks up to (below). */
+#define REPORT_GPUS_TO_FIT_MAX 65536
+
+/*
+ * The fewest GPUs of sc's kind, counted by gpus_per_node, on which memfit search finds a layout
+ * that fits (doc/model.md section 11.3), up to *cap: sixteen times the larger of its GPUs and
+ * those its states alone need, at most REPORT_GPUS_TO_FIT_MAX (or its own count); 0 when none
+ * does. Only for a scenario that no rung fits, and only in the report (not eval's rows): a search
+ * a count.
+ */
+static uint64_t gpus_to_fit(const struct scenario *sc, uint64_t states_gpus, uint64_t *cap)
+{
+    struct scenario job = *sc;
+    struct search_result res;
+    uint64_t have = plan_gpus(sc), most = have > states_gpus ? have : states_gpus;
+    *cap = most <= REPORT_GPUS_TO_FIT_MAX / 16 ? 16 * most : REPORT_GPUS_TO_FIT_MAX;
+    *cap = *cap > have ? *cap : have;
+    job.gpus = have;
+    job.gpus_from = 0;
+    job.pinned = 0; /* the scenario's layout is the ladder's to keep, not the search's */
+    return search_min_gpus(&job, 1, *cap, 0, NULL, NULL, &res);
+}
+
 /* The one sentence of the answer: no fix needed, the cheapest fix, or nothing fits. */
 static void report_values_fix_sentence(struct report_sc *r)
 {
@@ -683,11 +756,17 @@ static void report_values_fix_sentence(struct report_sc *r)
     if (p->fix == PLAN_FIX_NONE)
         report_say(out, n, r->ph, NULL, REPORT_PHRASE_FIX_SENTENCE_NONE, "max_micro_batch",
                    v[REPORT_PH_MAX_MICRO_BATCH], NULL);
-    else if (p->fix == PLAN_FIX_NOTHING)
-        report_say(out, n, r->ph, NULL, REPORT_PHRASE_FIX_SENTENCE_NOTHING, "fix_peak",
-                   v[REPORT_PH_FIX_PEAK], "gpus_for_states", v[REPORT_PH_GPUS_FOR_STATES],
-                   "gpu_mem", v[REPORT_PH_GPU_MEM], NULL);
-    else
+    else if (p->fix == PLAN_FIX_NOTHING) {
+        uint64_t cap, fewest = gpus_to_fit(r->sc, p->gpus_for_states, &cap);
+        char fit[32], most[32];
+        report_fmt_u64(fit, sizeof fit, fewest);
+        report_fmt_u64(most, sizeof most, cap);
+        report_say(
+            out, n, r->ph, NULL,
+            fewest ? REPORT_PHRASE_FIX_SENTENCE_NOTHING : REPORT_PHRASE_FIX_SENTENCE_NOTHING_BEYOND,
+            "fix_peak", v[REPORT_PH_FIX_PEAK], "gpus_for_states", v[REPORT_PH_GPUS_FOR_STATES],
+            "gpu_mem", v[REPORT_PH_GPU_MEM], "gpus_to_fit", fit, "gpus_cap", most, NULL);
+    } else
         report_say(out, n, r->ph, NULL, REPORT_PHRASE_FIX_SENTENCE, "fix", v[REPORT_PH_FIX],
                    "fix_plan", v[REPORT_PH_FIX_PLAN], "fix_peak", v[REPORT_PH_FIX_PEAK],
                    "fix_micro_batch", v[REPORT_PH_FIX_MICRO_BATCH], "fix_cost",
@@ -795,6 +874,6 @@ void report_values_doc(struct report_values *vals, const struct report_sc *scs, 
                    meas, "gpt_shapes", gpt, "llama_shapes", llama, "gap_gpt",
                    VALIDATION_WORST_GAP_GPT, "gap_llama", VALIDATION_WORST_GAP_LLAMA, NULL);
     }
-    report_fmt(v[REPORT_PH_UTILISATION], m, "%.0f%%", 100 * COST_UTILISATION);
+    report_fmt(v[REPORT_PH_UTILISATION], m, "%.0f%%", 100 * COST_GEMM_IN_TRAINING);
     report_fmt(v[REPORT_PH_INTERNODE], m, "%.0f", COST_INTERNODE_GB_S);
 }

@@ -103,6 +103,8 @@
     X(TFLOPS, "tflops")                                                                            \
     X(LINK, "link_gb_s")                                                                           \
     X(STEP_TIME, "step_time")                                                                      \
+    X(COST_NOTE, "cost_note")                                                                      \
+    X(COST_STEP_NOTE, "cost_step_note")                                                            \
     X(NORM_NOTE, "norm_note")                                                                      \
     X(PEAK_CF, "peak_cf")                                                                          \
     X(MOE_NOTE, "moe_note")                                                                        \

@@ -140,6 +140,8 @@ struct scenario {
     /* memfit search (doc/model.md section 11.5): the job's GPUs (0: dp tp pp cp) and the layout
      * choices its row gave, which the search keeps (SCENARIO_PIN_* bits). */
     uint64_t gpus;
+    uint64_t gpus_from; /* a job's range gpus_from:gpus, its smallest count that fits wanted
+                         * (0: gpus alone) */
     unsigned pinned;
     char gpu_preset[SCENARIO_NAME_MAX + 1];
     bool fp8_one_copy; /* the GPU preset's FP8 GEMMs read one copy of a tensor both ways

@@ -47,24 +47,28 @@ typedef void search_point_fn(void *ctx, const struct search_point *p);
 
 struct search_result {
     uint64_t layouts_tried, layouts_fit;
-    size_t n_top; /* of the caller's top array, the best first */
+    size_t n_top;               /* of the caller's top array, the best first */
+    uint64_t layouts_evaluated; /* peaks computed one by one (model_peak_cached calls) */
 };
 
 enum search_status {
     SEARCH_OK = 0,
-    SEARCH_NO_SPLIT,   /* no tp, pp, cp (and ep) combination divides gpus */
-    SEARCH_PIN_CLASH,  /* a pinned degree does not divide gpus (or their product exceeds it) */
-    SEARCH_OVERFLOW    /* a byte count overflowed */
+    SEARCH_NO_SPLIT,  /* no layout: no tp, pp, cp (and ep) whose dp divides the global batch */
+    SEARCH_PIN_CLASH, /* layouts exist, but none keeps the pinned choices */
+    SEARCH_OVERFLOW,  /* the default global batch (b dp pp) overflowed */
+    SEARCH_NO_MEMORY, /* the lists of divisors could not be allocated */
+    SEARCH_TOO_LARGE  /* more than 2^24 layouts but b (a model of a million layers): not
+                       * searched; layouts_tried is counted */
 };
 
 /*
  * Searches every layout of job on job->gpus GPUs. top[0..top_cap) receives the best fitting
  * layouts, fastest first (ties: the lower peak, then the earlier in the enumeration); *out the
- * counts. memo: model_cache_new's memo of layer inventories, or NULL.
+ * counts. memo: model_cache_new's memo of layer inventories, or NULL (the search makes its own).
  */
-enum search_status search_run(const struct scenario *job, size_t top_cap,
-                              struct search_layout *top, search_point_fn *each, void *ctx,
-                              struct model_cache *memo, struct search_result *out);
+enum search_status search_run(const struct scenario *job, size_t top_cap, struct search_layout *top,
+                              search_point_fn *each, void *ctx, struct model_cache *memo,
+                              struct search_result *out);
 
 /*
  * --gpus-range a:b: the smallest GPU count in [a, b], multiples of the job's gpus_per_node, at

@@ -43,6 +43,11 @@ expect_offers "GB GiB" memfit eval --units G
 expect_offers "a4 letter" memfit report --paper ""
 expect_offers "always auto" memfit report --progress a
 expect_offers "--peak" memfit eval --pe
+expect_offers "search" memfit se
+expect_offers "--top" memfit search --to
+expect_offers "--gpus --gpus-range" memfit search --gp
+expect_offers "" memfit eval --to
+expect_offers "csv json table" memfit search --format ""
 expect_offers "--peak" memfit report --pe
 expect_offers "" memfit figures --pe
 expect_offers "lesson step" memfit eval --peak ""
@@ -64,6 +69,9 @@ expect_offers "a.csv" memfit report a
 expect_offers "r.tmpl sub" memfit report --template ""
 expect_offers "a.csv sub" memfit eval --models ""
 expect_offers "a.csv sub" memfit eval --peak step ""
+expect_offers "a.csv sub" memfit search --top 3 ""
+expect_offers "old.pdf sub" memfit search --report ""
+expect_offers "a.csv sub" memfit search --gpus-range 8:64 ""
 expect_offers "old.pdf sub" memfit report -o ""
 expect_offers "sub" memfit figures --out ""
 cd - >/dev/null || exit 1

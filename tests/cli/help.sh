@@ -12,7 +12,7 @@ expect_status "--help" 0 --help
 check "--help is -h" cmp -s "$T/out" "$T/general"
 expect_status "help" 0 help
 check "help is -h" cmp -s "$T/out" "$T/general"
-for c in eval report figures help; do
+for c in eval report figures search help; do
     expect_status "help $c" 0 help "$c"
     cp "$T/out" "$T/help-$c"
     check "help $c: its usage first" test "$(head -n 1 "$T/help-$c" | cut -d' ' -f1-3)" = "usage: memfit $c"
@@ -69,11 +69,11 @@ expect_status "eval --split: exit 2" 2 eval --split configs/examples.csv
 expect_err "--split is report's" "--split is not an option of eval (it is one of report)"
 check "nothing on stdout" test ! -s "$T/out"
 expect_status "figures --format: exit 2" 2 figures --format json
-expect_err "--format is eval's" "--format is not an option of figures (it is one of eval)"
+expect_err "--format is eval's and search's" "--format is not an option of figures (it is one of eval and search)"
 expect_status "figures --units: exit 2" 2 figures --units GiB
-expect_err "--units is eval's and report's" "--units is not an option of figures (it is one of eval and report)"
+expect_err "--units is eval's, report's and search's" "--units is not an option of figures (it is one of eval, report and search)"
 expect_status "figures --peak: exit 2" 2 figures --peak step
-expect_err "--peak is eval's and report's" "--peak is not an option of figures (it is one of eval and report)"
+expect_err "--peak is eval's, report's and search's" "--peak is not an option of figures (it is one of eval, report and search)"
 expect_status "a bad --peak: exit 2" 2 report --peak max configs/examples.csv -o "$T/never"
 expect_err "lists the choices" "--peak: 'max' is not lesson or step"
 check "nothing written" test ! -e "$T/never"

@@ -75,7 +75,7 @@ check "the page's version is that of --version ($v)" grep -q "^\.TH MEMFIT 1 [^ 
 # ---- the scenario CSV ----
 # The reader's column table (src/config.c), checked against the program: a header of all those
 # columns draws no complaint about its columns, while a made-up column is reported unknown.
-sed -n '/column_names\[COL_COUNT\] = {/,/};/p' src/config.c | grep -o '"[a-z_]*"' | tr -d '"' \
+sed -n '/column_names\[COL_COUNT\] = {/,/};/p' src/config.c | grep -o '"[a-z_0-9]*"' | tr -d '"' \
     >"$T/columns"
 check "columns found in src/config.c" test "$(wc -l <"$T/columns")" -ge 20
 printf 'name,no_such_column\n' | run eval - >/dev/null 2>"$T/err"
@@ -115,6 +115,17 @@ while read -r col; do
     if has_tag "$T/output" "$col"; then echo "ok OUTPUT documents eval's column $col"; else
         echo "not ok OUTPUT documents eval's column $col"; fi
 done <"$T/evalcols"
+# search's columns (with a range, so that gpus is one): those not of the scenario CSV, which
+# THE SCENARIO CSV documents, are documented in OUTPUT (gpus means more there).
+grep -vx gpus "$T/columns" >"$T/scenariocols"
+printf 'name,model,seq,global_batch,gpu_mem_gb\nj,gpt2-small,1024,8,80\n' |
+    run search - --gpus-range 8:8 --top 1 2>/dev/null | head -n 1 | tr -d '\r' | tr ',' '\n' |
+    grep -vxF -f "$T/scenariocols" >"$T/searchcols"
+check "search's header read" test "$(wc -l <"$T/searchcols")" -ge 8
+while read -r col; do
+    if has_tag "$T/output" "$col"; then echo "ok OUTPUT documents search's column $col"; else
+        echo "not ok OUTPUT documents search's column $col"; fi
+done <"$T/searchcols"
 # Template names: placeholders (src/report_values.h), charts and tables (their tables in src/).
 {
     grep -o 'X([A-Z_0-9]*, *"[a-z_0-9]*")' src/report_values.h | sed 's/.*"\(.*\)")/\1/'

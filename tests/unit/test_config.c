@@ -54,8 +54,9 @@ static int free_presets(void **state)
     return 0;
 }
 
-/* Reads `csv` as the file "in.csv" with the default --reserve and the given --peak. */
-static void run_csv_peak(struct run *r, const char *csv, enum peak_model peak)
+/* Reads `csv` as the file "in.csv" with the default --reserve and the given --peak; its rows are
+ * memfit search's jobs when jobs is true. */
+static void run_csv_mode(struct run *r, const char *csv, enum peak_model peak, bool jobs)
 {
     memset(r, 0, sizeof *r);
     struct diag d;
@@ -67,6 +68,8 @@ static void run_csv_peak(struct run *r, const char *csv, enum peak_model peak)
     struct config_options opt = {0.15, peak};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     assert_non_null(rd);
+    if (jobs)
+        config_reader_read_jobs(rd);
     int rc;
     struct scenario sc;
     unsigned long line;
@@ -82,6 +85,11 @@ static void run_csv_peak(struct run *r, const char *csv, enum peak_model peak)
     config_reader_free(rd);
     fclose(f);
     nameset_release(&names);
+}
+
+static void run_csv_peak(struct run *r, const char *csv, enum peak_model peak)
+{
+    run_csv_mode(r, csv, peak, false);
 }
 
 /* Reads `csv` as "in.csv" under --peak lesson: the tests of this file hold the lesson's numbers
@@ -1164,32 +1172,145 @@ static const struct bad_input BAD[] = {
      "", "in.csv:2: column 'name': the name is not valid UTF-8\n"},
     {HEADER "\xf4\x90\x80\x80,24,2048,16,50257,2048,8,80\n", /* beyond U+10FFFF */
      "", "in.csv:2: column 'name': the name is not valid UTF-8\n"},
+
+    /* gpus, the layout's GPUs: a count, dp * tp * pp * cp */
+    {HEADER_NO_NL ",gpus,tp\n"
+                  "a,24,2048,16,50257,2048,8,80,abc,\n"
+                  "b,24,2048,16,50257,2048,8,80,8,3\n"
+                  "c,24,2048,16,50257,2048,8,80,8,2\n",
+     "c",
+     "in.csv:2: column 'gpus': 'abc' is not a positive integer\n"
+     "in.csv:3: column 'gpus': '8' is not a multiple of tp * pp * cp (3)\n"},
+    {HEADER_NO_NL ",gpus,dp\na,24,2048,16,50257,2048,8,80,8,4\n", "",
+     "in.csv:2: column 'gpus': '8' is not dp * tp * pp * cp (4 * 1)\n"},
 };
 
-/* Every row of BAD: exactly its messages, exactly the other scenarios read. */
-static void bad_inputs(void **state)
+/* Every row of bad[0..n): exactly its messages, exactly the other scenarios (or jobs) read;
+ * returns the failures. */
+static int check_bad_inputs(const struct bad_input *bad, size_t n, bool jobs)
 {
-    (void)state;
     int failed = 0;
-    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+    for (size_t i = 0; i < n; i++) {
         struct run r;
-        run_csv(&r, BAD[i].csv);
+        run_csv_mode(&r, bad[i].csv, PEAK_LESSON, jobs);
         char read[256] = "";
         for (size_t k = 0; k < r.n; k++) {
             size_t used = strlen(read);
             snprintf(read + used, sizeof read - used, "%s%s", k ? "," : "", r.sc[k].name);
         }
-        if (strcmp(r.messages, BAD[i].messages) != 0) {
-            print_error("BAD[%zu]: expected the messages\n%sgot\n%s", i, BAD[i].messages,
+        if (strcmp(r.messages, bad[i].messages) != 0) {
+            print_error("bad[%zu]: expected the messages\n%sgot\n%s", i, bad[i].messages,
                         r.messages);
             failed++;
         }
-        if (strcmp(read, BAD[i].read) != 0) {
-            print_error("BAD[%zu]: expected to read \"%s\", read \"%s\"\n", i, BAD[i].read, read);
+        if (strcmp(read, bad[i].read) != 0) {
+            print_error("bad[%zu]: expected to read \"%s\", read \"%s\"\n", i, bad[i].read, read);
             failed++;
         }
     }
-    assert_int_equal(failed, 0);
+    return failed;
+}
+
+static void bad_inputs(void **state)
+{
+    (void)state;
+    assert_int_equal(check_bad_inputs(BAD, sizeof BAD / sizeof BAD[0], false), 0);
+}
+
+/* ---- memfit search's jobs (doc/model.md section 13.1) ---- */
+
+#define JOB_HEADER "name,model,seq,global_batch,gpu_mem_gb,gpus"
+
+/* A job records its gpus and the layout columns its row gave; micro_batch is not required, and
+ * the search's choices are left out of the rules; an eval row records gpus, and pins nothing. */
+static void jobs_record_gpus_and_pins(void **state)
+{
+    (void)state;
+    struct run r;
+    const char *csv = JOB_HEADER ",tp,zero,attention,micro_batch,recompute\n"
+                                 "a,llama3-8b,8192,64,80,64,4,1,flash,,\n"
+                                 "b,llama3-8b,8192,64,80,16:512,,,,2,full\n"
+                                 "c,llama3-8b,8192,64,80,,,,,,\n";
+    run_csv_mode(&r, csv, PEAK_STEP, true);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(r.n_messages, 0);
+    assert_int_equal(r.sc[0].gpus, 64);
+    assert_int_equal(r.sc[0].gpus_from, 0);
+    assert_int_equal(r.sc[0].pinned, SCENARIO_PIN_TP | SCENARIO_PIN_ZERO | SCENARIO_PIN_ATTENTION);
+    assert_int_equal(r.sc[0].dp, 16);
+    assert_int_equal(r.sc[0].micro_batch, 1);
+    assert_int_equal(r.sc[1].gpus_from, 16);
+    assert_int_equal(r.sc[1].gpus, 512);
+    assert_int_equal(r.sc[1].pinned, SCENARIO_PIN_MICRO_BATCH | SCENARIO_PIN_RECOMPUTE);
+    assert_int_equal(r.sc[1].dp, 1);
+    assert_int_equal(r.sc[1].micro_batch, 2);
+    assert_int_equal(r.sc[2].gpus, 0); /* the caller's --gpus-range, or a message of its own */
+    assert_int_equal(r.sc[2].pinned, 0);
+    /* The same rows as scenarios: gpus recorded, nothing pinned; a range is no count. */
+    run_csv_mode(&r,
+                 JOB_HEADER ",tp,micro_batch\n"
+                            "a,llama3-8b,8192,8,80,64,4,1\n"
+                            "b,llama3-8b,8192,64,80,16:512,,1\n",
+                 PEAK_STEP, false);
+    assert_int_equal(r.n, 0);
+    assert_message(&r, "in.csv:2: column 'global_batch': '8' is not a multiple of micro_batch * "
+                       "dp (16)");
+    assert_message(&r, "in.csv:3: column 'gpus': '16:512' is not a positive integer");
+    run_csv_mode(&r, JOB_HEADER ",tp,micro_batch\na,llama3-8b,8192,64,80,8,4,1\n", PEAK_STEP,
+                 false);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.sc[0].gpus, 8);
+    assert_int_equal(r.sc[0].dp, 2);
+    assert_int_equal(r.sc[0].pinned, 0);
+}
+
+/* A job's bad inputs: its own rules, and eval's rules only for what its row pins. */
+static const struct bad_input BAD_JOBS[] = {
+    /* gpus: a count or a range A:B with A <= B holding a multiple of gpus_per_node */
+    {JOB_HEADER "\na,llama3-8b,8192,64,80,512:64\nb,llama3-8b,8192,64,80,64:64\n", "b",
+     "in.csv:2: column 'gpus': '512:64' is a range A:B with A > B\n"},
+    {JOB_HEADER "\na,llama3-8b,8192,64,80,10:12\nb,llama3-8b,8192,64,80,10:16\n", "b",
+     "in.csv:2: column 'gpus': '10:12' holds no multiple of gpus_per_node (8): the counts "
+     "searched\n"},
+    {JOB_HEADER "\na,llama3-8b,8192,64,80,64:x\nb,llama3-8b,8192,64,80,0:8\n", "",
+     "in.csv:2: column 'gpus': 'x' is not a positive integer\n"
+     "in.csv:3: column 'gpus': '0' is zero: expected a positive integer\n"},
+    {JOB_HEADER "\na,llama3-8b,8192,,80,64\n", "",
+     "in.csv:2: column 'global_batch': a value is required\n"},
+    /* a pinned degree that contradicts gpus, alone or with the others */
+    {JOB_HEADER ",tp\na,llama3-8b,8192,64,80,64,3\nb,llama3-8b,8192,64,80,64,8\n", "b",
+     "in.csv:2: column 'tp': '3' does not divide gpus (64)\n"},
+    {JOB_HEADER ",tp,pp\na,llama3-8b,8192,64,80,64,8,16\n", "",
+     "in.csv:2: column 'pp': '16' times the other pinned degrees of tp, pp, cp and dp does not "
+     "divide gpus (64)\n"},
+    {JOB_HEADER ",dp,tp,pp,cp\na,llama3-8b,8192,64,80,32,2,2,2,2\n", "",
+     "in.csv:2: column 'dp': dp * tp * pp * cp (16) is not gpus (32)\n"},
+    {JOB_HEADER ",ep\na,mixtral-8x7b,4096,64,80,12,8\nb,mixtral-8x7b,4096,64,80,8,8\n", "b",
+     "in.csv:2: column 'ep': '8' does not divide gpus (12)\n"},
+    {JOB_HEADER ",zero,zero_group\na,llama3-8b,8192,64,80,12,3,8\n", "",
+     "in.csv:2: column 'zero_group': '8' does not divide gpus (12)\n"},
+    {JOB_HEADER ",micro_batch\na,llama3-8b,8192,64,80,64,3\n", "",
+     "in.csv:2: column 'global_batch': '64' is not a multiple of micro_batch * dp (3)\n"},
+    /* eval's rules between layout columns hold for what is pinned */
+    {JOB_HEADER ",vpp,pp\na,llama3-8b,8192,64,80,64,2,1\nb,llama3-8b,8192,64,80,64,2,\n", "b",
+     "in.csv:2: column 'vpp': '2' needs pipeline parallelism (pp > 1)\n"},
+    {JOB_HEADER ",zero_group,zero\na,llama3-8b,8192,64,80,64,8,0\nb,llama3-8b,8192,64,80,64,8,\n",
+     "b", "in.csv:2: column 'zero_group': '8' needs zero >= 1 (a ZeRO shard to span)\n"},
+    {JOB_HEADER ",offload,recompute\na,llama3-8b,8192,64,80,64,checkpoints,none\n"
+                "b,llama3-8b,8192,64,80,64,checkpoints,\n",
+     "b",
+     "in.csv:2: column 'offload': 'checkpoints' needs recompute=full or every k (checkpoints to "
+     "move)\n"},
+    {JOB_HEADER ",tp\na,llama3-8b,8192,64,80,64,16\n", "",
+     "in.csv:2: column 'tp': '16' does not divide heads (32) and kv_heads (8)\n"},
+    /* what the search picks is no rule: a batch smaller than the GPUs, experts over dp */
+    {JOB_HEADER ",ep\na,llama3-8b,8192,32,80,64,\nb,mixtral-8x7b,4096,16,80,64,8\n", "a,b", ""},
+};
+
+static void bad_jobs(void **state)
+{
+    (void)state;
+    assert_int_equal(check_bad_inputs(BAD_JOBS, sizeof BAD_JOBS / sizeof BAD_JOBS[0], true), 0);
 }
 
 /* Reads csv[0..len) (NUL bytes included) as "in.csv". */
@@ -1435,6 +1556,8 @@ int main(void)
         cmocka_unit_test(modern_columns_parse),
         cmocka_unit_test(modern_presets_load_with_their_values),
         cmocka_unit_test(bad_inputs),
+        cmocka_unit_test(jobs_record_gpus_and_pins),
+        cmocka_unit_test(bad_jobs),
         cmocka_unit_test(a_nul_byte_rejects_its_row),
         cmocka_unit_test(a_full_name_table_stops_loudly),
         cmocka_unit_test(preset_files_are_checked),

@@ -2,8 +2,8 @@
  * Tests of the report's phrases (report_phrases.h) and of '@phrase' in the template language:
  * the shipped catalogue, the phrase blocks and every error with its line, expansion, a
  * template's phrases replacing the shipped ones, the catalogue and the templates documenting
- * every placeholder, and a report in which every phrase is used with every placeholder C says it
- * fills.
+ * every placeholder, and reports (memfit report's, memfit search's) in which every phrase is used
+ * with every placeholder C says it fills.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +19,9 @@
 #include "config.h"
 #include "report.h"
 #include "report_phrases.h"
+#include "report_search.h"
 #include "report_values.h"
+#include "search_fixture.h"
 #include "strbuf.h"
 #include "template.h"
 #include "testutil.h"
@@ -174,7 +176,11 @@ static void test_catalogue_errors(void **state)
     assert_int_equal(report_phrases_parse(&ph, "c.tmpl", text, strlen(text), &d), -1);
     assert_int_equal(d.count, 1 + (REPORT_PHRASE_COUNT - 1));
     assert_string_equal(d.first, "c.tmpl:5: text outside a phrase (a phrase ends at a blank line)");
-    assert_string_equal(d.last, "c.tmpl: phrase 'chart_params' is missing");
+    size_t n_defs;
+    const struct template_phrase *all = report_phrases_defs(&n_defs);
+    char last[128];
+    snprintf(last, sizeof last, "c.tmpl: phrase '%s' is missing", all[n_defs - 1].name);
+    assert_string_equal(d.last, last); /* the last of the list */
     assert_null(ph.text[REPORT_PHRASE_TITLE]);
     /* A catalogue's own errors, with their lines. */
     diag_init(&d, NULL, NULL);
@@ -353,12 +359,15 @@ static const char scenarios_csv[] =
     "tp-nosp,llama2-7b,,,,,,,4096,2,,plain,none,2,4,1,no,0,,A100-40GB,,,,,,,,,\n"
     "offloaded,llama2-13b,,,,,,,4096,1,,flash,full,1,1,1,no,0,optimizer,,24,,,,,,,,\n"
     "nothing,llama3-70b,,,,,,,8192,8,,plain,none,1,1,1,no,0,,L4-24GB,,,,,,,,,\n"
+    /* nothing fits on any number of GPUs: one layer, one head, a prime seq, one sequence a step */
+    "wall,,llama,1,1000000,1,1,32000,8191,1,1,plain,none,1,1,1,no,0,,H100-80GB,,,,,,,,,\n"
     "custom,,gpt,12,768,12,4,50000,1024,64,256,plain,none,2,1,1,no,3,,,16,0.1,no,512,no,,,,\n"
     "gqa,mistral-7b,,,,,,,8192,4,64,plain,none,8,1,1,no,2,,H100-80GB,80,,,,,,,,\n"
     "uneven,gpt-1.3b,,,,,,,2048,8,24,plain,none,3,1,1,no,0,,,80,,,,,,,,\n"
     "needs-tp,llama2-7b,,,,,,,4096,4,,plain,none,8,1,1,no,0,,A100-40GB,40,,,,,,,,\n"
     "needs-zero2,llama2-13b,,,,,,,2048,1,,flash,full,8,1,1,no,0,,,80,,,,,,,,\n"
     "needs-zero3,llama2-13b,,,,,,,4096,1,,flash,full,8,1,1,no,2,,L4-24GB,,,,,,,,,\n"
+    "needs-zero3-net,llama2-13b,,,,,,,1024,1,,flash,full,16,1,1,no,2,,L4-24GB,,,,,,,,,\n"
     "needs-offload,llama2-7b,,,,,,,2048,1,,flash,full,1,1,1,no,0,,,80,,,,,1,,,\n"
     "thin,gpt-1.3b,,,,,,,512,16,,flash,none,1,1,1,no,0,,,32,,,,,,,,\n"
     "moe-dropless,mixtral-8x7b,,,,,,,4096,1,,flash,none,8,1,1,no,3,,H100-80GB,,,,,,,8,,\n"
@@ -538,6 +547,20 @@ static void test_every_phrase_used_and_filled(void **state)
     assert_int_equal(d.count, 0);
     snprintf(cmd, sizeof cmd, "pdftotext -layout '%s/one.pdf' - >>'%s' 2>/dev/null", out,
              text_path);
+    assert_int_equal(system(cmd), 0);
+    /* The report of memfit search, whose jobs take every branch of its phrases (search_fixture.h),
+     * with the same phrases. */
+    struct search_fixture *fx = malloc(sizeof *fx);
+    assert_non_null(fx);
+    assert_int_equal(search_fixture_init(fx, 400), 0);
+    struct report_search_options sopt = {.units = UNITS_GB, .phrase_template = sc_path};
+    char search_pdf[160];
+    snprintf(search_pdf, sizeof search_pdf, "%s/search.pdf", out);
+    if (report_search_write_opts(fx->rj, SEARCH_FIXTURE_JOBS, search_pdf, &sopt, &d) != 0)
+        fail_msg("%s", d.first);
+    search_fixture_release(fx);
+    free(fx);
+    snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - >>'%s' 2>/dev/null", search_pdf, text_path);
     assert_int_equal(system(cmd), 0);
     size_t len;
     char *text = test_read_file(text_path, &len);
