@@ -392,7 +392,6 @@ static const struct table_column {
 };
 
 #define TABLE_CELL_MAX (FIX_PLAN_MAX + 64)
-#define TABLE_ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column */
 
 static void format_params(char *buf, size_t n, uint64_t p)
 {
@@ -507,16 +506,6 @@ static void table_put_padded(FILE *out, const char *text, size_t cols, bool left
             putc(' ', out);
 }
 
-/* A name cut to cols terminal columns, the cut marked by an ellipsis, into buf. */
-static const char *table_fit_name(const char *name, size_t cols, char *buf, size_t size)
-{
-    if (textwidth_cols(name) <= cols)
-        return name;
-    size_t bytes = textwidth_prefix(name, cols > 0 ? cols - 1 : 0, NULL);
-    snprintf(buf, size, "%.*s%s", (int)bytes, name, TABLE_ELLIPSIS);
-    return buf;
-}
-
 /* One line of the table: the columns shown, two spaces apart; the last one not padded. */
 static void table_line(struct evalout *w, const char *const *cells, const struct table_layout *lay)
 {
@@ -532,7 +521,7 @@ static void table_line(struct evalout *w, const char *const *cells, const struct
         first = false;
         char cut[SCENARIO_NAME_BYTES + 4];
         const char *text =
-            c == TCOL_NAME ? table_fit_name(cells[c], lay->name_cols, cut, sizeof cut) : cells[c];
+            c == TCOL_NAME ? textwidth_fit(cells[c], lay->name_cols, cut, sizeof cut) : cells[c];
         table_put_padded(w->out, text, c == last ? 0 : lay->width[c], table_columns[c].left);
     }
     putc('\n', w->out);
@@ -599,7 +588,7 @@ static void table_print_fixes(struct evalout *w, const struct table_layout *lay)
             snprintf(text, sizeof text, "%s -> %.1f %s at micro-batch %" PRIu64, r->plan,
                      (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
         fputs("  ", w->out);
-        table_put_padded(w->out, table_fit_name(r->name, name_w, cut, sizeof cut), name_w, true);
+        table_put_padded(w->out, textwidth_fit(r->name, name_w, cut, sizeof cut), name_w, true);
         fputs("  ", w->out);
         table_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
     }

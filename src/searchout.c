@@ -338,7 +338,6 @@ static const struct table_column {
 };
 
 #define CELL_MAX (SCENARIO_NAME_BYTES + 8)
-#define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column */
 
 static void table_cells(const struct searchout *w, const struct searchout_table_row *r,
                         char cells[TC_COUNT][CELL_MAX])
@@ -425,16 +424,6 @@ static void put_padded(FILE *out, const char *text, size_t cols, bool left)
             putc(' ', out);
 }
 
-/* A name cut to cols terminal columns, the cut marked by an ellipsis, into buf. */
-static const char *fit_name(const char *name, size_t cols, char *buf, size_t size)
-{
-    if (textwidth_cols(name) <= cols)
-        return name;
-    size_t bytes = textwidth_prefix(name, cols > 0 ? cols - 1 : 0, NULL);
-    snprintf(buf, size, "%.*s%s", (int)bytes, name, ELLIPSIS);
-    return buf;
-}
-
 static void table_line(struct searchout *w, const char *const *cells,
                        const struct table_layout *lay)
 {
@@ -450,7 +439,7 @@ static void table_line(struct searchout *w, const char *const *cells,
         first = false;
         char cut[SCENARIO_NAME_BYTES + 4];
         const char *text =
-            c == TC_JOB ? fit_name(cells[c], lay->job_cols, cut, sizeof cut) : cells[c];
+            c == TC_JOB ? textwidth_fit(cells[c], lay->job_cols, cut, sizeof cut) : cells[c];
         put_padded(w->out, text, c == last ? 0 : lay->width[c], table_columns[c].left);
     }
     putc('\n', w->out);
@@ -519,7 +508,7 @@ static void table_print_jobs(struct searchout *w, const struct table_layout *lay
             snprintf(text, sizeof text, "no layout fits on %s (%" PRIu64 " layouts tried)", where,
                      j->tried);
         fputs("  ", w->out);
-        put_padded(w->out, fit_name(j->name, name_w, cut, sizeof cut), name_w, true);
+        put_padded(w->out, textwidth_fit(j->name, name_w, cut, sizeof cut), name_w, true);
         fputs("  ", w->out);
         put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
     }

@@ -1,6 +1,8 @@
 /* textwidth: see textwidth.h. */
 #include "textwidth.h"
 
+#include <stdio.h>
+
 struct textwidth_range {
     unsigned long first, last;
 };
@@ -84,4 +86,13 @@ size_t textwidth_prefix(const char *s, size_t max_cols, size_t *cols)
     if (cols)
         *cols = used;
     return bytes;
+}
+
+const char *textwidth_fit(const char *s, size_t cols, char *buf, size_t size)
+{
+    if (textwidth_cols(s) <= cols)
+        return s;
+    size_t bytes = textwidth_prefix(s, cols > 0 ? cols - 1 : 0, NULL);
+    snprintf(buf, size, "%.*s%s", (int)bytes, s, "\xe2\x80\xa6"); /* U+2026, one column */
+    return buf;
 }

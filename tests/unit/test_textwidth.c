@@ -68,10 +68,25 @@ static void test_prefix_cuts_between_characters(void **state)
     assert_int_equal(cols, 0);
 }
 
+/* A name that fits is itself; a longer one keeps the columns left for an ellipsis, cut between
+ * characters (a wide one is not split). */
+static void test_fit_cuts_with_an_ellipsis(void **state)
+{
+    (void)state;
+    char buf[64];
+    assert_string_equal(textwidth_fit("abc", 3, buf, sizeof buf), "abc");
+    assert_string_equal(textwidth_fit("abcdef", 4, buf, sizeof buf), "abc\xe2\x80\xa6");
+    assert_int_equal(textwidth_cols(textwidth_fit("abcdef", 4, buf, sizeof buf)), 4);
+    /* Two wide characters (2 columns each) in 4 columns: one of them and the ellipsis. */
+    assert_string_equal(textwidth_fit("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 4, buf, sizeof buf),
+                        "\xe6\x97\xa5\xe2\x80\xa6");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ascii_is_one_column_a_byte),
+        cmocka_unit_test(test_fit_cuts_with_an_ellipsis),
         cmocka_unit_test(test_accented_and_greek_letters_take_one_column),
         cmocka_unit_test(test_east_asian_wide_takes_two),
         cmocka_unit_test(test_combining_marks_take_none),
