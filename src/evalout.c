@@ -8,6 +8,7 @@
 
 #include "diag.h"
 #include "step.h"
+#include "texttable.h"
 #include "textwidth.h"
 
 #define FIX_PLAN_MAX 256
@@ -425,25 +426,6 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
         snprintf(cells[TCOL_FIX], n, "%s (%.1f)", r->fix, (double)r->fix_peak / u);
 }
 
-/* The layout: which columns are shown and how wide each is, in terminal columns. */
-struct table_layout {
-    size_t width[TCOL_COUNT];
-    bool shown[TCOL_COUNT];
-    bool absent[TCOL_COUNT]; /* a column no row has a value for: never shown, never offered */
-    size_t name_cols;        /* a longer name is cut, with an ellipsis */
-    bool narrowed;           /* columns were left out */
-};
-
-/* The width of the columns shown and the two spaces between them. */
-static size_t table_total(const struct table_layout *lay)
-{
-    size_t total = 0;
-    for (int c = 0; c < TCOL_COUNT; c++)
-        if (lay->shown[c])
-            total += lay->width[c] + (total ? 2 : 0);
-    return total;
-}
-
 /* Whether a row of the table has a peak phase (--peak step). */
 static bool table_has_phase(const struct evalout *w)
 {
@@ -455,110 +437,28 @@ static bool table_has_phase(const struct evalout *w)
 
 /* Every column at its widest cell; then, for a narrow table, the columns that fit cols. */
 static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
-                         char cells[TCOL_COUNT][TABLE_CELL_MAX], struct table_layout *lay)
+                         char cells[TCOL_COUNT][TABLE_CELL_MAX], struct texttable *t)
 {
+    const char *head[TCOL_COUNT], *line[TCOL_COUNT];
     for (int c = 0; c < TCOL_COUNT; c++) {
-        lay->width[c] = textwidth_cols(heads[c]);
-        lay->shown[c] = table_columns[c].keep == 0 || w->table_cols == 0;
-        lay->absent[c] = false;
+        head[c] = heads[c];
+        line[c] = cells[c];
     }
-    lay->absent[TCOL_PHASE] = !table_has_phase(w);
-    lay->shown[TCOL_PHASE] &= !lay->absent[TCOL_PHASE];
+    texttable_start(t, TCOL_COUNT, head, w->table_cols);
+    for (int c = 0; c < TCOL_COUNT; c++) {
+        t->keep[c] = (unsigned)table_columns[c].keep;
+        t->left[c] = table_columns[c].left;
+    }
+    t->absent[TCOL_PHASE] = !table_has_phase(w);
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
-        for (int c = 0; c < TCOL_COUNT; c++) {
-            size_t cols = textwidth_cols(cells[c]);
-            if (cols > lay->width[c])
-                lay->width[c] = cols;
-        }
+        texttable_measure(t, line);
     }
-    lay->narrowed = false;
-    lay->name_cols = lay->width[TCOL_NAME];
-    if (w->table_cols == 0)
-        return;
-    /* The columns that may go, the most wanted first, each taken when it still fits. */
-    for (int keep = TCOL_COUNT; keep > 0; keep--)
-        for (int c = 0; c < TCOL_COUNT; c++)
-            if (table_columns[c].keep == keep && !lay->absent[c]) {
-                lay->shown[c] = table_total(lay) + 2 + lay->width[c] <= w->table_cols;
-                lay->narrowed |= !lay->shown[c];
-            }
-    /* Still too wide: the names give way, down to the header's width. */
-    size_t total = table_total(lay), floor = textwidth_cols(heads[TCOL_NAME]);
-    if (total > w->table_cols) {
-        size_t over = total - w->table_cols, name = lay->width[TCOL_NAME];
-        lay->name_cols = over < name && name - over > floor ? name - over : floor;
-        lay->width[TCOL_NAME] = lay->name_cols;
-    }
-}
-
-/* text padded with spaces to cols terminal columns (a name of wide characters takes fewer
- * bytes per column than ASCII, so printf's byte widths would not do). */
-static void table_put_padded(FILE *out, const char *text, size_t cols, bool left)
-{
-    size_t have = textwidth_cols(text);
-    if (!left)
-        for (size_t k = have; k < cols; k++)
-            putc(' ', out);
-    fputs(text, out);
-    if (left)
-        for (size_t k = have; k < cols; k++)
-            putc(' ', out);
-}
-
-/* One line of the table: the columns shown, two spaces apart; the last one not padded. */
-static void table_line(struct evalout *w, const char *const *cells, const struct table_layout *lay)
-{
-    int last = TCOL_COUNT - 1;
-    while (last > 0 && !lay->shown[last])
-        last--;
-    bool first = true;
-    for (int c = 0; c <= last; c++) {
-        if (!lay->shown[c])
-            continue;
-        if (!first)
-            fputs("  ", w->out);
-        first = false;
-        char cut[SCENARIO_NAME_BYTES + 4];
-        const char *text =
-            c == TCOL_NAME ? textwidth_fit(cells[c], lay->name_cols, cut, sizeof cut) : cells[c];
-        table_put_padded(w->out, text, c == last ? 0 : lay->width[c], table_columns[c].left);
-    }
-    putc('\n', w->out);
-}
-
-/*
- * Writes text from terminal column col, breaking lines between words so that none passes width
- * (0: no limit) unless one word alone does; each new line starts with indent spaces.
- */
-static void table_put_words(FILE *out, const char *text, size_t col, size_t indent, size_t width)
-{
-    bool line_start = true;
-    while (*text) {
-        size_t len = strcspn(text, " ");
-        char word[TABLE_CELL_MAX];
-        snprintf(word, sizeof word, "%.*s", (int)len, text);
-        size_t cols = textwidth_cols(word);
-        if (!line_start && width && col + 1 + cols > width) {
-            fprintf(out, "\n%*s", (int)indent, "");
-            col = indent;
-            line_start = true;
-        }
-        if (!line_start) {
-            putc(' ', out);
-            col++;
-        }
-        fputs(word, out);
-        col += cols;
-        line_start = false;
-        text += len;
-        text += strspn(text, " ");
-    }
-    putc('\n', out);
+    texttable_fit(t, head);
 }
 
 /* Below the table, for each scenario that does not fit: what to change, and what it gives. */
-static void table_print_fixes(struct evalout *w, const struct table_layout *lay)
+static void table_print_fixes(struct evalout *w, const struct texttable *lay)
 {
     size_t name_w = 0;
     for (unsigned long i = 0; i < w->rows; i++) {
@@ -568,12 +468,12 @@ static void table_print_fixes(struct evalout *w, const struct table_layout *lay)
     }
     if (name_w == 0)
         return;
-    if (name_w > lay->name_cols)
-        name_w = lay->name_cols;
+    if (name_w > lay->first_cols)
+        name_w = lay->first_cols;
     putc('\n', w->out);
-    table_put_words(w->out,
-                    "To make it fit (the first rung of the ladder that fits; settings changed):", 0,
-                    0, w->table_cols);
+    texttable_put_words(
+        w->out, "To make it fit (the first rung of the ladder that fits; settings changed):", 0, 0,
+        w->table_cols);
     for (unsigned long i = 0; i < w->rows; i++) {
         const struct evalout_table_row *r = &w->table[i];
         if (strcmp(r->fix, "none") == 0)
@@ -588,9 +488,9 @@ static void table_print_fixes(struct evalout *w, const struct table_layout *lay)
             snprintf(text, sizeof text, "%s -> %.1f %s at micro-batch %" PRIu64, r->plan,
                      (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
         fputs("  ", w->out);
-        table_put_padded(w->out, textwidth_fit(r->name, name_w, cut, sizeof cut), name_w, true);
+        texttable_put_padded(w->out, textwidth_fit(r->name, name_w, cut, sizeof cut), name_w, true);
         fputs("  ", w->out);
-        table_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
+        texttable_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
     }
 }
 
@@ -604,27 +504,18 @@ static void table_print(struct evalout *w)
         else
             snprintf(heads[c], sizeof heads[c], "%s", table_columns[c].title);
     }
-    struct table_layout lay;
+    struct texttable lay;
     table_layout(w, heads, cells, &lay);
     const char *line[TCOL_COUNT];
     for (int c = 0; c < TCOL_COUNT; c++)
         line[c] = heads[c];
-    table_line(w, line, &lay);
-    bool first = true;
-    for (int c = 0; c < TCOL_COUNT; c++) {
-        if (!lay.shown[c])
-            continue;
-        fputs(first ? "" : "  ", w->out);
-        first = false;
-        for (size_t k = 0; k < lay.width[c]; k++)
-            putc('-', w->out);
-    }
-    putc('\n', w->out);
+    texttable_line(&lay, w->out, line);
+    texttable_rule(&lay, w->out);
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
         for (int c = 0; c < TCOL_COUNT; c++)
             line[c] = cells[c];
-        table_line(w, line, &lay);
+        texttable_line(&lay, w->out, line);
     }
     /* What the peak is (no rows: nothing says which, and nothing needs saying). */
     const char *peak = "";
@@ -636,7 +527,7 @@ static void table_print(struct evalout *w)
              "%lu scenario%s; %s = %s bytes%s; budget = GPU memory minus the reserve", w->rows,
              w->rows == 1 ? "" : "s", w->unit_name, w->unit_bytes == 1e9 ? "10^9" : "2^30", peak);
     putc('\n', w->out);
-    table_put_words(w->out, count, 0, 0, w->table_cols);
+    texttable_put_words(w->out, count, 0, 0, w->table_cols);
     if (lay.narrowed) {
         char left_out[256] = "";
         for (int c = 0; c < TCOL_COUNT; c++)
@@ -645,7 +536,7 @@ static void table_print(struct evalout *w)
                          left_out[0] ? ", " : "", table_columns[c].title);
         char note[320];
         snprintf(note, sizeof note, "--wide adds %s", left_out);
-        table_put_words(w->out, note, 0, 0, w->table_cols);
+        texttable_put_words(w->out, note, 0, 0, w->table_cols);
     }
     table_print_fixes(w, &lay);
 }

@@ -9,6 +9,7 @@
 #include "diag.h"
 #include "model.h"
 #include "scenario_csv.h"
+#include "texttable.h"
 #include "textwidth.h"
 
 /* What the table keeps of a row. */
@@ -358,130 +359,41 @@ static void table_cells(const struct searchout *w, const struct searchout_table_
     snprintf(cells[TC_BUDGET], n, "%.1f", (double)r->budget / w->unit_bytes);
 }
 
-struct table_layout {
-    size_t width[TC_COUNT];
-    bool shown[TC_COUNT];
-    bool absent[TC_COUNT]; /* never shown: no row has a value for it */
-    size_t job_cols;       /* a longer name is cut, with an ellipsis */
-    bool narrowed;
-};
-
-static size_t table_total(const struct table_layout *lay)
-{
-    size_t total = 0;
-    for (int c = 0; c < TC_COUNT; c++)
-        if (lay->shown[c])
-            total += lay->width[c] + (total ? 2 : 0);
-    return total;
-}
-
 static void table_layout(struct searchout *w, const char heads[TC_COUNT][32],
-                         char cells[TC_COUNT][CELL_MAX], struct table_layout *lay)
+                         char cells[TC_COUNT][CELL_MAX], struct texttable *t)
 {
+    const char *head[TC_COUNT], *line[TC_COUNT];
+    for (int c = 0; c < TC_COUNT; c++) {
+        head[c] = heads[c];
+        line[c] = cells[c];
+    }
+    texttable_start(t, TC_COUNT, head, w->table_cols);
+    for (int c = 0; c < TC_COUNT; c++) {
+        t->keep[c] = (unsigned)table_columns[c].keep;
+        t->left[c] = table_columns[c].left;
+    }
     bool experts = false;
     for (unsigned long i = 0; i < w->rows; i++)
         experts |= w->table[i].experts;
-    for (int c = 0; c < TC_COUNT; c++) {
-        lay->width[c] = textwidth_cols(heads[c]);
-        lay->absent[c] = (c == TC_GPUS && !w->range) || (c == TC_EP && !experts);
-        lay->shown[c] = !lay->absent[c] && (table_columns[c].keep == 0 || w->table_cols == 0);
-    }
+    t->absent[TC_GPUS] = !w->range;
+    t->absent[TC_EP] = !experts;
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
-        for (int c = 0; c < TC_COUNT; c++) {
-            size_t cols = textwidth_cols(cells[c]);
-            if (cols > lay->width[c])
-                lay->width[c] = cols;
-        }
+        texttable_measure(t, line);
     }
-    lay->narrowed = false;
-    lay->job_cols = lay->width[TC_JOB];
-    if (w->table_cols == 0)
-        return;
-    for (int keep = TC_COUNT; keep > 0; keep--)
-        for (int c = 0; c < TC_COUNT; c++)
-            if (table_columns[c].keep == keep && !lay->absent[c]) {
-                lay->shown[c] = table_total(lay) + 2 + lay->width[c] <= w->table_cols;
-                lay->narrowed |= !lay->shown[c];
-            }
-    size_t total = table_total(lay), floor = textwidth_cols(heads[TC_JOB]);
-    if (total > w->table_cols) {
-        size_t over = total - w->table_cols, name = lay->width[TC_JOB];
-        lay->job_cols = over < name && name - over > floor ? name - over : floor;
-        lay->width[TC_JOB] = lay->job_cols;
-    }
-}
-
-static void put_padded(FILE *out, const char *text, size_t cols, bool left)
-{
-    size_t have = textwidth_cols(text);
-    if (!left)
-        for (size_t k = have; k < cols; k++)
-            putc(' ', out);
-    fputs(text, out);
-    if (left)
-        for (size_t k = have; k < cols; k++)
-            putc(' ', out);
-}
-
-static void table_line(struct searchout *w, const char *const *cells,
-                       const struct table_layout *lay)
-{
-    int last = TC_COUNT - 1;
-    while (last > 0 && !lay->shown[last])
-        last--;
-    bool first = true;
-    for (int c = 0; c <= last; c++) {
-        if (!lay->shown[c])
-            continue;
-        if (!first)
-            fputs("  ", w->out);
-        first = false;
-        char cut[SCENARIO_NAME_BYTES + 4];
-        const char *text =
-            c == TC_JOB ? textwidth_fit(cells[c], lay->job_cols, cut, sizeof cut) : cells[c];
-        put_padded(w->out, text, c == last ? 0 : lay->width[c], table_columns[c].left);
-    }
-    putc('\n', w->out);
-}
-
-/* text from column col, wrapped between words at width (0: no limit), new lines indented. */
-static void put_words(FILE *out, const char *text, size_t col, size_t indent, size_t width)
-{
-    bool line_start = true;
-    while (*text) {
-        size_t len = strcspn(text, " ");
-        char word[CELL_MAX + 64];
-        snprintf(word, sizeof word, "%.*s", (int)len, text);
-        size_t cols = textwidth_cols(word);
-        if (!line_start && width && col + 1 + cols > width) {
-            fprintf(out, "\n%*s", (int)indent, "");
-            col = indent;
-            line_start = true;
-        }
-        if (!line_start) {
-            putc(' ', out);
-            col++;
-        }
-        fputs(word, out);
-        col += cols;
-        line_start = false;
-        text += len;
-        text += strspn(text, " ");
-    }
-    putc('\n', out);
+    texttable_fit(t, head);
 }
 
 /* Under the table, a line per job: how many layouts it tried and how many fit. */
-static void table_print_jobs(struct searchout *w, const struct table_layout *lay)
+static void table_print_jobs(struct searchout *w, const struct texttable *lay)
 {
     size_t name_w = 0;
     for (size_t i = 0; i < w->n_jobs; i++) {
         size_t cols = textwidth_cols(w->jobs[i].name);
         name_w = cols > name_w ? cols : name_w;
     }
-    if (name_w > lay->job_cols)
-        name_w = lay->job_cols;
+    if (name_w > lay->first_cols)
+        name_w = lay->first_cols;
     for (size_t i = 0; i < w->n_jobs; i++) {
         const struct searchout_job *j = &w->jobs[i];
         char text[256], where[96], cut[SCENARIO_NAME_BYTES + 4];
@@ -508,9 +420,9 @@ static void table_print_jobs(struct searchout *w, const struct table_layout *lay
             snprintf(text, sizeof text, "no layout fits on %s (%" PRIu64 " layouts tried)", where,
                      j->tried);
         fputs("  ", w->out);
-        put_padded(w->out, textwidth_fit(j->name, name_w, cut, sizeof cut), name_w, true);
+        texttable_put_padded(w->out, textwidth_fit(j->name, name_w, cut, sizeof cut), name_w, true);
         fputs("  ", w->out);
-        put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
+        texttable_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
     }
 }
 
@@ -524,27 +436,18 @@ static void table_print(struct searchout *w)
         else
             snprintf(heads[c], sizeof heads[c], "%s", table_columns[c].title);
     }
-    struct table_layout lay;
+    struct texttable lay;
     table_layout(w, heads, cells, &lay);
     const char *line[TC_COUNT];
     for (int c = 0; c < TC_COUNT; c++)
         line[c] = heads[c];
-    table_line(w, line, &lay);
-    bool first = true;
-    for (int c = 0; c < TC_COUNT; c++) {
-        if (!lay.shown[c])
-            continue;
-        fputs(first ? "" : "  ", w->out);
-        first = false;
-        for (size_t k = 0; k < lay.width[c]; k++)
-            putc('-', w->out);
-    }
-    putc('\n', w->out);
+    texttable_line(&lay, w->out, line);
+    texttable_rule(&lay, w->out);
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
         for (int c = 0; c < TC_COUNT; c++)
             line[c] = cells[c];
-        table_line(w, line, &lay);
+        texttable_line(&lay, w->out, line);
     }
     putc('\n', w->out);
     table_print_jobs(w, &lay);
@@ -554,7 +457,7 @@ static void table_print(struct searchout *w)
              "bytes; budget = GPU memory minus the reserve",
              w->unit_name, w->unit_bytes == 1e9 ? "10^9" : "2^30");
     putc('\n', w->out);
-    put_words(w->out, note, 0, 0, w->table_cols);
+    texttable_put_words(w->out, note, 0, 0, w->table_cols);
     if (lay.narrowed) {
         char left_out[256] = "";
         for (int c = 0; c < TC_COUNT; c++)
@@ -562,7 +465,7 @@ static void table_print(struct searchout *w)
                 snprintf(left_out + strlen(left_out), sizeof left_out - strlen(left_out), "%s%s",
                          left_out[0] ? ", " : "", table_columns[c].title);
         snprintf(note, sizeof note, "--wide adds %s", left_out);
-        put_words(w->out, note, 0, 0, w->table_cols);
+        texttable_put_words(w->out, note, 0, 0, w->table_cols);
     }
 }
 
