@@ -225,8 +225,8 @@ static const struct model_gpu *slowest_stage(const struct terms *t, const struct
         const struct model_gpu *g = &t->stage[i];
         struct work w = {0, 0};
         for (int k = 0; k < 2; k++) {
-            w.flops += (double)g->layers[k] * lw->gemm[k].flops;
-            w.s += (double)g->layers[k] * lw->gemm[k].s;
+            w.flops += (double)g->pipe.layers[k] * lw->gemm[k].flops;
+            w.s += (double)g->pipe.layers[k] * lw->gemm[k].s;
         }
         if (g->pipe.last) {
             w.flops += lw->out.flops;
@@ -376,11 +376,12 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         double fp8_rate = out->fp8_tflops * 1e12 * out->gemm_eff * fp8_eff;
         gemm_rate = 1 / ((1 - out->fp8_share) / gemm_rate + out->fp8_share / fp8_rate);
     }
-    double layers = (double)(st->layers[0] + st->layers[1]);
+    double layers = (double)(st->pipe.layers[0] + st->pipe.layers[1]);
     out->gemm_s = gemm_rate > 0 ? useful * out->stage_factor / gemm_rate : 0;
     out->attention_s = m * layers * (lw.core.fwd_s + lw.core.bwd_s);
     double mem_fwd =
-        ((double)st->layers[0] * lw.bytes[0] + (double)st->layers[1] * lw.bytes[1]) / r.hbm_byte_s;
+        ((double)st->pipe.layers[0] * lw.bytes[0] + (double)st->pipe.layers[1] * lw.bytes[1]) /
+        r.hbm_byte_s;
     out->memory_s = m * 3 * mem_fwd; /* the backward pass moves twice the forward's bytes */
     out->compute_s = out->gemm_s + out->attention_s + out->memory_s;
 
@@ -414,13 +415,14 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     }
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
      * again), of the routed rows the GPU's tokens send; (e - 1)/e of them leave it. */
-    if (ep > 1 && st->layers[LAYER_MOE] > 0) {
+    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0) {
         uint64_t etp = sc->etp ? sc->etp : tp;
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
         double bw = ep * etp <= sc->gpus_per_node ? link : net;
         double n_a2a = full ? 6.0 : 4.0;
-        out->ep_s = m * (double)st->layers[LAYER_MOE] * n_a2a * ring_half(rows * 2 * h, ep) / bw;
+        out->ep_s =
+            m * (double)st->pipe.layers[LAYER_MOE] * n_a2a * ring_half(rows * 2 * h, ep) / bw;
     }
 
     /* One micro-batch's forward and backward on the stage, for the overlap of the data-parallel

@@ -508,7 +508,7 @@ static void fp8_copies(const struct scenario *sc, struct model_gpu *g, struct ch
     uint64_t dense = 0, routed = 0;
     for (int kind = 0; kind < 2; kind++) {
         uint64_t gemm, rt;
-        if (g->layers[kind] == 0)
+        if (g->pipe.layers[kind] == 0)
             continue;
         if (!layer_gemm_params(sc, (enum layer_kind)kind, &gemm, &rt)) {
             ck->overflow = true;
@@ -516,8 +516,8 @@ static void fp8_copies(const struct scenario *sc, struct model_gpu *g, struct ch
         }
         uint64_t d = fp8_copy_bytes(sc, div_up(gemm - rt, sc->tp), ck);
         uint64_t r = fp8_copy_bytes(sc, div_up(rt, ck_mul(ck, etp, ep)), ck);
-        dense = ck_add(ck, dense, ck_mul(ck, g->layers[kind], d));
-        routed = ck_add(ck, routed, ck_mul(ck, g->layers[kind], r));
+        dense = ck_add(ck, dense, ck_mul(ck, g->pipe.layers[kind], d));
+        routed = ck_add(ck, routed, ck_mul(ck, g->pipe.layers[kind], r));
     }
     if (sc->zero >= 3) {
         dense = div_up(dense, model_zero_group(sc));
@@ -563,10 +563,10 @@ static void stage_pools(const struct scenario *sc, const struct kinds *k, struct
                        ck);
         g->pool[1] = (struct states_pool){0, 0, 0, 0, 0};
         for (int kind = 0; kind < 2; kind++) {
-            if (g->layers[kind] == 0)
+            if (g->pipe.layers[kind] == 0)
                 continue;
-            states_add(&g->pool[0], g->layers[kind], &k->st[kind].pool[0], ck);
-            states_add(&g->pool[1], g->layers[kind], &k->st[kind].pool[1], ck);
+            states_add(&g->pool[0], g->pipe.layers[kind], &k->st[kind].pool[0], ck);
+            states_add(&g->pool[1], g->pipe.layers[kind], &k->st[kind].pool[1], ck);
         }
     }
     g->trained_params = ck_add(ck, g->pool[0].trained, g->pool[1].trained);
@@ -587,11 +587,10 @@ static void stage_params(const struct scenario *sc, const struct kinds *k, struc
     uint64_t positions = ck_mul(ck, sc->positions, sc->hidden);
     for (unsigned i = 0; i < t->n_stages; i++) {
         struct model_gpu *g = &t->stage[i];
-        g->layers[LAYER_DENSE] = g->pipe.layers[LAYER_DENSE];
-        g->layers[LAYER_MOE] = g->pipe.layers[LAYER_MOE];
-        g->expert_params = ck_mul(ck, g->layers[LAYER_MOE], routed);
-        uint64_t layers = ck_add(ck, ck_mul(ck, g->layers[LAYER_DENSE], dense_part[LAYER_DENSE]),
-                                 ck_mul(ck, g->layers[LAYER_MOE], dense_part[LAYER_MOE]));
+        g->expert_params = ck_mul(ck, g->pipe.layers[LAYER_MOE], routed);
+        uint64_t layers =
+            ck_add(ck, ck_mul(ck, g->pipe.layers[LAYER_DENSE], dense_part[LAYER_DENSE]),
+                   ck_mul(ck, g->pipe.layers[LAYER_MOE], dense_part[LAYER_MOE]));
         layers = ck_add(ck, layers, g->expert_params);
         if (sc->pp == 1) {
             uint64_t all =
@@ -716,7 +715,7 @@ static void step_gpu_at(const struct scenario *sc, const struct terms *t, int st
     uint64_t e = fp32 ? 4 : 2, r = residual_bytes(sc), gb = bpp.grads;
     uint64_t sb = ck_mul(ck, local_seq(sc), b), sbh = ck_mul(ck, sb, h);
     uint64_t sbv = div_up(ck_mul(ck, sb, sc->vocab), tp), vh = div_up(ck_mul(ck, sc->vocab, h), tp);
-    uint64_t n = m->layers[0] + m->layers[1];
+    uint64_t n = m->pipe.layers[0] + m->pipe.layers[1];
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     uint64_t kk = pipeline_segment_layers(&m->pipe, k);
     *g = (struct step_gpu){0};
@@ -735,7 +734,7 @@ static void step_gpu_at(const struct scenario *sc, const struct terms *t, int st
                                      gpt && sc->dropout ? div_up(sbh, tl) : 0);
     if (g->last) /* the final norm's input and statistics, the output layer's input */
         g->outside = div_up(ck_add(ck, ck_mul(ck, r + e, sbh), ck_mul(ck, gpt ? 8 : 4, sb)), tl);
-    uint64_t amax = stage_max_act(m->layers, kind_act);
+    uint64_t amax = stage_max_act(m->pipe.layers, kind_act);
     g->ring = context_ring_bytes(sc, b, ck);
     if (kk) {
         g->recompute = true;
@@ -762,7 +761,7 @@ static void step_gpu_at(const struct scenario *sc, const struct terms *t, int st
                 copy[i] = ck_add(ck, copy[i],
                                  ck_mul(ck, 2, t->kind_adapters[i][0] + t->kind_adapters[i][1]));
             g->all_copies = ck_add(ck, g->all_copies, ck_mul(ck, m->pipe.act_layers[i], copy[i]));
-            most = m->layers[i] > 0 && copy[i] > most ? copy[i] : most;
+            most = m->pipe.layers[i] > 0 && copy[i] > most ? copy[i] : most;
         }
         g->layer_copies = ck_mul(ck, kk, most);
         if (g->last)
@@ -975,7 +974,7 @@ static uint64_t first_stage_act(const struct terms *t)
     const struct model_gpu *g = &t->stage[MODEL_STAGE_FIRST];
     uint64_t a = 0;
     for (int i = 0; i < 2; i++)
-        if (g->layers[i] > 0 && t->kind_act[i] > a)
+        if (g->pipe.layers[i] > 0 && t->kind_act[i] > a)
             a = t->kind_act[i];
     return a;
 }

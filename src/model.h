@@ -47,7 +47,6 @@ struct model_layer_act {
 /* The memory of one GPU: model states, activations, logits. */
 struct model_gpu {
     struct pipeline_stage pipe; /* its stage: rank, layers, micro-batches in flight */
-    uint64_t layers[2];         /* transformer layers of each kind held (layer.h: dense, MoE) */
     uint64_t params;            /* parameters held (after tp, ep and pp, before ZeRO) */
     uint64_t expert_params;     /* of which routed experts */
     /* What is trained and what frozen (doc/model.md 3.5, 3.6): [0] the dense parameters and

@@ -294,7 +294,7 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
     st.layers = g->pipe.chunk_layers;
     st.micro_batches = g->pipe.in_flight;
     st.first_layer = g->pipe.first_layer;
-    st.dense = g->layers[0];
+    st.dense = g->pipe.layers[0];
     st.A[0] = t.kind_act[0];
     st.A[1] = t.kind_act[1];
     st.c = t.ckpt_bytes;

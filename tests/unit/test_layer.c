@@ -470,15 +470,15 @@ static void test_layer_kinds_per_stage(void **state)
     struct scenario sc = deepseek_v3();
     struct terms t;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
-    assert_int_equal(t.stage[0].layers[LAYER_DENSE], 3);
-    assert_int_equal(t.stage[0].layers[LAYER_MOE], 58);
+    assert_int_equal(t.stage[0].pipe.layers[LAYER_DENSE], 3);
+    assert_int_equal(t.stage[0].pipe.layers[LAYER_MOE], 58);
     sc.layers = 64; /* 4 stages of 16 */
     sc.pp = 4;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
-    assert_int_equal(t.stage[MODEL_STAGE_FIRST].layers[LAYER_DENSE], 3);
-    assert_int_equal(t.stage[MODEL_STAGE_FIRST].layers[LAYER_MOE], 13);
-    assert_int_equal(t.stage[MODEL_STAGE_LAST].layers[LAYER_DENSE], 0);
-    assert_int_equal(t.stage[MODEL_STAGE_LAST].layers[LAYER_MOE], 16);
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].pipe.layers[LAYER_DENSE], 3);
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].pipe.layers[LAYER_MOE], 13);
+    assert_int_equal(t.stage[MODEL_STAGE_LAST].pipe.layers[LAYER_DENSE], 0);
+    assert_int_equal(t.stage[MODEL_STAGE_LAST].pipe.layers[LAYER_MOE], 16);
 }
 
 int main(void)
