@@ -32,13 +32,15 @@ const char *plan_fix_name(enum plan_fix fix)
  * in flight (doc/model.md 6.1, 10.2, 11.2); with m fixed the peak grows with b', so b' is the
  * whole answer. The rung itself keeps the scenario's global batch. */
 static uint64_t repick_micro_batch(const struct scenario *sc, uint64_t b, bool b_fails,
-                                   struct model_cache *memo)
+                                   struct model_cache *memo, struct terms *at_b, bool *known)
 {
     struct scenario trial = *sc;
-    struct terms t;
     trial.micro_batch = b;
-    if (!b_fails && model_peak_cached(&trial, memo, &t) == MODEL_OK && t.fits)
+    *known = false;
+    if (!b_fails && model_peak_cached(&trial, memo, at_b) == MODEL_OK && at_b->fits) {
+        *known = true; /* the rung's terms: no second model_peak */
         return b;
+    }
     uint64_t m = pipeline_micro_batches(&trial);
     trial.global_batch = b * trial.dp * (m > 1 ? m : 2);
     uint64_t best = model_max_micro_batch_cached(&trial, memo);
@@ -57,10 +59,12 @@ static bool try_rung(struct ladder *ld, enum plan_fix fix)
     struct plan_rung *r = &p->rungs[p->n_rungs];
     r->fix = fix;
     r->sc = ld->cur;
+    bool known = false;
     if (ld->repick)
-        r->sc.micro_batch = repick_micro_batch(&ld->cur, ld->orig->micro_batch,
-                                               fix == PLAN_FIX_MICRO_BATCH, ld->memo);
-    if (model_peak_cached(&r->sc, ld->memo, &r->terms) != MODEL_OK) {
+        r->sc.micro_batch =
+            repick_micro_batch(&ld->cur, ld->orig->micro_batch, fix == PLAN_FIX_MICRO_BATCH,
+                               ld->memo, &r->terms, &known);
+    if (!known && model_peak_cached(&r->sc, ld->memo, &r->terms) != MODEL_OK) {
         ld->overflow = true;
         return true;
     }
@@ -68,8 +72,6 @@ static bool try_rung(struct ladder *ld, enum plan_fix fix)
     r->fits = r->terms.fits;
     uint64_t b = r->sc.micro_batch;
     r->thin_matmuls = b < ld->orig->micro_batch && r->sc.seq * b < PLAN_THIN_TOKENS;
-    cost_step(&r->sc, &r->terms, &r->cost);
-    r->extra_time_s = r->cost.overhead_s - p->base_cost.overhead_s;
     return r->fits;
 }
 
@@ -221,7 +223,22 @@ int plan_build(const struct scenario *sc, struct plan *out)
 
 int plan_build_from(const struct scenario *sc, const struct terms *base, struct plan *out)
 {
-    return plan_build_memo(sc, base, NULL, out);
+    if (plan_build_memo(sc, base, NULL, out) != 0)
+        return -1;
+    plan_add_costs(sc, base, out);
+    return 0;
+}
+
+void plan_add_costs(const struct scenario *sc, const struct terms *base, struct plan *p)
+{
+    if (p->base_fits)
+        return;
+    cost_step(sc, base, &p->base_cost);
+    for (size_t i = 0; i < p->n_rungs; i++) {
+        struct plan_rung *r = &p->rungs[i];
+        cost_step(&r->sc, &r->terms, &r->cost);
+        r->extra_time_s = r->cost.overhead_s - p->base_cost.overhead_s;
+    }
 }
 
 int plan_build_memo(const struct scenario *sc, const struct terms *base, struct model_cache *memo,
@@ -244,7 +261,6 @@ int plan_build_memo(const struct scenario *sc, const struct terms *base, struct 
         out->fix = PLAN_FIX_NONE;
         return 0;
     }
-    cost_step(sc, base, &out->base_cost);
     struct ladder ld = {sc, *sc, out, false, memo, false};
     bool found = run_ladder(&ld);
     if (ld.overflow)
@@ -266,54 +282,87 @@ int plan_build_memo(const struct scenario *sc, const struct terms *base, struct 
     return 0;
 }
 
-int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size)
+/* The decimal digits of v, into the end of a buffer of 24; returns where they start. */
+static const char *u64_text(uint64_t v, char digits[24])
 {
-    struct strbuf w;
-    strbuf_init_fixed(&w, buf, size);
-    if (rung >= p->n_rungs)
-        return 0;
+    char *d = digits + 23;
+    *d = '\0';
+    do
+        *--d = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    return d;
+}
+
+/* " key=value" (no space first): by hand, not printf, as every row of eval that does not fit
+ * comes here. */
+static void put_setting(struct strbuf *w, const char *key, const char *value)
+{
+    if (w->len)
+        strbuf_puts(w, " ");
+    strbuf_puts(w, key);
+    strbuf_puts(w, "=");
+    strbuf_puts(w, value);
+}
+
+static void put_setting_u64(struct strbuf *w, const char *key, uint64_t value)
+{
+    char digits[24];
+    put_setting(w, key, u64_text(value, digits));
+}
+
+/* plan_rung_settings into w (rung < n_rungs). */
+static void rung_settings(const struct plan *p, size_t rung, struct strbuf *w)
+{
     const struct scenario *fin = &p->rungs[rung].sc;
     bool zero = false, tp = false, pp = false;
     for (size_t i = 0; i <= rung; i++) {
-        const char *sep = w.len ? " " : "";
         switch (p->rungs[i].fix) {
         case PLAN_FIX_FLASH:
-            strbuf_printf(&w, "%sattention=flash", sep);
+            put_setting(w, "attention", "flash");
             break;
         case PLAN_FIX_ZERO1:
         case PLAN_FIX_ZERO2:
         case PLAN_FIX_ZERO3:
             if (!zero)
-                strbuf_printf(&w, "%szero=%u", sep, fin->zero);
+                put_setting_u64(w, "zero", fin->zero);
             zero = true;
             break;
         case PLAN_FIX_FULL_CKPT:
-            strbuf_printf(&w, "%srecompute=full", sep);
+            put_setting(w, "recompute", "full");
             break;
         case PLAN_FIX_TP:
-            if (!tp)
-                strbuf_printf(&w, "%stp=%llu%s", sep, (unsigned long long)fin->tp,
-                              p->base_sp ? "" : " sp=yes");
+            if (!tp) {
+                put_setting_u64(w, "tp", fin->tp);
+                if (!p->base_sp)
+                    put_setting(w, "sp", "yes");
+            }
             tp = true;
             break;
         case PLAN_FIX_PP:
             if (!pp)
-                strbuf_printf(&w, "%spp=%llu", sep, (unsigned long long)fin->pp);
+                put_setting_u64(w, "pp", fin->pp);
             pp = true;
             break;
         case PLAN_FIX_OFFLOAD:
-            strbuf_printf(&w, "%soffload=optimizer", sep);
+            put_setting(w, "offload", "optimizer");
             break;
         default: /* micro_batch: printed last, with its final value */
             break;
         }
     }
     if (fin->micro_batch != p->base_micro_batch)
-        strbuf_printf(&w, "%smicro_batch=%llu", w.len ? " " : "",
-                      (unsigned long long)fin->micro_batch);
+        put_setting_u64(w, "micro_batch", fin->micro_batch);
     /* tp and pp re-assign data-parallel GPUs: dp follows. */
     if (fin->dp != p->base_dp)
-        strbuf_printf(&w, "%sdp=%llu", w.len ? " " : "", (unsigned long long)fin->dp);
+        put_setting_u64(w, "dp", fin->dp);
+}
+
+int plan_rung_settings(const struct plan *p, size_t rung, char *buf, size_t size)
+{
+    struct strbuf w;
+    strbuf_init_fixed(&w, buf, size);
+    if (rung < p->n_rungs)
+        rung_settings(p, rung, &w);
     return w.err == STRBUF_OK ? 0 : -1;
 }
 
@@ -324,22 +373,12 @@ int plan_fix_settings(const struct plan *p, char *buf, size_t size)
             buf[0] = '\0';
         return 0;
     }
-    if (plan_rung_settings(p, (size_t)p->fix_rung, buf, size) != 0)
-        return -1;
-    /* The GPU count the fix keeps (no rung adds GPUs; doc/model.md 11.4); by hand, not printf:
-     * every row of eval that does not fit comes here. */
-    char digits[24], *d = digits + sizeof digits;
-    uint64_t g = plan_gpus(&p->rungs[p->fix_rung].sc);
-    *--d = '\0';
-    do
-        *--d = (char)('0' + g % 10);
-    while ((g /= 10) > 0);
-    size_t len = strlen(buf), need = strlen(" gpus=") + strlen(d);
-    if (len + need + 1 > size)
-        return -1;
-    memcpy(buf + len, " gpus=", 6);
-    memcpy(buf + len + 6, d, strlen(d) + 1);
-    return 0;
+    struct strbuf w;
+    strbuf_init_fixed(&w, buf, size);
+    rung_settings(p, (size_t)p->fix_rung, &w);
+    /* The GPU count the fix keeps (no rung adds GPUs; doc/model.md 11.4). */
+    put_setting_u64(&w, "gpus", plan_gpus(&p->rungs[p->fix_rung].sc));
+    return w.err == STRBUF_OK ? 0 : -1;
 }
 
 uint64_t plan_gpus(const struct scenario *sc)

@@ -18,8 +18,11 @@
  *                  the one with the smaller cost-model overhead first (full_ckpt on a tie),
  *                  then the other on top of it
  *   5. tp          tp=t sp=yes for t = 2, 4, 8, ... > the scenario's tp, t <= gpus_per_node,
- *                  t dividing heads and kv_heads; smallest first, one rung per t
- *   6. offload     offload=optimizer, when offload is none
+ *                  t dividing heads and kv_heads, on the same GPUs (dp' = tp dp / t);
+ *                  smallest first, one rung per t
+ *   6. pp          pp=p for p = 2, 4, ... > the scenario's pp, p dividing the layers, on the
+ *                  same GPUs (dp' = pp dp / p); smallest first, one rung per p
+ *   7. offload     offload=optimizer, when offload is none
  * From rung 3 on every rung re-picks the largest b' <= b (the scenario's b) that fits; when not
  * even b' = 1 fits, the rung is recorded at b' = 1 (its lowest peak) and does not fit.
  */
@@ -82,7 +85,8 @@ struct plan {
     uint64_t gpus_for_states;
     struct plan_rung rungs[PLAN_MAX_RUNGS]; /* rungs[0..n_rungs) are valid */
     size_t n_rungs;                         /* 0 when the scenario fits */
-    struct cost base_cost;     /* filled only when the ladder runs (the scenario does not fit) */
+    struct cost base_cost;     /* filled only when the ladder runs (the scenario does not fit), and
+                                  not by plan_build_memo */
     uint64_t base_micro_batch; /* the scenario's b, sp and dp, for plan_fix_settings */
     bool base_sp;
     uint64_t base_dp;
@@ -95,9 +99,14 @@ int plan_build(const struct scenario *sc, struct plan *out);
  * eval's row): saves the model_peak of the base, a third of the time of a fitting row. */
 int plan_build_from(const struct scenario *sc, const struct terms *base, struct plan *out);
 
-/* plan_build_from with the caller's memo of layer inventories (model_eval_cached; NULL: none). */
+/* plan_build_from with the caller's memo of layer inventories (model_eval_cached; NULL: none),
+ * without the step times: base_cost and each rung's cost and extra_time_s are left unset (eval's
+ * columns need none; the cost model was a fifth of a not-fitting row's time). */
 int plan_build_memo(const struct scenario *sc, const struct terms *base, struct model_cache *memo,
                     struct plan *out);
+
+/* The step times plan_build_memo leaves out, for p = plan_build_memo(sc, base, ...). */
+void plan_add_costs(const struct scenario *sc, const struct terms *base, struct plan *p);
 
 /* "none", "flash", "zero1", "zero2", "micro_batch", "full_ckpt", "zero3", "tp", "pp",
  * "offload", "nothing": the `fix` column of eval. */
