@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #define BATCHES 4
-#define BATCH_ITEMS 128
+#define BATCH_ITEMS 512
 
 enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_READING };
 
