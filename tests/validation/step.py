@@ -2,8 +2,10 @@
 """Measure what one whole training step of a GPT stack holds, operation by operation.
 
 Usage: /usr/bin/python3 tests/validation/step.py OUT.csv [--device cpu|cuda] [--only I,J,...]
+                        [--order index|spread] [--no-check]
        /usr/bin/python3 tests/validation/step.py --check FIXTURE.csv
-       (`make validate`: tests/validation/step.csv; README.md, "Whole training step")
+       (`make validate`: tests/validation/step.csv; README.md, "Whole training step";
+       on a GPU: tests/validation/step_device.sh)
 
 One training step of the lesson's GPT stack (token embedding, tied to the output layer or not,
 learned positions or none, embedding dropout, L pre-LN GPT layers, final LayerNorm, output layer,
@@ -26,18 +28,26 @@ its phase is where the step was then:
     optimizer        optimizer.step()
 
 One row per configuration: the input columns, the peak, its phase, layer and operation, the
-bytes of each label at the peak, the peak of every phase, and the allocator's numbers.
+bytes of each label at the peak, the peak of every phase, and the allocator's numbers. Rows are
+written (and flushed) one at a time, so a run cut short keeps what it measured; a configuration
+that raises is reported with its traceback and the run goes on (--only runs the given indices
+in the given order; --order spread runs them interleaved over the variants, so that a run cut
+short still covers precisions, gradient buffers and optimizers).
 
 Cross-check: on the CPU the same step runs under torch.profiler with profile_memory=True, which
 reports every allocation and free of the CPU allocator; its running sum gives the allocator's
 peak (which also sees the scratch buffers an operation allocates and frees inside itself, and the
 few storages made outside the dispatcher) and its net change, which must equal the tracker's.
-With --device cuda the cross-check is torch.cuda.max_memory_allocated and memory_stats instead.
+With --device cuda the cross-check is the caching allocator's memory_stats() instead
+(allocated_bytes: blocks rounded to 512 bytes; requested_bytes: the sizes asked for), and the
+CSV has three more columns: requested_peak_bytes, tracker_rounded_peak_bytes (the tracker's
+live sum with every storage rounded to the allocator's 512-byte blocks) and untracked_tensors.
 
 Before measuring, the tracker is checked on toy programs whose answer is known to the byte
-(self_test); the script stops if one differs. After measuring, check() compares every phase peak
-of every row with the closed forms of predict() (the README's formulas) and fails if one differs
-by a byte.
+(self_test); on the CPU the script stops if one differs. After measuring, check() compares every
+phase peak of every CPU row with the closed forms of predict() (the README's formulas) and fails
+if one differs by a byte; device rows are reported against predict(c, exact=False,
+device="cuda") (check_device: a report, failing only on a malformed row).
 
 Written for Debian's python3-torch (PyTorch 1.13, CPU):
 - Tensor.untyped_storage() is Tensor._storage(); a weak reference to a storage is
@@ -52,20 +62,26 @@ Written for Debian's python3-torch (PyTorch 1.13, CPU):
   LayerNorm, softmax, GeLU and embeddings in the dtype they get: the residual stream, the norms
   and the embeddings stay fp32, the attention core and the MLP run in bfloat16.
 
-The --device cuda path (torch.cuda.max_memory_allocated, memory_stats, CUDA autocast) is written
-for a GPU but has NOT been run: no GPU was available when this harness was written. Functions
-and branches only the cuda path takes are marked "UNTESTED (cuda)".
+The --device cuda path is meant for PyTorch 2.x on a GPU; what differs from 1.13 is chosen by
+feature, not by version: untyped_storage() where it exists, a storage weak reference of our own
+where torch.multiprocessing.reductions has none, the profiler's DeviceType imported only by the
+CPU path. On a GPU the toys are self_test_device() (they print what differs and go on). What
+PyTorch 2.x on CUDA is expected to do differently (predict(device="cuda")): AdamW foreach keeps
+one temporary per parameter (sqrt(v), then divided and eps added in place), the step counters
+are host tensors (not counted), CUDA autocast runs softmax in fp32 (its "fp32 list"). Functions
+and branches only the cuda path takes are marked "UNTESTED (cuda)" until a GPU run is recorded.
 """
+import contextlib
 import csv
 import math
+import signal
 import sys
 import time
+import traceback
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch._C._autograd import DeviceType
-from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.checkpoint import checkpoint
@@ -84,6 +100,7 @@ PHASES = ["forward", "backward_start", "recompute", "backward_layers", "backward
 COLUMNS = (["config"] + INPUT_COLUMNS + ["device", "peak_bytes", "peak_phase", "peak_layer",
            "peak_op"] + [l + "_bytes" for l in LABELS] + [p + "_peak" for p in PHASES]
            + ["start_bytes", "tracker_net_bytes", "alloc_peak_bytes", "alloc_net_bytes"])
+DEVICE_COLUMNS = ["requested_peak_bytes", "tracker_rounded_peak_bytes", "untracked_tensors"]
 
 # (layers, hidden, heads, vocab, seq, micro_batch, tied, positions, dropout, recompute). Chosen
 # so that each phase is the peak somewhere, with at least 1% between the peak and the runner-up
@@ -130,8 +147,56 @@ def config_name(c):
 # The tracker
 
 
-def storage_of(t):
-    return t._storage()
+# PyTorch 1.13 and 2.x, told apart by feature: the storage of a tensor (the same UntypedStorage
+# object either way; _cdata is the address of its StorageImpl) and a weak reference to it.
+if hasattr(torch.Tensor, "untyped_storage"):
+    def storage_of(t):
+        return t.untyped_storage()
+else:
+    def storage_of(t):
+        return t._storage()
+
+try:
+    from torch.multiprocessing.reductions import StorageWeakRef
+except ImportError:                                 # insurance: every release so far has it
+    class StorageWeakRef:
+        """A weak reference to a storage, as torch.multiprocessing.reductions makes it."""
+
+        def __init__(self, storage):
+            self.cdata = storage._weak_ref()
+            self._free, self._expired = type(storage)._free_weak_ref, type(storage)._expired
+
+        def expired(self):
+            return self._expired(self.cdata)
+
+        def __del__(self):
+            self._free(self.cdata)
+
+
+# A context around the measured step on a device: nothing, unless backward_seen() finds that the
+# tracker misses the backward (run by the autograd engine on the device's own thread, which gets
+# the dispatch mode through ThreadLocalState): then the backward runs on the calling thread.
+device_backward = contextlib.nullcontext
+
+
+def backward_seen(device):                                  # UNTESTED (cuda)
+    """Whether a dispatch mode sees the operations of a backward on the device."""
+    x = torch.randn(4, 4, device=device, requires_grad=True)
+    tr = Tracker(device=device)
+    with tr:
+        y = (x * x).sum()
+        before = tr.ops
+        y.backward()
+    return tr.ops > before
+
+
+def backward_on_caller():                                   # UNTESTED (cuda)
+    return torch.autograd.set_multithreading_enabled(False)
+
+
+def round_block(n):
+    """The bytes the CUDA caching allocator gives a request of n bytes: 512-byte blocks."""
+    return 0 if n == 0 else 512 * ((n + 511) // 512)
 
 
 class Tracker(TorchDispatchMode):
@@ -143,13 +208,16 @@ class Tracker(TorchDispatchMode):
     "rng", "input" or "temp"; saved (pack hook) and gradient (p.grad) are decided when a
     snapshot is taken. After every operation the live sum is compared with the running maximum
     of the current phase and of the whole step. With device="cuda", storages elsewhere (the
-    CPU tensors of RNG states, step counters, the profiler handle) are not counted."""
+    CPU tensors of RNG states, step counters, the profiler handle) are not counted. The sum with
+    every storage rounded to 512-byte blocks (total_r, its maximum peak_r) is kept beside: the
+    caching allocator's view. A tensor whose storage cannot be had is counted in untracked."""
 
     def __init__(self, logits_numel=None, vocab=None, device=None):
         super().__init__()
         self.device = device
         self.live = {}
         self.total = 0
+        self.total_r, self.peak_r, self.untracked = 0, 0, 0
         self.saved = set()
         self.param_keys = set()
         self.grad_owners = []            # parameters whose .grad is a gradient
@@ -167,7 +235,11 @@ class Tracker(TorchDispatchMode):
             return None
         if self.device is not None and t.device.type != self.device:
             return None                                     # UNTESTED (cuda): host storages
-        st = storage_of(t)
+        try:
+            st = storage_of(t)
+        except (RuntimeError, NotImplementedError):         # no storage: not counted
+            self.untracked += 1
+            return None
         key = st._cdata
         entry = self.live.get(key)
         n = st.nbytes()
@@ -175,8 +247,10 @@ class Tracker(TorchDispatchMode):
             self.live[key] = [StorageWeakRef(st), n, label, tuple(t.shape),
                               (self.phase, self.layer, self.last_op, str(t.dtype))]
             self.total += n
+            self.total_r += round_block(n)
         elif entry[1] != n:                 # resized in place
             self.total += n - entry[1]
+            self.total_r += round_block(n) - round_block(entry[1])
             entry[1] = n
         return key
 
@@ -188,7 +262,9 @@ class Tracker(TorchDispatchMode):
     def sweep(self):
         dead = [k for k, e in self.live.items() if e[0].expired()]
         for k in dead:
-            self.total -= self.live.pop(k)[1]
+            n = self.live.pop(k)[1]
+            self.total -= n
+            self.total_r -= round_block(n)
             self.saved.discard(k)
 
     def set_phase(self, phase, layer=-1):
@@ -235,6 +311,8 @@ class Tracker(TorchDispatchMode):
     def observe(self):
         t = self.total
         key = self.phase
+        if self.total_r > self.peak_r:
+            self.peak_r = self.total_r
         if t > self.phase_peak.get(key, -1):
             self.phase_peak[key] = t
             if self.details is not None:
@@ -447,6 +525,10 @@ def train_step(model, opt, idx, tgt, c, device, tracker=None):
 
 def alloc_from_profile(prof):
     """Running sum of the CPU allocator's events: (peak of the sum, net change)."""
+    try:                                            # the profiler's enum, only the CPU path needs
+        from torch._C._autograd import DeviceType
+    except ImportError:
+        from torch.autograd import DeviceType
     run = peak = 0
     for e in prof.profiler.kineto_results.events():
         if e.name() == "[memory]" and e.device_type() == DeviceType.CPU:
@@ -484,7 +566,7 @@ def measure(c, device="cpu", details=None):
     tr.track(idx, "input")
     tr.track(tgt, "input")
     model.tracker = tr
-    start = tr.total
+    start, start_r = tr.total, tr.total_r
     tr.set_phase("forward")
 
     hooks = torch.autograd.graph.saved_tensors_hooks(pack_hook(tr), lambda t: t)
@@ -499,16 +581,25 @@ def measure(c, device="cpu", details=None):
     else:                                                           # UNTESTED (cuda)
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        with tr, hooks:
+        st0 = torch.cuda.memory_stats()
+        base = st0.get("allocated_bytes.all.current", torch.cuda.memory_allocated())
+        with tr, hooks, device_backward():
             train_step(model, opt, idx, tgt, c, device, tr)
         torch.cuda.synchronize()
         tr.sweep()
         stats = torch.cuda.memory_stats()
-        # the caching allocator's peak of allocated (not reserved) bytes, rounded to its blocks;
-        # base includes storages the tracker does not know (the CUDA context allocates none)
+        # The caching allocator's peak of allocated (not reserved) bytes: blocks of 512 bytes,
+        # and a cached block reused whole when splitting it would leave too little. base also
+        # holds what the tracker does not know (cuBLAS workspaces made by the warm-up step).
+        # requested_bytes (PyTorch >= 2.1) counts the sizes asked for, unrounded: beyond the
+        # tracker it sees only the scratch an operation allocates and frees inside itself.
         alloc_peak = stats["allocated_bytes.all.peak"] - base + start
-        alloc_net = torch.cuda.memory_allocated() - base
+        alloc_net = stats.get("allocated_bytes.all.current", base) - base
+        req = "requested_bytes.all."
+        extra = {"requested_peak_bytes": (stats[req + "peak"] - st0[req + "current"] + start
+                                          if req + "peak" in stats else ""),
+                 "tracker_rounded_peak_bytes": tr.peak_r - start_r + start,
+                 "untracked_tensors": tr.untracked}
     model.tracker = None
 
     phase, layer, op = tr.peak_where
@@ -520,6 +611,8 @@ def measure(c, device="cpu", details=None):
         row[ph + "_peak"] = tr.phase_peak.get(ph, 0)
     row.update({"start_bytes": start, "tracker_net_bytes": tr.total - start,
                 "alloc_peak_bytes": alloc_peak, "alloc_net_bytes": alloc_net})
+    if device != "cpu":
+        row.update(extra)
     return row
 
 
@@ -602,12 +695,14 @@ def self_test():
     # 5. AdamW, three implementations: the optimizer-step peak above the states, known exactly
     shapes = [(300, 40), (50,), (120, 7)]
     numel = [math.prod(sh) for sh in shapes]
-    # torch.optim.Optimizer's step() (FusedAdamW's too) opens a record_function, whose handle is a 288-byte storage for the
-    # whole step (PyTorch 1.13); the single-tensor loop keeps the previous parameter's denom
-    # while it computes sqrt(v) and sqrt(v) / bias of the next: 4 max(n_prev + 2 n) bytes.
+    # torch.optim.Optimizer's step() (FusedAdamW's too) opens a record_function, whose handle
+    # is a 288-byte storage for the whole step (PyTorch 1.13); the single-tensor loop keeps the
+    # previous parameter's denom while it computes sqrt(v) and sqrt(v) / bias of the next:
+    # 4 max(n_prev + 2 n) bytes.
     single = 4 * max(2 * n + (numel[i - 1] if i else 0) for i, n in enumerate(numel))
     for impl, extra in (("foreach", 8 * sum(numel) + RECORD_FUNCTION),
-                        ("single", single + RECORD_FUNCTION), ("fused", 4 * CHUNK + RECORD_FUNCTION)):
+                        ("single", single + RECORD_FUNCTION),
+                        ("fused", 4 * CHUNK + RECORD_FUNCTION)):
         ps = [nn.Parameter(torch.randn(sh)) for sh in shapes]
         for p in ps:
             p.grad = torch.randn_like(p)
@@ -649,6 +744,182 @@ def self_test():
     print("self test: the tracker is exact on the toys", flush=True)
 
 
+def self_test_device(device):
+    """The toys on a GPU (UNTESTED (cuda)), with what does not depend on PyTorch 1.13 on the CPU:
+    live bytes, a Linear's saved input, a saved output counted once, an autocast copy, AdamW's
+    temporaries (PyTorch 2.x: one per parameter with foreach, step counters on the host), the
+    loss's three n x V tensors, and CUDA autocast's fp32 softmax. A toy that differs is printed
+    and the run goes on (a GPU run is too precious to stop); returns how many differ."""
+    results = []
+
+    def expect(name, got, want, note=""):
+        results.append(got == want)
+        if got != want:
+            print(f"self test ({device}): toy {name} DIFFERS: got {got}, expected {want}"
+                  + (f" ({note})" if note else ""), flush=True)
+
+    def run(fn, **kw):
+        tr = Tracker(device=device, **kw)
+        with tr, torch.autograd.graph.saved_tensors_hooks(pack_hook(tr), lambda t: t):
+            fn(tr)
+        tr.sweep()
+        return tr
+
+    # 1. allocation, views, in-place, free; the allocator rounds each 4000 bytes to 4096
+    def toy1():
+        def fn(tr):
+            a = torch.ones(1000, device=device)
+            v = a.view(10, 100).t()
+            a.add_(a)
+            bb = a + a
+            del bb, v, a
+        gpu = device == "cuda"              # (device="cpu" runs the toys as a dry run)
+        if gpu:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            m0 = torch.cuda.memory_allocated()
+        tr = run(fn)
+        expect("1 (peak, end)", (tr.peak, tr.total), (8000, 0))
+        if gpu:
+            torch.cuda.synchronize()
+            expect("1 allocator (peak, end)", (torch.cuda.max_memory_allocated() - m0,
+                                               torch.cuda.memory_allocated() - m0), (8192, 0),
+                   "512-byte blocks")
+        expect("1 rounded tracker peak", tr.peak_r, 8192)
+
+    # 2. Linear forward + backward: saved = input only (weight is a parameter), labels right
+    def toy2():
+        lin = nn.Linear(64, 32).to(device)
+        x = torch.randn(16, 64, device=device)
+
+        def fn(tr):
+            for p in lin.parameters():
+                tr.param_keys.add(tr.track(p, "param"))
+            tr.grad_owners = list(lin.parameters())
+            tr.track(x, "input")
+            y = lin(x)
+            snap = tr.snapshot()
+            expect("2 Linear (saved, params, temporaries)",
+                   (snap["saved"], snap["params"], snap["temporaries"]),
+                   (16 * 64 * 4, (64 * 32 + 32) * 4, 16 * 32 * 4))
+            y.sum().backward()
+            expect("2 Linear grads", tr.snapshot()["grads"], (64 * 32 + 32) * 4)
+            lin.zero_grad(set_to_none=True)
+        run(fn)
+
+    # 3. exp saves its result: one storage, counted once although it is the output too
+    def toy3():
+        def fn(tr):
+            xx = torch.randn(100, device=device, requires_grad=True)
+            tr.track(xx, "input")
+            y = xx.exp()
+            expect("3 exp (saved, live)", (tr.snapshot()["saved"], tr.total), (400, 800))
+            y.sum().backward()
+            del y
+            tr.sweep()
+            expect("3 exp after backward (x and its gradient)", tr.total, 800)
+        run(fn)
+
+    # 4. autocast: the bf16 weight copy is labelled, the input cast is saved
+    def toy4():
+        lin2 = nn.Linear(64, 32, bias=False).to(device)
+
+        def fn(tr):
+            for p in lin2.parameters():
+                tr.param_keys.add(tr.track(p, "param"))
+            xx = torch.randn(16, 64, device=device)
+            tr.track(xx, "input")
+            with torch.autocast(device, dtype=torch.bfloat16):
+                y = lin2(xx)
+            snap = tr.snapshot()
+            expect("4 autocast (copies, saved)", (snap["autocast_copies"], snap["saved"]),
+                   (64 * 32 * 2, 16 * 64 * 2))
+            del y
+        run(fn)
+
+    # 5. AdamW, three implementations, PyTorch 2.x: foreach keeps sqrt(v) per parameter and
+    # divides and adds eps in place (1.13: a second list, 8 bytes per element); single as in
+    # 1.13; FusedAdamW its scratch. Step counters are host tensors; no record_function storage.
+    def toy5():
+        shapes = [(300, 40), (50,), (120, 7)]
+        numel = [math.prod(sh) for sh in shapes]
+        single = 4 * max(2 * n + (numel[i - 1] if i else 0) for i, n in enumerate(numel))
+        for impl, extra in (("foreach", 4 * sum(numel)), ("single", single),
+                            ("fused", 4 * CHUNK)):
+            ps = [nn.Parameter(torch.randn(sh, device=device)) for sh in shapes]
+            for p in ps:
+                p.grad = torch.randn_like(p)
+            opt = FusedAdamW(ps) if impl == "fused" else torch.optim.AdamW(
+                ps, foreach=(impl == "foreach"))
+            opt.step()                                              # states exist
+
+            def fn(tr):
+                for p in ps:
+                    tr.param_keys.add(tr.track(p, "param"))
+                    tr.track(p.grad, "temp")
+                tr.grad_owners = ps
+                for st in opt.state.values():
+                    for t in st.values():
+                        tr.track(t, "optim")
+                base = tr.total
+                opt.step()
+                expect(f"5 {impl} (states, temporaries)", (base, tr.peak - base),
+                       (16 * sum(numel), extra),
+                       "PyTorch 1.13 foreach: 8 bytes per element; step counters on the device"
+                       " would add 4 bytes per parameter")
+            run(fn)
+
+    # 6. the loss's backward holds three n x V fp32 tensors at once, at the log-softmax's
+    # backward, with the logits z, the targets and two 0-dim fp32 tensors (loss, seed)
+    def toy6():
+        def fn(tr):
+            z = torch.randn(8, 50, device=device, requires_grad=True)
+            t = torch.randint(50, (8,), device=device)
+            F.cross_entropy(z, t).backward()
+        tr = run(fn, logits_numel=400, vocab=50)
+        expect("6 cross-entropy (peak, op, logits)",
+               (tr.peak, tr.peak_where[2], tr.peak_snapshot["logits"]),
+               (4 * 1600 + 64 + 8, "_log_softmax_backward_data", 4 * 1600))
+
+    # 7. CUDA autocast keeps softmax in fp32 (its "fp32 list"; a bf16 input is copied to fp32
+    # first): the attention core of a layer, bmm(dropout(softmax(scores)), v) on bf16 scores
+    # (8 x 16 x 16, 4096 bytes) and v (1024): saved the fp32 probabilities (8192), the mask
+    # (2048), their bf16 cast for bmm (4096) and v; forward peak at the bmm (the fp32 dropout
+    # output and its cast alive), backward peak at the fp32 dropout backward. (CPU autocast in
+    # 1.13 would save 2048 + 4096 + 4096 + 1024 = 11264.)
+    def toy7():
+        sc = torch.randn(8, 16, 16, device=device, dtype=torch.bfloat16, requires_grad=True)
+        v = torch.randn(8, 16, 4, device=device, dtype=torch.bfloat16, requires_grad=True)
+        g = torch.randn(8, 16, 4, device=device, dtype=torch.bfloat16)
+
+        def fn(tr):
+            for t in (sc, v, g):
+                tr.track(t, "input")
+            tr.set_phase("forward")
+            with torch.autocast(device, dtype=torch.bfloat16):
+                o = torch.bmm(torch.native_dropout(torch.softmax(sc, -1), 0.1, True)[0], v)
+            tr.sweep()
+            expect("7 fp32 softmax: saved after the forward", tr.snapshot()["saved"], 15360)
+            tr.set_phase("backward")
+            o.backward(g)
+            del o
+        tr = run(fn)
+        expect("7 fp32 softmax: (forward peak, backward peak)",
+               (tr.phase_peak.get("forward"), tr.phase_peak.get("backward")), (29696, 34816))
+
+    for toy in (toy1, toy2, toy3, toy4, toy5, toy6, toy7):
+        try:
+            toy()
+        except Exception:                                   # report, and go on
+            results.append(False)
+            print(f"self test ({device}): {toy.__name__} RAISED:", flush=True)
+            traceback.print_exc(file=sys.stdout)
+    bad = results.count(False)
+    print(f"self test ({device}): {len(results) - bad} of {len(results)} checks as expected"
+          + (f", {bad} DIFFER (printed above; the run goes on)" if bad else ""), flush=True)
+    return bad
+
+
 # ---------------------------------------------------------------------------------------------
 # The closed forms: every phase's peak predicted from the input columns (README, "Whole step")
 #
@@ -672,22 +943,30 @@ def param_sizes(c):
     return n + [h, h] + ([] if c["tied"] else [V * h])
 
 
-def layer_activations(c):
+def layer_activations(c, device="cpu"):
     """A: what one layer keeps for backward (bytes), with the norms' per-row statistics."""
     s, b, h, a = c["seq"], c["micro_batch"], c["hidden"], c["heads"]
     sbh, as2b = s * b * h, a * s * s * b
     if c["precision"] == "autocast":     # bf16 GEMMs, fp32 residual stream (LayerNorm inputs)
         A = 38 * sbh + 5 * as2b if c["dropout"] else 36 * sbh + 2 * as2b
+        if device == "cuda":             # UNTESTED (cuda): softmax in fp32 (CUDA autocast's
+            # fp32 list): it keeps its fp32 output (4 as2b, not 2), the dropout runs in fp32 and
+            # bmm(probs, v) keeps a bf16 cast of its input (2 as2b; with dropout it replaces the
+            # bf16 dropout output, without it is new): + 2 as2b with dropout, + 4 as2b without
+            A += 2 * as2b if c["dropout"] else 4 * as2b
     else:                                # fp32: every bf16 tensor doubles, masks stay 1 byte
         A = 66 * sbh + 9 * as2b if c["dropout"] else 64 * sbh + 4 * as2b
     return A + 16 * s * b                # mean and rstd of two LayerNorms, fp32
 
 
-def layer_backward(sbh, sb, as2b, h, e, ac, drop, pers, rc, exact=True):
+def layer_backward(sbh, sb, as2b, h, e, ac, drop, pers, rc, exact=True, fp32_softmax=False):
     """The live bytes through one layer's backward, relative to the moment it starts (its
     activations, its autocast weight copies and the incoming gradient 4 sbh alive), at the
     operations where they can peak: [(name, bytes)]. Every step is an allocation or a free of
-    the operation named in the comment (PyTorch 1.13; the same kernels on a GPU)."""
+    the operation named in the comment (PyTorch 1.13; the same kernels on a GPU).
+    fp32_softmax: CUDA autocast's attention core (derived from the PyTorch sources, not yet
+    measured): the probabilities' gradient cast to fp32, dropout and softmax backward in fp32,
+    the scores' gradient cast back to bf16."""
     run, marks = 0, []
 
     def add(x):
@@ -744,16 +1023,34 @@ def layer_backward(sbh, sb, as2b, h, e, ac, drop, pers, rc, exact=True):
     mark("proj")
     add(-e * sbh - (2 * h * h if ac else 0) - g)            # proj input, its copy, grad in
     weight_grad_done(h * h, h, "proj_cast")
-    add(e * sbh + e * as2b)                                 # bmm(probs, v): grads of v, probs
-    mark("pv")
-    add(-e * sbh - (e * as2b if drop else 0) - e * sbh)     # v, dropout output, grad of o
-    if drop:
-        add(e * as2b)                                       # dropout backward on the scores
-        mark("core_dropout")
-        add(-as2b - e * as2b)
-    add(e * as2b)                                           # softmax backward
-    mark("softmax")
-    add(-2 * e * as2b)
+    if fp32_softmax:                                        # UNTESTED (cuda), e = 2
+        add(e * sbh + e * as2b)                             # bmm(probs, v): grads of v, probs
+        mark("pv")
+        add(-e * sbh - e * as2b - e * sbh)                  # v, the bf16 probs, grad of o
+        add(4 * as2b)                                       # the probs' gradient to fp32
+        mark("probs_cast")
+        add(-e * as2b)
+        if drop:
+            add(4 * as2b)                                   # dropout backward, fp32
+            mark("core_dropout")
+            add(-as2b - 4 * as2b)
+        add(4 * as2b)                                       # softmax backward, fp32
+        mark("softmax")
+        add(-8 * as2b)                                      # its fp32 output, grad in
+        add(e * as2b)                                       # the scores' gradient to bf16
+        mark("scores_cast")
+        add(-4 * as2b)
+    else:
+        add(e * sbh + e * as2b)                             # bmm(probs, v): grads of v, probs
+        mark("pv")
+        add(-e * sbh - (e * as2b if drop else 0) - e * sbh)  # v, dropout output, grad of o
+        if drop:
+            add(e * as2b)                                   # dropout backward on the scores
+            mark("core_dropout")
+            add(-as2b - e * as2b)
+        add(e * as2b)                                       # softmax backward
+        mark("softmax")
+        add(-2 * e * as2b)
     sc = 8 if exact else 0                                  # the scale as a 0-dim double
     add(sc + e * as2b)                                      # backward of the 1/sqrt(d) scale
     mark("scale")
@@ -775,10 +1072,14 @@ def layer_backward(sbh, sb, as2b, h, e, ac, drop, pers, rc, exact=True):
     return marks
 
 
-def predict(c, exact=True):
+def predict(c, exact=True, device="cpu"):
     """{phase: (bytes, where)}: the peak of every phase of the step, each a maximum over the
     points listed in the README. exact=False leaves out the artefacts of the CPU run (a device
-    model)."""
+    model). device="cuda" (implies exact=False; UNTESTED (cuda)) is the run of --device cuda
+    under PyTorch 2.x: AdamW foreach keeps one fp32 temporary per parameter (4 Psi), FusedAdamW's
+    scratch is on the device, and under autocast softmax runs in fp32 (layer_activations,
+    layer_backward's fp32_softmax and the no-grad forward's attention core below: derived from
+    the PyTorch sources, marked "derived" in where, not yet measured)."""
     L, h, a, V, s, b = (c[k] for k in ("layers", "hidden", "heads", "vocab", "seq", "micro_batch"))
     tied, pos, drop = c["tied"], c["positions"] == "learned", c["dropout"]
     ac, rc = c["precision"] == "autocast", c["recompute"] == "full"
@@ -788,7 +1089,10 @@ def predict(c, exact=True):
     n = param_sizes(c)
     Psi = sum(n)
     W, G = 4 * Psi, 4 * Psi
-    X = 1 if exact else 0
+    cuda = device == "cuda"
+    X = 1 if exact and not cuda else 0
+    f32sm = ac and cuda                                     # CUDA autocast: fp32 softmax
+    derived = " (cuda autocast: derived)" if f32sm else ""
     M = 8 * Psi + 4 * len(n) * X                            # m, v; fp32 step counters
     Gs = G if pers else 0                                   # gradients alive at the start
     IN = 16 * sb                                            # token ids and targets, int64
@@ -796,7 +1100,7 @@ def predict(c, exact=True):
     rng = L * RNG_STATE * X if rc else 0
     emb = 8 * s * pos + sbh * drop                          # position ids; embedding mask
     head = 4 * sbh + 8 * sb + e * sbh                       # final LN input, stats; head input
-    A = layer_activations(c)
+    A = layer_activations(c, device)
     ck = 4 * sbh                                            # a checkpoint: the fp32 residual
     Cp, Cb, Ch = (24 * h * h, 18 * h, 2 * Vh) if ac else (0, 0, 0)   # bf16 copies (bytes)
     acts = L * ck if rc else L * A
@@ -812,8 +1116,11 @@ def predict(c, exact=True):
     if rc:
         fl = W + M + Gs + IN + emb + L * ck + (L - 1) * RNG_STATE * X + (L - 1) * (Cp + Cb)
         core = (3 * e + 1) * as2b if drop else 2 * e * as2b
+        if f32sm:   # the bf16 scores, their fp32 copy and the fp32 softmax at _softmax (10 as2b);
+            # at the dropout the copy is gone: scores, softmax, fp32 output and mask (11 as2b)
+            core = 11 * as2b if drop else 10 * as2b
         f.append((fl + e * sbh + core + (6 * h * h + 6 * h if ac else 0),
-                  "last layer's no-grad forward: attention core"))
+                  "last layer's no-grad forward: attention core" + derived))
         f.append((fl + 4 * sbh + 8 * e * sbh + (16 * h * h + 16 * h if ac else 0),
                   "last layer's no-grad forward: GeLU"))
     out["forward"] = max(f)
@@ -826,7 +1133,7 @@ def predict(c, exact=True):
                                 (base + b2, "output layer weight gradient"))
 
     # the layers: layer i (done = L-1-i layers before it), at the best point of its backward
-    marks = layer_backward(sbh, sb, as2b, h, e, ac, drop, pers, rc, exact)
+    marks = layer_backward(sbh, sb, as2b, h, e, ac, drop, pers, rc, X == 1, f32sm)
     Gl = 4 * (12 * h * h + 13 * h)
     # gradients alive when the layers start: all (persistent; a tied embedding also holds the
     # output layer's partial gradient), or the final norm's and the output layer's (on demand;
@@ -840,7 +1147,7 @@ def predict(c, exact=True):
             s0 = W + M + IN + emb + rng + (i + 1) * ck + 2 * ck + sc + g + A - ck + Cp
         else:
             s0 = W + M + IN + emb + (i + 1) * (A + Cp) + ck + sc + g
-        best += [(s0 + v, f"layer {i} {name}") for name, v in marks]
+        best += [(s0 + v, f"layer {i} {name}{derived}") for name, v in marks]
     out["recompute" if rc else "backward_layers"] = max(best)
 
     # backward end: the embedding's backward
@@ -856,7 +1163,9 @@ def predict(c, exact=True):
 
     # optimizer: all states + the implementation's temporaries (+ torch.optim's step handle)
     impl = c["optimizer_impl"]
-    temp = {"fused": 4 * CHUNK * X, "foreach": 8 * Psi,
+    # (PyTorch 2.x's foreach: one list, sqrt(v) divided and eps added in place; the emulated
+    # fused step's scratch is on the device in a cuda run, an artefact of the emulation still)
+    temp = {"fused": 4 * CHUNK * (1 if X or cuda else 0), "foreach": (4 if cuda else 8) * Psi,
             "single": 4 * max(2 * x + (n[i - 1] if i else 0) for i, x in enumerate(n))}[impl]
     out["optimizer"] = (W + M + G + IN + temp + RECORD_FUNCTION * X + 4 + rng,
                         f"{impl} temporaries")
@@ -871,16 +1180,25 @@ def row_config(r):
 
 
 def check(path):
+    """The CPU rows by check_cpu (the test), the others by check_device (a report); 1 on a CPU
+    row that differs from the closed forms or a device row that is malformed, else 0."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    cpu = [r for r in rows if r.get("device") == "cpu"]
+    other = [r for r in rows if r.get("device") != "cpu"]
+    status = check_cpu(path, cpu) if cpu or not other else 0
+    if other:
+        status = max(status, check_device(path, other))
+    return status
+
+
+def check_cpu(path, rows):
     """Every row's phase peaks against predict(): exact (0 on success, 1 on any difference).
     Then the device model (predict(c, exact=False)) at the peak: whether it names the measured
     phase, its worst gap to the measured peak, and to the measured peak less the RNG states."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
     bad, n_cpu, same = 0, 0, 0
     worst, worst_norng, count = (0.0, ""), (0.0, ""), {}
     for r in rows:
-        if r["device"] != "cpu":                            # UNTESTED (cuda): not predicted
-            continue
         n_cpu += 1
         c = row_config(r)
         p, d = predict(c), predict(c, exact=False)
@@ -918,14 +1236,144 @@ def check(path):
     return 0
 
 
+INT_COLUMNS = (["peak_bytes", "peak_layer"] + [l + "_bytes" for l in LABELS]
+               + [p + "_peak" for p in PHASES]
+               + ["start_bytes", "tracker_net_bytes", "alloc_peak_bytes", "alloc_net_bytes"])
+
+
+def row_problems(r):
+    """What makes a measured row unusable: missing or unparsable columns, inputs outside the
+    grid, a peak that is not the sum of its labels or not the largest phase peak."""
+    missing = [k for k in COLUMNS if not r.get(k)]
+    if missing:
+        return ["missing " + ", ".join(missing)]
+    try:
+        c = row_config(r)
+        v = {k: int(r[k]) for k in INT_COLUMNS}
+    except ValueError as ex:
+        return [f"not a number: {ex}"]
+    out = []
+    if c not in list(configs()):
+        out.append("inputs outside the grid of configs()")
+    if r["peak_phase"] not in PHASES:
+        out.append(f"peak_phase {r['peak_phase']!r}")
+    if sum(v[l + "_bytes"] for l in LABELS) != v["peak_bytes"]:
+        out.append("the labels do not sum to peak_bytes")
+    if max(v[p + "_peak"] for p in PHASES) != v["peak_bytes"]:
+        out.append("peak_bytes is not the largest phase peak")
+    return out
+
+
+def check_device(path, rows):                               # UNTESTED (cuda)
+    """A report on device rows: every phase measured against the device model predict(c,
+    exact=False, device="cuda"), with the gap in bytes and % of the prediction; the peak phase
+    measured and predicted; the allocator's peak (allocated_bytes, 512-byte blocks) and the
+    requested bytes against the tracker's peak. Summaries: the worst gap per precision and the
+    phases that agree to the byte. Differences do not fail; 1 if a row is malformed, else 0."""
+    bad, same = 0, 0
+    worst = {}              # precision -> (|%|, gap, %, config, phase)
+    worst_peak = {}         # precision -> the same for the step's peak
+    agree = {}              # (phase, precision) -> [rows to the byte, rows]
+    alloc_gaps, req_gaps = [], []
+    print(f"{path}: {len(rows)} device rows against predict(c, exact=False, device='cuda') "
+          "(a report: gaps are measured - predicted; they do not fail the check)")
+    print(f"    {'phase':16s} {'measured':>11s} {'predicted':>11s} {'gap':>10s} {'gap %':>9s}  "
+          "where (the predicted point)")
+    for r in rows:
+        problems = row_problems(r)
+        if problems:
+            bad += 1
+            print(f"  MALFORMED {r.get('config') or '?'}: " + "; ".join(problems))
+            continue
+        c = row_config(r)
+        prec = c["precision"]
+        d = predict(c, exact=False, device="cuda")
+        peak = int(r["peak_bytes"])
+        print(f"{r['config']} ({r['device']})")
+        for ph in PHASES:
+            m = int(r[ph + "_peak"])
+            if ph not in d:
+                if m:
+                    print(f"    {ph:16s} {m:>11d} {'-':>11s}  (no prediction for this phase)")
+                continue
+            v, where = d[ph]
+            gap = m - v
+            pct = 100 * gap / v if v else 0.0
+            print(f"    {ph:16s} {m:>11d} {v:>11d} {gap:>+10d} {pct:>+8.3f}%  {where}")
+            a = agree.setdefault((ph, prec), [0, 0])
+            a[0] += gap == 0
+            a[1] += 1
+            if abs(pct) >= worst.get(prec, (-1,))[0]:
+                worst[prec] = (abs(pct), gap, pct, r["config"], ph)
+        top = max(d, key=lambda k: d[k][0])
+        same += top == r["peak_phase"]
+        gap = peak - d[top][0]
+        pct = 100 * gap / d[top][0]
+        if abs(pct) >= worst_peak.get(prec, (-1,))[0]:
+            worst_peak[prec] = (abs(pct), gap, pct, r["config"], top)
+        print(f"    peak: measured {r['peak_phase']} {peak} (layer {r['peak_layer']}, after "
+              f"{r['peak_op']}), predicted {top} {d[top][0]} ({gap:+d}, {pct:+.3f}%): "
+              + ("same phase" if top == r["peak_phase"] else "ANOTHER PHASE"))
+        ap = int(r["alloc_peak_bytes"])
+        alloc_gaps.append((ap - peak, 100 * (ap - peak) / peak, r["config"]))
+        line = (f"    allocator: allocated peak {ap} = tracker peak {ap - peak:+d} "
+                f"({100 * (ap - peak) / peak:+.3f}%)")
+        rq, rounded = r.get("requested_peak_bytes"), r.get("tracker_rounded_peak_bytes")
+        if rq:
+            req_gaps.append((int(rq) - peak, 100 * (int(rq) - peak) / peak, r["config"]))
+            line += f"; requested peak {rq} = tracker {int(rq) - peak:+d}"
+        if rounded:
+            line += f"; tracker in 512-byte blocks {rounded} ({int(rounded) - peak:+d})"
+        if r.get("untracked_tensors") not in (None, "", "0"):
+            line += f"; {r['untracked_tensors']} tensors without a storage not counted"
+        print(line + f"; net {r['alloc_net_bytes']} vs tracker {r['tracker_net_bytes']}")
+    n = len(rows) - bad
+    print(f"{path}: summary of {n} device rows" + (f" ({bad} MALFORMED)" if bad else ""))
+    if n:
+        print(f"  peak phase as predicted in {same}/{n} rows")
+        for prec in PRECISIONS:
+            if prec in worst:
+                _, g, pc, cfg, ph = worst[prec]
+                _, g2, pc2, cfg2, ph2 = worst_peak[prec]
+                print(f"  {prec}: worst phase gap {g:+d} bytes ({pc:+.3f}%) at {ph} of {cfg}; "
+                      f"worst peak gap {g2:+d} ({pc2:+.3f}%) at {ph2} of {cfg2}")
+        print("  phases that agree to the byte (rows to the byte / rows): " + "; ".join(
+            f"{ph} " + ", ".join(f"{prec} {agree[(ph, prec)][0]}/{agree[(ph, prec)][1]}"
+                                 for prec in PRECISIONS if (ph, prec) in agree)
+            for ph in PHASES if any((ph, prec) in agree for prec in PRECISIONS)))
+        for name, gaps in (("allocated peak", alloc_gaps), ("requested peak", req_gaps)):
+            if gaps:
+                lo, hi = min(gaps), max(gaps)
+                print(f"  {name} - tracker peak: {lo[0]:+d} ({lo[1]:+.3f}%, {lo[2]}) to "
+                      f"{hi[0]:+d} ({hi[1]:+.3f}%, {hi[2]})")
+    if bad:
+        print(f"{path}: {bad} device rows are malformed", file=sys.stderr)
+        return 1
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------
 
 
-def write_csv(path, rows):
-    with open(path, "w", newline="") as out:
-        w = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
+# The order of --order spread: within each round one variant (precision, gradient buffer,
+# optimizer) over every shape; the first rounds cover fp32 and autocast, both gradient buffers
+# and the three optimizers, so a run cut short still spans them.
+SPREAD = [(0, 0, 0), (1, 1, 1), (0, 1, 2), (1, 0, 2), (0, 1, 0), (1, 0, 1),
+          (0, 0, 2), (1, 1, 2), (0, 1, 1), (1, 0, 0), (0, 0, 1), (1, 1, 0)]
+
+
+def spread(indices, all_configs):
+    def key(i):
+        c = all_configs[i]
+        v = (PRECISIONS.index(c["precision"]), GRAD_BUFFERS.index(c["grad_buffer"]),
+             OPTIMIZERS.index(c["optimizer_impl"]))
+        return SPREAD.index(v), i
+    return sorted(indices, key=key)
+
+
+def on_signal(signum, frame):
+    print(f"stopped by signal {signum}: the rows measured so far are in the CSV", flush=True)
+    raise SystemExit(128 + signum)
 
 
 def main(argv):
@@ -933,30 +1381,80 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--only", default="", help="comma-separated config indices")
+    ap.add_argument("--only", default="",
+                    help="comma-separated config indices, run in the order given")
+    ap.add_argument("--order", default="index", choices=["index", "spread"],
+                    help="spread: interleaved over precision, gradient buffer and optimizer")
+    ap.add_argument("--no-check", action="store_true", help="measure only")
     ap.add_argument("--check", metavar="FIXTURE")
     args = ap.parse_args(argv[1:])
     if args.check:
         return check(args.check)
     if not args.out:
         ap.error("OUT.csv is required")
-    self_test()
-    want = {int(i) for i in args.only.split(",") if i}
-    rows = []
+    signal.signal(signal.SIGTERM, on_signal)
+    if args.device == "cpu":
+        self_test()
+    else:
+        global device_backward
+        try:
+            seen = backward_seen(args.device)
+        except Exception:                                   # report, and measure as planned
+            traceback.print_exc(file=sys.stdout)
+            seen = True
+        if seen:
+            print("the tracker sees the backward on the device's autograd thread", flush=True)
+        else:
+            print("the tracker does not see the backward on the device's autograd thread: the "
+                  "measured steps run it on the calling thread", flush=True)
+            if hasattr(torch.autograd, "set_multithreading_enabled"):
+                device_backward = backward_on_caller
+        self_test_device(args.device)
+    all_configs = list(configs())
+    order = list(range(len(all_configs)))
+    if args.only:
+        order = list(dict.fromkeys(int(i) for i in args.only.split(",") if i))
+        wrong = [i for i in order if not 0 <= i < len(all_configs)]
+        if wrong:
+            ap.error(f"--only: no configuration {wrong} (0..{len(all_configs) - 1})")
+    if args.order == "spread":
+        order = spread(order, all_configs)
+    fields = COLUMNS + (DEVICE_COLUMNS if args.device != "cpu" else [])
+    n, failed = 0, []
     start = time.time()
-    for i, c in enumerate(configs()):
-        if want and i not in want:
-            continue
-        t0 = time.time()
-        row = measure(c, args.device)
-        rows.append(row)
-        print(f"[{i}] {row['config']}: peak {row['peak_bytes']} at {row['peak_phase']}"
-              f"/{row['peak_layer']}/{row['peak_op']}; alloc {row['alloc_peak_bytes']} "
-              f"net {row['alloc_net_bytes']}/{row['tracker_net_bytes']} "
-              f"({time.time() - t0:.1f} s)", flush=True)
-    write_csv(args.out, rows)
-    print(f"{len(rows)} rows in {time.time() - start:.0f} s -> {args.out}")
-    return check(args.out)
+    with open(args.out, "w", newline="") as out:
+        w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        out.flush()
+        for i in order:
+            c = all_configs[i]
+            t0 = time.time()
+            try:
+                row = measure(c, args.device)
+            except Exception:                               # report it, go on with the next
+                failed.append(i)
+                print(f"[{i}] {config_name(c)}: FAILED after {time.time() - t0:.1f} s:",
+                      flush=True)
+                traceback.print_exc(file=sys.stdout)
+                sys.stdout.flush()
+                continue
+            w.writerow(row)
+            out.flush()
+            n += 1
+            more = ""
+            if args.device != "cpu":
+                more = (f" requested {row.get('requested_peak_bytes')} tracker in blocks "
+                        f"{row.get('tracker_rounded_peak_bytes')}")
+            print(f"[{i}] {row['config']}: peak {row['peak_bytes']} at {row['peak_phase']}"
+                  f"/{row['peak_layer']}/{row['peak_op']}; alloc {row['alloc_peak_bytes']}"
+                  f"{more} net {row['alloc_net_bytes']}/{row['tracker_net_bytes']} "
+                  f"({time.time() - t0:.1f} s)", flush=True)
+    print(f"{n} rows in {time.time() - start:.0f} s -> {args.out}"
+          + (f"; {len(failed)} configurations FAILED: {failed}" if failed else ""), flush=True)
+    status = 1 if failed else 0
+    if args.no_check:
+        return status
+    return max(status, check(args.out))
 
 
 if __name__ == "__main__":
