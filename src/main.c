@@ -921,32 +921,46 @@ static bool read_files(const struct options *o, const struct reading *rd, struct
 
 /* ---- eval ---- */
 
+/* What evaluating rows needs of its own in each thread. */
+struct eval_lane {
+    struct plan plan;         /* reused for every row */
+    struct model_cache *memo; /* the layer inventories of recent rows (NULL: none) */
+    struct diag own;          /* the rows' own messages (an overflow) */
+};
+
 struct eval_ctx {
     const struct options *o;
     struct evalout out;
-    struct plan plan;         /* reused for every row */
-    struct model_cache *memo; /* the layer inventories of recent rows (NULL: none) */
-    bool begun;               /* the header is written: a file could be opened */
-    bool aborted;             /* eval_write wrote nothing: -o's file is left as it was */
+    struct eval_lane lane; /* this thread's */
+    bool begun;            /* the header is written: a file could be opened */
+    bool aborted;          /* eval_write wrote nothing: -o's file is left as it was */
     bool io_ok;
-    struct diag rows; /* the rows' messages */
+    bool write_failed; /* a worker could not keep its rows' text (no memory) */
+    struct diag rows;  /* the rows' messages */
 };
+
+static void eval_row(struct evalout *out, struct eval_lane *lane, const struct scenario *sc,
+                     const char *file, unsigned long line, struct diag *d)
+{
+    struct terms t;
+    char settings[PLAN_SETTINGS_MAX];
+    struct plan *p = &lane->plan;
+    if (model_eval_cached(sc, lane->memo, &t) != MODEL_OK ||
+        plan_build_memo(sc, &t, lane->memo, p) != 0) {
+        diag_report(d, file, line, "scenario '%s': a byte count overflows 64 bits", sc->name);
+        return;
+    }
+    plan_fix_settings(p, settings, sizeof settings);
+    struct evalout_fix fix = {plan_fix_name(p->fix), p->fix_peak_bytes, p->fix_micro_batch,
+                              settings, p->gpus_for_states};
+    evalout_row(out, sc, &t, &fix);
+}
 
 static bool eval_one(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
                      struct diag *d)
 {
     struct eval_ctx *e = ctx;
-    struct terms t;
-    char settings[PLAN_SETTINGS_MAX];
-    if (model_eval_cached(sc, e->memo, &t) != MODEL_OK ||
-        plan_build_memo(sc, &t, e->memo, &e->plan) != 0) {
-        diag_report(d, file, line, "scenario '%s': a byte count overflows 64 bits", sc->name);
-        return true;
-    }
-    plan_fix_settings(&e->plan, settings, sizeof settings);
-    struct evalout_fix fix = {plan_fix_name(e->plan.fix), e->plan.fix_peak_bytes,
-                              e->plan.fix_micro_batch, settings, e->plan.gpus_for_states};
-    evalout_row(&e->out, sc, &t, &fix);
+    eval_row(&e->out, &e->lane, sc, file, line, d);
     return true;
 }
 
@@ -981,13 +995,23 @@ static size_t eval_table_cols(const struct options *o, bool to_stdout)
     return 80;
 }
 
-/* ---- eval's reading thread (readahead.h): it parses the rows the main thread evaluates ---- */
+/*
+ * ---- eval's threads (readahead.h): one parses the rows; this one and more evaluate them ----
+ *
+ * With CSV output the rows are evaluated a batch at a time by every thread, the reading one
+ * included when it is ahead: each formats its batch's rows into memory, and the queue writes
+ * the texts in the order of the input. JSON and the table keep one writer's state across rows
+ * (a comma, the widths): this thread evaluates and writes them, a row at a time.
+ */
+
+#define EVAL_THREADS_MAX 8
 
 struct eval_reader {
     const struct options *o;
     struct readahead *q;
     struct reading rd;
     struct diag *d; /* config's messages */
+    bool opened;    /* a file was opened: the `opened` item is pushed once */
     bool ok;
 };
 
@@ -1004,7 +1028,9 @@ static void reader_opened(void *ctx)
 {
     struct eval_reader *r = ctx;
     static const struct readahead_item opened = {.opened = true};
-    readahead_push(r->q, &opened);
+    if (!r->opened)
+        readahead_push(r->q, &opened);
+    r->opened = true;
 }
 
 static void *reader_main(void *arg)
@@ -1015,36 +1041,161 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
-/* read_files into eval_one with the reading on a second thread; false when it cannot start one
- * (nothing was read: the caller reads in this thread). */
+/* A thread's share of a CSV evaluation (readahead_work's lane). */
+struct eval_share {
+    const struct evalout *settings; /* the writer's settings (CSV keeps no state across rows) */
+    struct eval_lane lane;
+    bool begun; /* this thread wrote the header */
+};
+
+/* readahead_work_fn: batch b's rows as CSV text. */
+static struct readahead_text eval_batch_text(void *arg, const struct readahead_batch *b)
+{
+    struct eval_share *sh = arg;
+    struct readahead_text t = {NULL, 0};
+    FILE *mem = open_memstream(&t.text, &t.len);
+    if (!mem)
+        return t;
+    struct evalout out = *sh->settings;
+    out.out = mem;
+    for (size_t i = 0; i < b->n; i++) {
+        const struct readahead_item *it = &b->items[i];
+        if (it->opened) {
+            evalout_begin(&out);
+            sh->begun = true;
+        } else {
+            eval_row(&out, &sh->lane, &it->sc, it->file, it->line, &sh->lane.own);
+        }
+    }
+    if (fclose(mem) != 0 || out.error != 0) {
+        free(t.text);
+        t = (struct readahead_text){NULL, 0};
+    }
+    return t;
+}
+
+/* readahead_write_fn: into eval's output. */
+static void eval_write_text(void *ctx, const char *text, size_t len)
+{
+    struct eval_ctx *e = ctx;
+    fwrite(text, 1, len, e->out.out);
+}
+
+struct eval_worker {
+    struct readahead *q;
+    struct eval_share share;
+    pthread_t thread;
+};
+
+static void *eval_worker_main(void *arg)
+{
+    struct eval_worker *w = arg;
+    readahead_work(w->q, &w->share);
+    return NULL;
+}
+
+/* How many threads evaluate CSV rows: one a processor, the reading one included (up to
+ * EVAL_THREADS_MAX); 0 for JSON and the table. */
+static size_t eval_threads_wanted(const struct options *o)
+{
+    if (o->format != EVALOUT_CSV)
+        return 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 2)
+        return 2;
+    return cpus > EVAL_THREADS_MAX ? EVAL_THREADS_MAX : (size_t)cpus;
+}
+
+static void eval_lane_init(struct eval_lane *lane, const struct options *o)
+{
+    lane->memo = model_cache_new(); /* NULL only makes eval slower */
+    diag_init(&lane->own, print_message, (void *)o);
+}
+
+/* A share's end: its counts into e. */
+static void eval_share_end(struct eval_ctx *e, struct eval_share *sh)
+{
+    e->begun |= sh->begun;
+    e->lane.own.count += sh->lane.own.count;
+    model_cache_free(sh->lane.memo);
+}
+
+/* Threads 2 .. n - 1 (0 is the reading one, 1 this one); returns how many started. */
+static size_t eval_start_workers(struct eval_ctx *e, struct readahead *q, struct eval_worker *w,
+                                 size_t n)
+{
+    size_t started = 0;
+    for (size_t i = 2; i < n; i++) {
+        struct eval_worker *wi = &w[started];
+        wi->q = q;
+        wi->share = (struct eval_share){&e->out, {.memo = NULL}, false};
+        eval_lane_init(&wi->share.lane, e->o);
+        if (pthread_create(&wi->thread, NULL, eval_worker_main, wi) != 0) {
+            model_cache_free(wi->share.lane.memo);
+            break;
+        }
+        started++;
+    }
+    return started;
+}
+
+/* This thread's part: every row (JSON, the table) or its share of the batches (CSV). */
+static void eval_consume(struct eval_ctx *e, struct readahead *q, size_t threads)
+{
+    if (threads == 0) {
+        const struct readahead_item *it;
+        while ((it = readahead_pop(q)) != NULL) {
+            if (it->opened)
+                eval_opened(e);
+            else
+                eval_one(e, &it->sc, it->file, it->line, &e->lane.own);
+        }
+        return;
+    }
+    struct eval_worker w[EVAL_THREADS_MAX];
+    size_t started = eval_start_workers(e, q, w, threads);
+    struct eval_share mine = {&e->out, {.memo = NULL}, false};
+    mine.lane.memo = e->lane.memo; /* this thread's: eval_share_end leaves it */
+    diag_init(&mine.lane.own, print_message, (void *)e->o);
+    readahead_work(q, &mine);
+    mine.lane.memo = NULL;
+    eval_share_end(e, &mine);
+    for (size_t i = 0; i < started; i++) {
+        pthread_join(w[i].thread, NULL);
+        eval_share_end(e, &w[i].share);
+    }
+}
+
+/* read_files into eval_row with the reading on a thread of its own and the evaluation on this
+ * one and, for CSV, on more; false when it cannot start the reading thread (nothing was read:
+ * the caller reads in this thread). */
 static bool eval_read_ahead(struct eval_ctx *e, bool to_stdout)
 {
     struct eval_reader r = {
-        e->o, readahead_new(), {reader_row, reader_opened, NULL, true, to_stdout}, &e->rows, false};
+        e->o,     readahead_new(), {reader_row, reader_opened, NULL, true, to_stdout},
+        &e->rows, false,           false};
     r.rd.ctx = &r;
-    pthread_t thread;
     if (!r.q)
         return false;
+    size_t threads = eval_threads_wanted(e->o);
+    struct eval_share reading = {&e->out, {.memo = NULL}, false};
+    if (threads > 0) {
+        eval_lane_init(&reading.lane, e->o);
+        readahead_share(r.q, eval_batch_text, &reading, eval_write_text, e);
+    }
+    pthread_t thread;
     if (pthread_create(&thread, NULL, reader_main, &r) != 0) {
+        model_cache_free(reading.lane.memo);
         readahead_free(r.q);
         return false;
     }
-    /* The rows' own messages (an overflow) in a diag of this thread, counted with config's. */
-    struct diag own;
-    diag_init(&own, print_message, (void *)e->o);
-    const struct readahead_item *it;
-    while ((it = readahead_pop(r.q)) != NULL) {
-        if (it->opened)
-            eval_opened(e);
-        else if (!eval_one(e, &it->sc, it->file, it->line, &own)) {
-            readahead_stop(r.q);
-            break;
-        }
-    }
+    eval_consume(e, r.q, threads);
     readahead_stop(r.q); /* unblocks a reader still pushing after an early stop */
     pthread_join(thread, NULL);
+    if (threads > 0)
+        eval_share_end(e, &reading);
+    e->write_failed |= readahead_failed(r.q);
     readahead_free(r.q);
-    e->rows.count += own.count;
     e->io_ok = r.ok;
     return true;
 }
@@ -1099,11 +1250,12 @@ static int cmd_eval(const struct options *o)
         return EXIT_USAGE;
     }
     e->o = o;
-    e->memo = model_cache_new(); /* NULL only makes eval slower */
-    e->begun = e->aborted = false;
+    e->lane.memo = model_cache_new(); /* NULL only makes eval slower */
+    e->begun = e->aborted = e->write_failed = false;
     e->io_ok = true;
     evalout_init(&e->out, o->format, o->units, stdout);
     diag_init(&e->rows, print_message, (void *)o);
+    diag_init(&e->lane.own, print_message, (void *)o);
     bool write_failed;
     if (to_file) {
         struct diag fd;
@@ -1115,11 +1267,11 @@ static int cmd_eval(const struct options *o)
         if (write_failed)
             fprintf(stderr, "memfit: cannot write the output\n");
     }
-    write_failed |= e->out.error != 0;
+    write_failed |= e->out.error != 0 || e->write_failed;
     bool io_ok = e->io_ok;
-    size_t rejected = e->rows.count;
+    size_t rejected = e->rows.count + e->lane.own.count;
     evalout_release(&e->out);
-    model_cache_free(e->memo);
+    model_cache_free(e->lane.memo);
     free(e);
     if (write_failed || !io_ok)
         return EXIT_USAGE;

@@ -1,18 +1,23 @@
-/* readahead: see readahead.h. A ring of batches, each free, being filled, ready or being read;
- * items move a batch at a time, so the lock is taken once per batch, not per row. */
+/* readahead: see readahead.h. A ring of batches, each free, being filled, ready, taken or done
+ * (its text waits to be written); items move a batch at a time, so the lock is taken once per
+ * batch, not per row. The producer fills the slots in ring order and consumers take them in the
+ * same order, so batch seq is in slot seq % BATCHES, and a slot is free again only once its
+ * text is written: the texts waiting for their turn are never more than the slots. */
 #include "readahead.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
-#define BATCHES 4
+/* Room for two threads' batches in work, the texts waiting for them, and reading ahead. */
+#define BATCHES 8
 #define BATCH_ITEMS 512
 
-enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_READING };
+enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_TAKEN, SLOT_DONE };
 
 struct slot {
     enum slot_state state;
     size_t n;
+    struct readahead_text text; /* SLOT_DONE: the batch's */
     struct readahead_item items[BATCH_ITEMS];
 };
 
@@ -20,13 +25,22 @@ struct readahead {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     struct slot slots[BATCHES];
-    size_t fill;  /* the producer's slot */
-    bool filling; /* the producer holds slots[fill] (the producer's own: read without lock) */
-    size_t read;  /* the consumer's slot */
-    size_t next;  /* the consumer's next item in its slot */
-    bool reading; /* the consumer holds slots[read] */
-    bool closed;  /* the producer is done */
-    bool stopped; /* the consumer wants no more */
+    size_t fill;             /* the producer's slot */
+    bool filling;            /* the producer holds slots[fill] (the producer's own: no lock) */
+    size_t read;             /* the next slot to take */
+    unsigned long taken;     /* batches taken so far: the next one's seq */
+    unsigned long turn;      /* the next batch to write */
+    bool writing;            /* a thread writes texts (outside the lock) */
+    bool failed;             /* a batch had no text: nothing after it is written */
+    bool closed;             /* the producer is done */
+    bool stopped;            /* a consumer wants no more */
+    readahead_work_fn *work; /* shared: readahead_share's */
+    void *producer_lane;
+    readahead_write_fn *write;
+    void *write_ctx;
+    struct readahead_batch popping; /* readahead_pop's batch */
+    size_t next;                    /* readahead_pop's next item in it */
+    bool holding;                   /* readahead_pop holds `popping` */
 };
 
 struct readahead *readahead_new(void)
@@ -50,12 +64,101 @@ void readahead_free(struct readahead *q)
 {
     if (!q)
         return;
+    for (size_t i = 0; i < BATCHES; i++)
+        free(q->slots[i].text.text); /* texts never written (a stop) */
     pthread_cond_destroy(&q->changed);
     pthread_mutex_destroy(&q->lock);
     free(q);
 }
 
-/* Hands the producer's slot to the consumer (when it holds anything). Called with the lock. */
+void readahead_share(struct readahead *q, readahead_work_fn *work, void *producer_lane,
+                     readahead_write_fn *write, void *write_ctx)
+{
+    q->work = work;
+    q->producer_lane = producer_lane;
+    q->write = write;
+    q->write_ctx = write_ctx;
+}
+
+/* Takes the next batch when it is ready. Called with the lock. */
+static bool take_ready(struct readahead *q, struct readahead_batch *b)
+{
+    struct slot *s = &q->slots[q->read];
+    if (s->state != SLOT_READY || q->stopped)
+        return false;
+    s->state = SLOT_TAKEN;
+    *b = (struct readahead_batch){s->items, s->n, q->taken++, q->read};
+    q->read = (q->read + 1) % BATCHES;
+    return true;
+}
+
+/* The next batch, waiting for it; false after the last (or a stop). */
+static bool take(struct readahead *q, struct readahead_batch *b)
+{
+    pthread_mutex_lock(&q->lock);
+    bool got;
+    while (!(got = take_ready(q, b)) && !q->closed && !q->stopped)
+        pthread_cond_wait(&q->changed, &q->lock);
+    pthread_mutex_unlock(&q->lock);
+    return got;
+}
+
+static void give_back(struct readahead *q, const struct readahead_batch *b)
+{
+    pthread_mutex_lock(&q->lock);
+    q->slots[b->slot].state = SLOT_FREE;
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->lock);
+}
+
+/* Writes the texts whose turn has come, unless another thread is at it. Called with the lock;
+ * writes without it. */
+static void write_in_turn(struct readahead *q)
+{
+    if (q->writing)
+        return;
+    q->writing = true;
+    struct slot *s;
+    while ((s = &q->slots[q->turn % BATCHES])->state == SLOT_DONE) {
+        struct readahead_text t = s->text;
+        s->text = (struct readahead_text){NULL, 0};
+        q->failed |= t.text == NULL;
+        bool write = !q->failed;
+        pthread_mutex_unlock(&q->lock);
+        if (write)
+            q->write(q->write_ctx, t.text, t.len);
+        free(t.text);
+        pthread_mutex_lock(&q->lock);
+        s->state = SLOT_FREE;
+        q->turn++;
+        pthread_cond_broadcast(&q->changed);
+    }
+    q->writing = false;
+}
+
+/* Works batch b with lane and hands its text to be written. */
+static void work_batch(struct readahead *q, const struct readahead_batch *b, void *lane)
+{
+    struct readahead_text t = q->work(lane, b);
+    pthread_mutex_lock(&q->lock);
+    struct slot *s = &q->slots[b->slot];
+    s->text = t;
+    s->state = SLOT_DONE;
+    if (!t.text)
+        q->stopped = true;
+    write_in_turn(q);
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->lock);
+}
+
+void readahead_work(struct readahead *q, void *lane)
+{
+    struct readahead_batch b;
+    while (take(q, &b))
+        work_batch(q, &b, lane);
+}
+
+/* Hands the producer's slot to the consumers (when it holds anything). Called with the lock. */
 static void publish(struct readahead *q)
 {
     struct slot *s = &q->slots[q->fill];
@@ -67,23 +170,36 @@ static void publish(struct readahead *q)
     pthread_cond_broadcast(&q->changed);
 }
 
+/* The producer's next slot, once free; shared, it works batches while it waits. False when
+ * stopped. */
+static bool begin_filling(struct readahead *q, struct slot *s)
+{
+    pthread_mutex_lock(&q->lock);
+    struct readahead_batch b;
+    while (s->state != SLOT_FREE && !q->stopped) {
+        if (q->work && take_ready(q, &b)) {
+            pthread_mutex_unlock(&q->lock);
+            work_batch(q, &b, q->producer_lane);
+            pthread_mutex_lock(&q->lock);
+        } else {
+            pthread_cond_wait(&q->changed, &q->lock);
+        }
+    }
+    bool stopped = q->stopped;
+    if (!stopped) {
+        s->state = SLOT_FILLING;
+        s->n = 0;
+        q->filling = true;
+    }
+    pthread_mutex_unlock(&q->lock);
+    return !stopped;
+}
+
 bool readahead_push(struct readahead *q, const struct readahead_item *it)
 {
     struct slot *s = &q->slots[q->fill];
-    if (!q->filling) { /* a new batch: wait for its slot to be free */
-        pthread_mutex_lock(&q->lock);
-        while (s->state != SLOT_FREE && !q->stopped)
-            pthread_cond_wait(&q->changed, &q->lock);
-        bool stopped = q->stopped;
-        if (!stopped) {
-            s->state = SLOT_FILLING;
-            s->n = 0;
-            q->filling = true;
-        }
-        pthread_mutex_unlock(&q->lock);
-        if (stopped)
-            return false;
-    }
+    if (!q->filling && !begin_filling(q, s))
+        return false;
     s->items[s->n++] = *it;
     if (s->n == BATCH_ITEMS) {
         pthread_mutex_lock(&q->lock);
@@ -106,27 +222,25 @@ void readahead_close(struct readahead *q)
 
 const struct readahead_item *readahead_pop(struct readahead *q)
 {
-    struct slot *s = &q->slots[q->read];
-    if (q->reading && q->next < s->n)
-        return &s->items[q->next++];
+    if (q->holding && q->next < q->popping.n)
+        return &q->popping.items[q->next++];
+    if (q->holding) { /* the batch is read: give its slot back */
+        give_back(q, &q->popping);
+        q->holding = false;
+    }
+    if (!take(q, &q->popping))
+        return NULL;
+    q->holding = true;
+    q->next = 1;
+    return &q->popping.items[0];
+}
+
+bool readahead_failed(struct readahead *q)
+{
     pthread_mutex_lock(&q->lock);
-    if (q->reading) { /* the batch is read: give its slot back */
-        s->state = SLOT_FREE;
-        q->reading = false;
-        q->read = (q->read + 1) % BATCHES;
-        s = &q->slots[q->read];
-        pthread_cond_broadcast(&q->changed);
-    }
-    while (s->state != SLOT_READY && !q->closed)
-        pthread_cond_wait(&q->changed, &q->lock);
-    bool ready = s->state == SLOT_READY;
-    if (ready) {
-        s->state = SLOT_READING;
-        q->reading = true;
-        q->next = 0;
-    }
+    bool failed = q->failed;
     pthread_mutex_unlock(&q->lock);
-    return ready ? &s->items[q->next++] : NULL;
+    return failed;
 }
 
 void readahead_stop(struct readahead *q)
