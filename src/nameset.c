@@ -8,10 +8,27 @@
 
 #define CHUNK_BYTES ((size_t)1 << 16)
 
+/* A slot: the name's tag (the low 32 bits of its hash, never 0) in its top half, where the name
+ * is kept in its bottom half (chunk index << 16 | the entry's offset: the line, then the name);
+ * 0: empty. The tag gives the slot's place (tag & (cap - 1)), so the table grows without the
+ * names. Eight bytes a slot, not sixteen: with a million names the table is tens of MB touched
+ * at random, and each of its bytes is also one the kernel zeroes as the table grows. */
 struct nameset_slot {
-    uint64_t hash; /* 0: empty */
-    uint64_t ref;  /* chunk index << 16 | offset of the entry: the line, then the name */
+    uint64_t tag_ref;
 };
+
+#define CHUNKS_MAX ((size_t)1 << 16) /* refs of 32 bits: 4 GiB of names */
+#define CAP_MAX ((size_t)1 << 32)    /* places from 32-bit tags */
+
+static uint32_t tag_of(uint64_t h)
+{
+    return (uint32_t)h ? (uint32_t)h : 1;
+}
+
+static uint32_t slot_tag(struct nameset_slot s)
+{
+    return (uint32_t)(s.tag_ref >> 32);
+}
 
 void nameset_init(struct nameset *n)
 {
@@ -59,16 +76,16 @@ static struct nameset_slot *slots_alloc(size_t cap)
 static bool nameset_grow(struct nameset *n)
 {
     size_t cap = n->cap ? 2 * n->cap : 1024;
-    if (n->max_cap && cap > n->max_cap)
+    if ((n->max_cap && cap > n->max_cap) || cap > CAP_MAX)
         return false;
     struct nameset_slot *slots = slots_alloc(cap);
     if (!slots)
         return false;
     for (size_t i = 0; i < n->cap; i++) {
-        if (!n->slots[i].hash)
+        if (!n->slots[i].tag_ref)
             continue;
-        size_t j = n->slots[i].hash & (cap - 1);
-        while (slots[j].hash)
+        size_t j = slot_tag(n->slots[i]) & (cap - 1);
+        while (slots[j].tag_ref)
             j = (j + 1) & (cap - 1);
         slots[j] = n->slots[i];
     }
@@ -83,20 +100,23 @@ void nameset_prefetch(const struct nameset *n, uint64_t h)
     /* With a million names the table is tens of MB, and waiting for the slot at nameset_add
      * was a seventh of eval's time: the row is parsed between the two calls. */
     if (n->cap)
-        __builtin_prefetch(&n->slots[h & (n->cap - 1)]);
+        __builtin_prefetch(&n->slots[tag_of(h) & (n->cap - 1)]);
 }
 
 /* The entry of a slot: its line, then its name. */
-static const char *entry(const struct nameset *n, uint64_t ref)
+static const char *entry(const struct nameset *n, struct nameset_slot s)
 {
+    uint32_t ref = (uint32_t)s.tag_ref;
     return n->chunks[ref >> 16] + (ref & (CHUNK_BYTES - 1));
 }
 
 /* Keeps line and name (len bytes) in the chunks; *ref gets where. false when out of memory. */
-static bool keep(struct nameset *n, const char *name, size_t len, unsigned long line, uint64_t *ref)
+static bool keep(struct nameset *n, const char *name, size_t len, unsigned long line, uint32_t *ref)
 {
     size_t need = sizeof line + len + 1;
     if (n->n_chunks == 0 || n->used + need > CHUNK_BYTES) {
+        if (n->n_chunks == CHUNKS_MAX)
+            return false;
         if (n->n_chunks == n->cap_chunks) {
             size_t cap = n->cap_chunks ? 2 * n->cap_chunks : 16;
             char **chunks = realloc(n->chunks, cap * sizeof *chunks);
@@ -114,7 +134,7 @@ static bool keep(struct nameset *n, const char *name, size_t len, unsigned long 
     char *e = n->chunks[n->n_chunks - 1] + n->used;
     memcpy(e, &line, sizeof line);
     memcpy(e + sizeof line, name, len + 1);
-    *ref = (uint64_t)(n->n_chunks - 1) << 16 | n->used;
+    *ref = (uint32_t)((n->n_chunks - 1) << 16 | n->used);
     n->used += need;
     return true;
 }
@@ -125,22 +145,21 @@ int nameset_add(struct nameset *n, const char *name, uint64_t h, unsigned long l
     size_t len = strlen(name);
     if (len > NAMESET_NAME_MAX || (2 * (n->count + 1) > n->cap && !nameset_grow(n)))
         return -1;
-    size_t j = h & (n->cap - 1);
-    while (n->slots[j].hash) {
-        if (n->slots[j].hash == h) {
-            const char *e = entry(n, n->slots[j].ref);
-            if (strcmp(e + sizeof line, name) == 0) {
-                memcpy(first_line, e, sizeof line);
-                return 0;
-            }
+    uint32_t tag = tag_of(h);
+    size_t j = tag & (n->cap - 1);
+    for (; n->slots[j].tag_ref; j = (j + 1) & (n->cap - 1)) {
+        if (slot_tag(n->slots[j]) != tag)
+            continue;
+        const char *e = entry(n, n->slots[j]);
+        if (strcmp(e + sizeof line, name) == 0) {
+            memcpy(first_line, e, sizeof line);
+            return 0;
         }
-        j = (j + 1) & (n->cap - 1);
     }
-    uint64_t ref;
+    uint32_t ref;
     if (!keep(n, name, len, line, &ref))
         return -1;
-    n->slots[j].hash = h;
-    n->slots[j].ref = ref;
+    n->slots[j].tag_ref = (uint64_t)tag << 32 | ref;
     n->count++;
     return 1;
 }

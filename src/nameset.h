@@ -2,13 +2,13 @@
  * nameset: the scenario names seen in a run, for the rule that a name is unique in the run
  * (doc/memfit.1, THE SCENARIO CSV).
  *
- * An open-addressing hash set: a slot is a 64-bit hash of the name and where the name is kept,
- * 16 bytes, the table at most half full, so 16-32 bytes a name; the names themselves, each with
+ * An open-addressing hash set: a slot is 32 bits of the name's hash and where the name is kept,
+ * 8 bytes, the table at most half full, so 8-16 bytes a name; the names themselves, each with
  * the line it was first seen on, sit one after the other in 64 KiB chunks (the name's bytes + 9
- * bytes of line and NUL). Two names are the same only when their bytes are: a hash match is
- * checked against the name kept (two names do share a hash now and then: "0hiooWgvkFK" and
- * "8mpSuEbHH.A" do). It is the one piece of `eval`'s state that grows with the rows: about 50
- * bytes a row for names of 10 characters. When it cannot grow, nameset_add says so and adds
+ * bytes of line and NUL; 4 GiB of them at most). Two names are the same only when their bytes
+ * are: a hash match is checked against the name kept (two names do share a hash now and then:
+ * "0hiooWgvkFK" and "8mpSuEbHH.A" share all 64 bits). It is the one piece of `eval`'s state
+ * that grows with the rows: about 40 bytes a row for names of 10 characters. When it cannot grow, nameset_add says so and adds
  * nothing: the caller stops, as it can no longer tell a duplicate.
  *
  * The set owns its slots and chunks; nameset_release frees them.
