@@ -186,6 +186,10 @@ struct preset {
 struct preset_table {
     struct preset *rows;
     size_t n, cap;
+    /* The rows by key: open addressing, row index + 1 (0: empty), at most half full. A scan of
+     * the rows' keys touched a cache line per preset for every cell that names one. */
+    uint32_t *index;
+    size_t index_cap;
     const char **names; /* for suggestions */
     bool loaded;        /* read from a file; false: no file was found (config_presets_load) */
 };
@@ -204,6 +208,7 @@ static void preset_table_release(struct preset_table *t)
     }
     free(t->rows);
     free(t->names);
+    free(t->index);
 }
 
 void config_presets_free(struct config_presets *p)
@@ -315,6 +320,7 @@ static uint64_t name_key(const char *s)
 }
 
 static const struct preset *preset_find(const struct preset_table *t, const char *name);
+static bool preset_index(struct preset_table *t, size_t i);
 
 /* Frees what preset_add copied of a row it then rejected. */
 static void preset_release(struct preset *p)
@@ -383,6 +389,11 @@ static bool preset_add(struct preset_table *t, const struct csvin_record *rec, c
         return false;
     }
     p->key = name_key(p->name);
+    if (!preset_index(t, t->n)) {
+        diag_report(d, path, rec->line, "out of memory");
+        preset_release(p);
+        return false;
+    }
     preset_type_cells(p);
     t->n++;
     return true;
@@ -491,11 +502,36 @@ struct config_presets *config_presets_load(const char *models_path, const char *
 
 static const struct preset *preset_find(const struct preset_table *t, const char *name)
 {
+    if (!t->index_cap)
+        return NULL;
     uint64_t key = name_key(name);
-    for (size_t i = 0; i < t->n; i++)
-        if (t->rows[i].key == key && strcasecmp(t->rows[i].name, name) == 0)
-            return &t->rows[i];
+    for (size_t j = key & (t->index_cap - 1); t->index[j]; j = (j + 1) & (t->index_cap - 1)) {
+        const struct preset *p = &t->rows[t->index[j] - 1];
+        if (p->key == key && strcasecmp(p->name, name) == 0)
+            return p;
+    }
     return NULL;
+}
+
+/* Puts row i (its key set) in the index. False when out of memory. */
+static bool preset_index(struct preset_table *t, size_t i)
+{
+    if (2 * (i + 1) > t->index_cap) {
+        size_t cap = t->index_cap ? 2 * t->index_cap : 64;
+        uint32_t *index = calloc(cap, sizeof *index);
+        if (!index)
+            return false;
+        free(t->index);
+        t->index = index;
+        t->index_cap = cap;
+        for (size_t r = 0; r < i; r++)
+            preset_index(t, r); /* room enough: no recursion beyond one level */
+    }
+    size_t j = t->rows[i].key & (t->index_cap - 1);
+    while (t->index[j])
+        j = (j + 1) & (t->index_cap - 1);
+    t->index[j] = (uint32_t)(i + 1);
+    return true;
 }
 
 /* ---- one row ---- */
@@ -954,6 +990,10 @@ static const struct preset *json_preset(struct config_reader *r, struct row *row
         if (m.value[i][0] && c >= 0)
             ok = (p->cells[c] = strdup(m.value[i])) != NULL;
     }
+    if (ok) {
+        p->key = name_key(p->name);
+        ok = preset_index(t, t->n);
+    }
     if (!ok) {
         free(p->path);
         free(p->name);
@@ -963,7 +1003,6 @@ static const struct preset *json_preset(struct config_reader *r, struct row *row
         return NULL;
     }
     t->n++;
-    p->key = name_key(p->name);
     p->sliding_window = m.sliding_window;
     preset_type_cells(p);
     return p;
