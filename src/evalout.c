@@ -47,7 +47,9 @@ void evalout_init(struct evalout *w, enum evalout_format format, enum units unit
 
 void evalout_begin(struct evalout *w)
 {
-    if (w->format == EVALOUT_CSV)
+    if (w->format == EVALOUT_CSV && w->memory)
+        strbuf_printf(w->memory, "%s\n", csv_columns);
+    else if (w->format == EVALOUT_CSV)
         fprintf(w->out, "%s\n", csv_columns);
     else if (w->format == EVALOUT_JSON)
         fputs("[", w->out);
@@ -82,13 +84,22 @@ static const struct evalout_fix no_fix = {"none", 0, 0, "", 0};
  */
 struct line {
     FILE *out;
+    struct strbuf *memory; /* instead of out, when not NULL */
     size_t len;
     char buf[1024];
 };
 
+static void line_write(struct line *l, const char *s, size_t n)
+{
+    if (l->memory)
+        strbuf_append(l->memory, s, n);
+    else
+        fwrite(s, 1, n, l->out);
+}
+
 static void line_flush(struct line *l)
 {
-    fwrite(l->buf, 1, l->len, l->out);
+    line_write(l, l->buf, l->len);
     l->len = 0;
 }
 
@@ -104,7 +115,7 @@ static bool line_room(struct line *l, size_t n)
 static void line_put(struct line *l, const char *s, size_t n)
 {
     if (!line_room(l, n)) {
-        fwrite(s, 1, n, l->out);
+        line_write(l, s, n);
         return;
     }
     memcpy(l->buf + l->len, s, n);
@@ -231,6 +242,7 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
     const uint64_t fix_numbers[] = {f->peak_bytes, f->micro_batch};
     struct line l;
     l.out = w->out;
+    l.memory = w->memory;
     l.len = 0;
     line_put_csv_text(&l, sc->name);
     line_put_numbers(&l, numbers, sizeof numbers / sizeof numbers[0]);

@@ -21,6 +21,7 @@
 
 #include "model.h"
 #include "scenario.h"
+#include "strbuf.h"
 #include "units.h"
 
 enum evalout_format { EVALOUT_CSV, EVALOUT_JSON, EVALOUT_TABLE };
@@ -41,7 +42,8 @@ struct evalout {
     double unit_bytes; /* 1e9 (GB) or 2^30 (GiB), for the table */
     const char *unit_name;
     FILE *out;
-    size_t table_cols; /* the table's width in terminal columns; 0: every column (--wide) */
+    struct strbuf *memory; /* CSV: the header and rows appended here instead of written to out */
+    size_t table_cols;     /* the table's width in terminal columns; 0: every column (--wide) */
     unsigned long rows;
     struct evalout_table_row *table;
     size_t table_cap;
