@@ -37,6 +37,7 @@
 #include "paths.h"
 #include "plan.h"
 #include "readahead.h"
+#include "strbuf.h"
 #include "report.h"
 #include "report_charts.h"
 #include "report_search.h"
@@ -855,6 +856,9 @@ typedef bool scenario_fn(void *ctx, const struct scenario *sc, const char *file,
 struct reading {
     scenario_fn *row;
     void (*opened)(void *ctx); /* a file was opened and is about to be read; may be NULL */
+    /* Where the next row is parsed (row gets it back); NULL: the reader's own. It returns NULL
+     * when no more rows are wanted. */
+    struct scenario *(*next)(void *ctx);
     void *ctx;
     bool bar;            /* reading is the work: a progress bar over each file's bytes */
     bool rows_on_stdout; /* the rows go to stdout as they are read */
@@ -883,14 +887,15 @@ static bool read_file(const struct options *o, const char *path, const struct co
     progress_start(&prog, o, label, size > 64 * 1024, rd->rows_on_stdout);
     prog.on &= rd->bar && size > 0;
     bool ok = r != NULL;
-    struct scenario sc;
+    struct scenario own, *sc = &own;
     unsigned long line, rows_read = 0;
     int rc;
-    while (ok && (rc = config_reader_next(r, &sc, &line)) != 0) {
+    while (ok && (!rd->next || (ok = (sc = rd->next(rd->ctx)) != NULL)) &&
+           (rc = config_reader_next(r, sc, &line)) != 0) {
         if (rc == -2)
             ok = false;
         else if (rc == 1)
-            ok = rd->row(rd->ctx, &sc, label, line, d);
+            ok = rd->row(rd->ctx, sc, label, line, d);
         /* ftell asks the kernel (an lseek) each time: a tenth of eval's time were it per row. */
         if (prog.on && ++rows_read % 256 == 0)
             progress_show(&prog, (double)ftell(f), size);
@@ -1015,13 +1020,24 @@ struct eval_reader {
     bool ok;
 };
 
+/* The row is parsed into the queue's next item (reader_next), not copied there. */
+static struct scenario *reader_next(void *ctx)
+{
+    struct eval_reader *r = ctx;
+    struct readahead_item *it = readahead_next(r->q);
+    return it ? &it->sc : NULL;
+}
+
 static bool reader_row(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
                        struct diag *d)
 {
-    (void)d;
+    (void)d, (void)sc;
     struct eval_reader *r = ctx;
-    struct readahead_item it = {false, *sc, file, line};
-    return readahead_push(r->q, &it);
+    struct readahead_item *it = readahead_next(r->q); /* sc's */
+    it->opened = false;
+    it->file = file;
+    it->line = line;
+    return readahead_commit(r->q);
 }
 
 static void reader_opened(void *ctx)
@@ -1052,12 +1068,10 @@ struct eval_share {
 static struct readahead_text eval_batch_text(void *arg, const struct readahead_batch *b)
 {
     struct eval_share *sh = arg;
-    struct readahead_text t = {NULL, 0};
-    FILE *mem = open_memstream(&t.text, &t.len);
-    if (!mem)
-        return t;
+    struct strbuf text;
+    strbuf_init(&text);
     struct evalout out = *sh->settings;
-    out.out = mem;
+    out.memory = &text;
     for (size_t i = 0; i < b->n; i++) {
         const struct readahead_item *it = &b->items[i];
         if (it->opened) {
@@ -1067,10 +1081,10 @@ static struct readahead_text eval_batch_text(void *arg, const struct readahead_b
             eval_row(&out, &sh->lane, &it->sc, it->file, it->line, &sh->lane.own);
         }
     }
-    if (fclose(mem) != 0 || out.error != 0) {
-        free(t.text);
-        t = (struct readahead_text){NULL, 0};
-    }
+    struct readahead_text t = {NULL, 0};
+    if (out.error == 0)
+        t.text = strbuf_detach(&text, &t.len); /* NULL when it could not grow */
+    strbuf_release(&text);
     return t;
 }
 
@@ -1172,7 +1186,7 @@ static void eval_consume(struct eval_ctx *e, struct readahead *q, size_t threads
 static bool eval_read_ahead(struct eval_ctx *e, bool to_stdout)
 {
     struct eval_reader r = {
-        e->o,     readahead_new(), {reader_row, reader_opened, NULL, true, to_stdout},
+        e->o,     readahead_new(), {reader_row, reader_opened, reader_next, NULL, true, to_stdout},
         &e->rows, false,           false};
     r.rd.ctx = &r;
     if (!r.q)
@@ -1216,7 +1230,7 @@ static int eval_write(FILE *f, void *ctx)
         setvbuf(f, buffer, _IOFBF, sizeof buffer);
     e->out.out = f;
     e->out.table_cols = eval_table_cols(o, to_stdout);
-    struct reading rd = {eval_one, eval_opened, e, true, to_stdout};
+    struct reading rd = {eval_one, eval_opened, NULL, e, true, to_stdout};
     if (!eval_read_ahead(e, to_stdout))
         e->io_ok = read_files(o, &rd, &e->rows);
     if (e->begun)
@@ -1370,7 +1384,7 @@ static int cmd_report(const struct options *o)
     struct diag d;
     diag_init(&d, print_message, (void *)o);
     struct scenario_list list = {NULL, 0, 0};
-    struct reading rd = {keep_scenario, NULL, &list, false, false};
+    struct reading rd = {keep_scenario, NULL, NULL, &list, false, false};
     bool io_ok = read_files(o, &rd, &d);
     size_t rejected = d.count;
     int rc = EXIT_ALL_OK;
@@ -1709,7 +1723,7 @@ static int cmd_search(const struct options *o)
     }
     s.memo = model_cache_new(); /* NULL only makes the search slower */
     searchout_init(&s.out, o->format, o->units, false, stdout);
-    struct reading rd = {keep_job, search_opened, &s, false, false};
+    struct reading rd = {keep_job, search_opened, NULL, &s, false, false};
     bool io_ok = read_files(o, &rd, &d);
     bool write_failed = false;
     if (o->report_path && s.n_jobs) {

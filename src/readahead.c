@@ -195,20 +195,33 @@ static bool begin_filling(struct readahead *q, struct slot *s)
     return !stopped;
 }
 
-bool readahead_push(struct readahead *q, const struct readahead_item *it)
+struct readahead_item *readahead_next(struct readahead *q)
 {
     struct slot *s = &q->slots[q->fill];
     if (!q->filling && !begin_filling(q, s))
+        return NULL;
+    return &s->items[s->n];
+}
+
+bool readahead_commit(struct readahead *q)
+{
+    struct slot *s = &q->slots[q->fill];
+    if (++s->n < BATCH_ITEMS)
+        return true;
+    pthread_mutex_lock(&q->lock);
+    publish(q);
+    bool stopped = q->stopped;
+    pthread_mutex_unlock(&q->lock);
+    return !stopped;
+}
+
+bool readahead_push(struct readahead *q, const struct readahead_item *it)
+{
+    struct readahead_item *to = readahead_next(q);
+    if (!to)
         return false;
-    s->items[s->n++] = *it;
-    if (s->n == BATCH_ITEMS) {
-        pthread_mutex_lock(&q->lock);
-        publish(q);
-        bool stopped = q->stopped;
-        pthread_mutex_unlock(&q->lock);
-        return !stopped;
-    }
-    return true;
+    *to = *it;
+    return readahead_commit(q);
 }
 
 void readahead_close(struct readahead *q)

@@ -58,8 +58,12 @@ void readahead_free(struct readahead *q);
 void readahead_share(struct readahead *q, readahead_work_fn *work, void *producer_lane,
                      readahead_write_fn *write, void *write_ctx);
 
-/* Producer side. push copies *it; false once a consumer has stopped. */
+/* Producer side. push copies *it; false once a consumer has stopped. Or in place: next is
+ * where the next item goes (the same until commit; NULL once a consumer has stopped), commit
+ * adds it (false once a consumer has stopped). */
 bool readahead_push(struct readahead *q, const struct readahead_item *it);
+struct readahead_item *readahead_next(struct readahead *q);
+bool readahead_commit(struct readahead *q);
 void readahead_close(struct readahead *q);
 
 /* One consumer. pop: the next item (valid until the next pop), NULL after the last. */
