@@ -26,7 +26,8 @@ BUILD   ?= build
 CC      ?= cc
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 WARN     = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Wvla
-OPT     ?= -O2 -g
+# -O3: eval's rows (the model's closed forms, the CSV's numbers) about 4% faster than -O2.
+OPT     ?= -O3 -g
 PKGS     = cairo freetype2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
