@@ -212,8 +212,8 @@ def summary_pages(plt, pdf, data, total):
         y = para(fig, 0.06, 0.90, "Does each training run fit in the memory of its GPU, and if "
                  "not, what is the cheapest fix? %d scenarios; sizes in GB." % len(data))
         rows = [[d["name"], "fits" if d["fits"] else "OOM", gb(d["peak_bytes"]),
-                 gb(d["budget_bytes"]), "-" if d["fix"] == "none" else
-                 "%s -> %s" % (d["fix"], gb(d["fix_peak_bytes"]))]
+                 gb(d["budget_bytes"]), "-" if d["fix"] in (None, "none") else
+                 "%s -> %s" % (d["fix"], gb(d["fix_peak_bytes"] or 0))]
                 for d in data[start:start + per_page]]
         table(fig, [0.06, 0.25, 0.88, y - 0.26], rows,
               ["scenario", "verdict", "peak", "budget", "cheapest fix"])
@@ -248,8 +248,9 @@ def page_terms(plt, d, pno, total):
                          "Does not fit: peak %s > budget %s") %
              (gb(d["peak_bytes"]), gb(d["budget_bytes"])), fontsize=10, weight="bold",
              bbox=dict(facecolor="#e6f4e6" if ok else "#fbe3e3", edgecolor="none", pad=12))
-    para(fig, 0.1, 0.635, "The cheapest fix is %s: peak %s at micro-batch %d." %
-         (d["fix"], gb(d["fix_peak_bytes"]), d["fix_micro_batch"]))
+    if d["fix"] not in (None, "none"):  # eval's JSON: null where nothing needs fixing
+        para(fig, 0.1, 0.635, "The cheapest fix is %s: peak %s at micro-batch %d." %
+             (d["fix"], gb(d["fix_peak_bytes"] or 0), d["fix_micro_batch"] or 0))
     fig.text(0.06, 0.58, "Memory terms on the most loaded GPU", fontsize=11, weight="bold")
     y = para(fig, 0.06, 0.56, "Model states %s, activations %s and logits %s on each GPU. One "
              "layer keeps A = %s of activations." % (gb(d["states_bytes"]), gb(d["act_bytes"]),
