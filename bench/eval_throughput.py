@@ -109,7 +109,7 @@ def main():
         rss_small = max_rss_kb([memfit, "eval", small])
         rss_big = max_rss_kb(eval_cmd)
         print(f"max RSS: {rows // 10} rows {rss_small} KB, {rows} rows {rss_big} KB "
-              f"(ratio {rss_big / rss_small:.2f}; the duplicate-name check keeps 16-32 bytes a row)")
+              f"(ratio {rss_big / rss_small:.2f}; the duplicate-name check keeps 8-16 bytes of table and the name a row)")
         # The ladder's mix: a third of the rows do not fit, so the planner runs for them.
         lad = os.path.join(d, "ladder.csv")
         write_csv(lad, rows, seed=11, ladder=True)
