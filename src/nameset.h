@@ -8,8 +8,8 @@
  * bytes of line and NUL; 4 GiB of them at most). Two names are the same only when their bytes
  * are: a hash match is checked against the name kept (two names do share a hash now and then:
  * "0hiooWgvkFK" and "8mpSuEbHH.A" share all 64 bits). It is the one piece of `eval`'s state
- * that grows with the rows: about 40 bytes a row for names of 10 characters. When it cannot grow, nameset_add says so and adds
- * nothing: the caller stops, as it can no longer tell a duplicate.
+ * that grows with the rows: about 40 bytes a row for names of 10 characters. When it cannot grow,
+ * nameset_add says so and adds nothing: the caller stops, as it can no longer tell a duplicate.
  *
  * The set owns its slots and chunks; nameset_release frees them.
  */
