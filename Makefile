@@ -26,7 +26,7 @@ BUILD   ?= build
 CC      ?= cc
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 WARN     = -Wall -Wextra -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Wvla
-# -O3: eval's rows (the model's closed forms, the CSV's numbers) about 4% faster than -O2.
+# -O3: eval about 3% faster than -O2 (bench/eval_throughput.py, the ladder mix).
 OPT     ?= -O3 -g
 PKGS     = cairo freetype2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
