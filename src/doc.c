@@ -11,6 +11,7 @@
 #include "draw.h"
 #include "out.h"
 #include "pdffix.h"
+#include "strbuf.h"
 
 static const char *doc_fit(struct doc *doc, const char *s, double size, bool bold, double width,
                            char *buf, size_t bufsize);
@@ -101,14 +102,14 @@ void doc_new_page(struct doc *doc)
     doc->pages[doc->n_pages++] = page;
     doc_use_page(doc, doc->n_pages - 1);
     doc->y = DOC_M_TOP;
-    /* The running head: the tool on the left, the scenario on the right, a rule under them. */
-    double base = DOC_M_TOP - 30;
+    /* The running head: the tool and the document on the left, the scenario on the right, a
+     * rule under them. */
+    double base = DOC_M_TOP - 30, tool = doc_width_of(doc, 7.5, true, "memfit ");
     doc_text(doc, DOC_M_LEFT, base, 7.5, CANVAS_ALIGN_LEFT, true, DOC_ACCENT, "memfit");
-    doc_text(doc, DOC_M_LEFT + doc_width_of(doc, 7.5, true, "memfit "), base, 7.5,
-             CANVAS_ALIGN_LEFT, false, DOC_MUTED, "GPU memory capacity report");
+    doc_text(doc, DOC_M_LEFT + tool, base, 7.5, CANVAS_ALIGN_LEFT, false, DOC_MUTED, doc->head);
     char fitted[256];
-    double room = doc->page_w - DOC_M_RIGHT - DOC_M_LEFT - 12 -
-                  doc_width_of(doc, 7.5, true, "memfit GPU memory capacity report");
+    double room = doc->page_w - DOC_M_RIGHT - DOC_M_LEFT - 12 - tool -
+                  doc_width_of(doc, 7.5, true, doc->head);
     doc_text(doc, doc->page_w - DOC_M_RIGHT, base, 7.5, CANVAS_ALIGN_RIGHT, false, DOC_MUTED,
              doc_fit(doc, doc->running, 7.5, false, room, fitted, sizeof fitted));
     doc_hline(doc, DOC_M_LEFT, doc->page_w - DOC_M_RIGHT, base + 5, 0.5, DOC_RULE);
@@ -496,6 +497,13 @@ static int doc_date(HPDF_Doc pdf, const char *epoch, struct diag *d)
     return 0;
 }
 
+void doc_set_head(struct doc *doc, const char *head)
+{
+    struct strbuf w;
+    strbuf_init_fixed(&w, doc->head, sizeof doc->head); /* a long one cut at a character */
+    strbuf_puts(&w, head);
+}
+
 int doc_init(struct doc *doc, const char *title, bool letter, const char *source_date_epoch,
              struct diag *d)
 {
@@ -516,6 +524,7 @@ int doc_init(struct doc *doc, const char *title, bool letter, const char *source
     doc->utf8 = HPDF_GetEncoder(doc->pdf, "UTF-8");
     HPDF_SetPageMode(doc->pdf, HPDF_PAGE_MODE_USE_OUTLINE);
     HPDF_SetInfoAttr(doc->pdf, HPDF_INFO_TITLE, title);
+    doc_set_head(doc, title);
     HPDF_SetInfoAttr(doc->pdf, HPDF_INFO_CREATOR, "memfit");
     HPDF_SetInfoAttr(doc->pdf, HPDF_INFO_SUBJECT, "Does the training run fit in GPU memory?");
     if (doc_date(doc->pdf, source_date_epoch, d) != 0)

@@ -53,7 +53,9 @@ struct doc {
     struct canvas c; /* draws on the current page */
     struct canvas_hpdf ch;
     double y;                        /* the cursor: top of the next block, top-left coordinates */
-    char running[DOC_RUNNING_BYTES]; /* the running head of the next new page */
+    char head[DOC_RUNNING_BYTES];    /* after "memfit" at the top left of every page: the
+                                      * document's title (doc_init's, until changed) */
+    char running[DOC_RUNNING_BYTES]; /* the running head of the next new page (at the right) */
     int error; /* 0, or the first failure (a libharu status, or -1 for memory) */
     /* Called once, at the top of the next new page (after its running head), then cleared: the
      * report draws a figure there that did not fit the rest of the page it was deferred from. */
@@ -72,6 +74,9 @@ int doc_init(struct doc *doc, const char *title, bool letter, const char *source
 
 /* Frees everything doc holds. */
 void doc_release(struct doc *doc);
+
+/* What every page says after "memfit" at its top left (doc_init: the title). */
+void doc_set_head(struct doc *doc, const char *head);
 
 /* Keeps err (0 means -1, out of memory) as the document's failure unless one is kept already. */
 void doc_fail(struct doc *doc, int err);

@@ -294,7 +294,11 @@ static int report_doc_init(struct doc *doc, const struct report_run *run, const 
                            struct diag *d)
 {
     bool letter = run->opt->paper == REPORT_PAPER_LETTER;
-    return doc_init(doc, title, letter, run->opt->source_date_epoch, d);
+    if (doc_init(doc, title, letter, run->opt->source_date_epoch, d) != 0)
+        return -1;
+    /* Every page says which report it belongs to; a --split file's title adds the name. */
+    doc_set_head(doc, run->doc_vals.v[REPORT_PH_TITLE]);
+    return 0;
 }
 
 _Static_assert(DOC_RUNNING_BYTES >= SCENARIO_NAME_BYTES, "a scenario name fits the running head");

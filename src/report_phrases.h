@@ -314,6 +314,8 @@ struct report_values;
     X(CHART_PARAMS, "chart_params", "", REPORT_SC, 0)                                              \
     /* memfit search --report (report_search.h) */                                                 \
     X(SEARCH_TITLE, "search_title", "", REPORT_OWN, 0)                                             \
+    X(SEARCH_JOBS_ONE, "search_jobs_one", "n", REPORT_OWN, 0)                                      \
+    X(SEARCH_JOBS_MANY, "search_jobs_many", "n", REPORT_OWN, 0)                                    \
     X(SEARCH_INTRO, "search_intro", "jobs unit_note", REPORT_OWN, 0)                               \
     X(SEARCH_SUMMARY_COLUMNS, "search_summary_columns", "", REPORT_OWN, 7)                         \
     X(SEARCH_SUMMARY_NONE, "search_summary_none", "", REPORT_OWN, 0)                               \

@@ -196,15 +196,18 @@ static void search_summary(struct doc *doc, struct search_run *run,
         {NULL, 0.28, CANVAS_ALIGN_LEFT, true},   {NULL, 0.11, CANVAS_ALIGN_RIGHT, false},
         {NULL, 0.11, CANVAS_ALIGN_RIGHT, false}};
     struct report_phrases *ph = &run->ph;
-    char text[2 * VALUE], count[32], note[VALUE];
+    char text[2 * VALUE], count[32], jobs_text[VALUE], note[VALUE];
     report_say(text, sizeof text, ph, NULL, REPORT_PHRASE_SEARCH_TITLE, NULL);
     doc_heading(doc, 1, text);
     report_fmt_count(count, sizeof count, n);
+    report_say(jobs_text, sizeof jobs_text, ph, NULL,
+               n == 1 ? REPORT_PHRASE_SEARCH_JOBS_ONE : REPORT_PHRASE_SEARCH_JOBS_MANY, "n", count,
+               NULL);
     report_say(note, sizeof note, ph, NULL,
                run->units == UNITS_GIB ? REPORT_PHRASE_UNIT_NOTE_GIB : REPORT_PHRASE_UNIT_NOTE_GB,
                NULL);
-    report_say(text, sizeof text, ph, NULL, REPORT_PHRASE_SEARCH_INTRO, "jobs", count, "unit_note",
-               note, NULL);
+    report_say(text, sizeof text, ph, NULL, REPORT_PHRASE_SEARCH_INTRO, "jobs", jobs_text,
+               "unit_note", note, NULL);
     doc_paragraph(doc, text, 0, NULL);
 
     char heads[7][CELL];

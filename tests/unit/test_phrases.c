@@ -558,6 +558,11 @@ static void test_every_phrase_used_and_filled(void **state)
     snprintf(search_pdf, sizeof search_pdf, "%s/search.pdf", out);
     if (report_search_write_opts(fx->rj, SEARCH_FIXTURE_JOBS, search_pdf, &sopt, &d) != 0)
         fail_msg("%s", d.first);
+    snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - >>'%s' 2>/dev/null", search_pdf, text_path);
+    assert_int_equal(system(cmd), 0);
+    /* One job: the singular of the intro. */
+    if (report_search_write_opts(fx->rj, 1, search_pdf, &sopt, &d) != 0)
+        fail_msg("%s", d.first);
     search_fixture_release(fx);
     free(fx);
     snprintf(cmd, sizeof cmd, "pdftotext -layout '%s' - >>'%s' 2>/dev/null", search_pdf, text_path);

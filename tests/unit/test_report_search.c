@@ -77,9 +77,11 @@ static void test_pages_say_what_each_job_is(void **state)
     expect_all(outline, marks, 4);
     const char *text = test_sh("pdftotext '%s/search.pdf' - 2>/dev/null | tr -s ' \\n' '  '", dir);
     static const char *const want[] = {
-        /* The first page: the jobs and the note on the cost model. */
+        /* The first page: the running head (the search's own title), the jobs and the note on
+         * the cost model. */
+        "memfit Layout search",
         "Layout search",
-        "The fastest layouts of each of the 3 jobs",
+        "For 3 jobs, the fastest layouts",
         "1 GB = 10⁹ bytes",
         "dense-fits 64 123,456,789 4,567,890 tp=8 pp=2 vpp=1 cp=1 ep=1 dp=4 zero=0 b=1",
         "moe-oom 16 9,876 0 none fits",
