@@ -1065,13 +1065,11 @@ struct eval_share {
 };
 
 /* readahead_work_fn: batch b's rows as CSV text. */
-static struct readahead_text eval_batch_text(void *arg, const struct readahead_batch *b)
+static bool eval_batch_text(void *arg, const struct readahead_batch *b, struct strbuf *text)
 {
     struct eval_share *sh = arg;
-    struct strbuf text;
-    strbuf_init(&text);
     struct evalout out = *sh->settings;
-    out.memory = &text;
+    out.memory = text;
     for (size_t i = 0; i < b->n; i++) {
         const struct readahead_item *it = &b->items[i];
         if (it->opened) {
@@ -1081,11 +1079,7 @@ static struct readahead_text eval_batch_text(void *arg, const struct readahead_b
             eval_row(&out, &sh->lane, &it->sc, it->file, it->line, &sh->lane.own);
         }
     }
-    struct readahead_text t = {NULL, 0};
-    if (out.error == 0)
-        t.text = strbuf_detach(&text, &t.len); /* NULL when it could not grow */
-    strbuf_release(&text);
-    return t;
+    return out.error == 0;
 }
 
 /* readahead_write_fn: into eval's output. */

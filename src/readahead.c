@@ -17,7 +17,8 @@ enum slot_state { SLOT_FREE, SLOT_FILLING, SLOT_READY, SLOT_TAKEN, SLOT_DONE };
 struct slot {
     enum slot_state state;
     size_t n;
-    struct readahead_text text; /* SLOT_DONE: the batch's */
+    struct strbuf text; /* SLOT_DONE: the batch's; its memory kept for the next batch */
+    bool text_ok;
     struct readahead_item items[BATCH_ITEMS];
 };
 
@@ -65,7 +66,7 @@ void readahead_free(struct readahead *q)
     if (!q)
         return;
     for (size_t i = 0; i < BATCHES; i++)
-        free(q->slots[i].text.text); /* texts never written (a stop) */
+        strbuf_release(&q->slots[i].text);
     pthread_cond_destroy(&q->changed);
     pthread_mutex_destroy(&q->lock);
     free(q);
@@ -120,14 +121,12 @@ static void write_in_turn(struct readahead *q)
     q->writing = true;
     struct slot *s;
     while ((s = &q->slots[q->turn % BATCHES])->state == SLOT_DONE) {
-        struct readahead_text t = s->text;
-        s->text = (struct readahead_text){NULL, 0};
-        q->failed |= t.text == NULL;
+        q->failed |= !s->text_ok;
         bool write = !q->failed;
         pthread_mutex_unlock(&q->lock);
         if (write)
-            q->write(q->write_ctx, t.text, t.len);
-        free(t.text);
+            q->write(q->write_ctx, s->text.buf, s->text.len);
+        strbuf_reset(&s->text);
         pthread_mutex_lock(&q->lock);
         s->state = SLOT_FREE;
         q->turn++;
@@ -139,12 +138,12 @@ static void write_in_turn(struct readahead *q)
 /* Works batch b with lane and hands its text to be written. */
 static void work_batch(struct readahead *q, const struct readahead_batch *b, void *lane)
 {
-    struct readahead_text t = q->work(lane, b);
+    struct slot *s = &q->slots[b->slot]; /* its text is this thread's until SLOT_DONE */
+    bool ok = q->work(lane, b, &s->text) && s->text.err == STRBUF_OK;
     pthread_mutex_lock(&q->lock);
-    struct slot *s = &q->slots[b->slot];
-    s->text = t;
+    s->text_ok = ok;
     s->state = SLOT_DONE;
-    if (!t.text)
+    if (!ok)
         q->stopped = true;
     write_in_turn(q);
     pthread_cond_broadcast(&q->changed);

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "scenario.h"
+#include "strbuf.h"
 
 struct readahead_item {
     bool opened; /* a file was opened (no scenario): the consumer's cue to begin its output */
@@ -35,15 +36,10 @@ struct readahead_batch {
     size_t slot;       /* the queue's own */
 };
 
-/* The text of a batch: malloc'd (the queue frees it once written); NULL when it could not be
- * made (no memory): the queue stops, and the failure is the worker's to report. */
-struct readahead_text {
-    char *text;
-    size_t len;
-};
-
-/* Turns batch b into its text, with the state of the thread that runs it (lane). */
-typedef struct readahead_text readahead_work_fn(void *lane, const struct readahead_batch *b);
+/* Appends batch b's text to text (empty, its memory the slot's own, kept from batch to batch),
+ * with the state of the thread that runs it (lane). False when it could not be made (no
+ * memory): the queue stops, and the failure is the worker's to report. */
+typedef bool readahead_work_fn(void *lane, const struct readahead_batch *b, struct strbuf *text);
 /* Writes a batch's text (called in the order of the input, one call at a time). */
 typedef void readahead_write_fn(void *ctx, const char *text, size_t len);
 
