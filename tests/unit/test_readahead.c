@@ -125,6 +125,16 @@ static void check_lines(void *ctx, const char *text, size_t len)
     }
 }
 
+/* Items of lines 0 .. n - 1, every push accepted, then the end. */
+static void push_lines_and_close(struct readahead *q, unsigned long n)
+{
+    for (unsigned long i = 0; i < n; i++) {
+        struct readahead_item it = {.file = "f", .line = i};
+        assert_true(readahead_push(q, &it));
+    }
+    readahead_close(q);
+}
+
 struct consumer {
     struct readahead *q;
     struct lane lane;
@@ -153,11 +163,7 @@ static void shared_batches_are_written_in_order(void **state)
         assert_int_equal(pthread_create(&t[i], NULL, consume, &c[i]), 0);
     }
     unsigned long n = 200003;
-    for (unsigned long i = 0; i < n; i++) {
-        struct readahead_item it = {.file = "f", .line = i};
-        assert_true(readahead_push(q, &it));
-    }
-    readahead_close(q);
+    push_lines_and_close(q, n);
     unsigned long items = reading.items;
     for (int i = 0; i < 3; i++) {
         pthread_join(t[i], NULL);
@@ -180,11 +186,7 @@ static void a_full_queue_makes_the_producer_work(void **state)
     struct written w = {0, 0, true};
     readahead_share(q, lines_text, &reading, check_lines, &w);
     unsigned long n = 100000;
-    for (unsigned long i = 0; i < n; i++) {
-        struct readahead_item it = {.file = "f", .line = i};
-        assert_true(readahead_push(q, &it));
-    }
-    readahead_close(q);
+    push_lines_and_close(q, n);
     assert_true(reading.items > n / 2); /* the queue holds a few batches, not the rows */
     readahead_work(q, &late);
     assert_true(w.in_order);

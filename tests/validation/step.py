@@ -620,6 +620,30 @@ def measure(c, device="cpu", details=None):
 # The toys: programs whose live bytes are known to the byte
 
 
+def adamw_toy(impl, shapes, device):
+    """Parameters of the given shapes with gradients, and an AdamW of implementation impl
+    (foreach, single or fused) that has stepped once (its states exist): the self-tests' toy 5."""
+    ps = [nn.Parameter(torch.randn(sh, device=device)) for sh in shapes]
+    for p in ps:
+        p.grad = torch.randn_like(p)
+    opt = FusedAdamW(ps) if impl == "fused" else torch.optim.AdamW(
+        ps, foreach=(impl == "foreach"))
+    opt.step()                                                  # states exist
+    return ps, opt
+
+
+def track_adamw_toy(tr, ps, opt):
+    """Labels adamw_toy's parameters, gradients and states in tracker tr; returns its total."""
+    for p in ps:
+        tr.param_keys.add(tr.track(p, "param"))
+        tr.track(p.grad, "temp")
+    tr.grad_owners = ps
+    for st in opt.state.values():
+        for t in st.values():
+            tr.track(t, "optim")
+    return tr.total
+
+
 def self_test():
     """Check the tracker where the answer is known; raise AssertionError if it is wrong."""
     from torch.profiler import ProfilerActivity, profile
@@ -703,22 +727,10 @@ def self_test():
     for impl, extra in (("foreach", 8 * sum(numel) + RECORD_FUNCTION),
                         ("single", single + RECORD_FUNCTION),
                         ("fused", 4 * CHUNK + RECORD_FUNCTION)):
-        ps = [nn.Parameter(torch.randn(sh)) for sh in shapes]
-        for p in ps:
-            p.grad = torch.randn_like(p)
-        opt = FusedAdamW(ps) if impl == "fused" else torch.optim.AdamW(
-            ps, foreach=(impl == "foreach"))
-        opt.step()                                              # states exist
+        ps, opt = adamw_toy(impl, shapes, "cpu")
 
         def toy5(tr):
-            for p in ps:
-                tr.param_keys.add(tr.track(p, "param"))
-                tr.track(p.grad, "temp")
-            tr.grad_owners = ps
-            for st in opt.state.values():
-                for t in st.values():
-                    tr.track(t, "optim")
-            base = tr.total
+            base = track_adamw_toy(tr, ps, opt)
             opt.step()
             assert base == 16 * sum(numel) + 4 * len(ps), base
             assert tr.peak - base == extra, (impl, tr.peak - base, extra)
@@ -846,22 +858,10 @@ def self_test_device(device):
         single = 4 * max(2 * n + (numel[i - 1] if i else 0) for i, n in enumerate(numel))
         for impl, extra in (("foreach", 4 * sum(numel)), ("single", single),
                             ("fused", 4 * CHUNK)):
-            ps = [nn.Parameter(torch.randn(sh, device=device)) for sh in shapes]
-            for p in ps:
-                p.grad = torch.randn_like(p)
-            opt = FusedAdamW(ps) if impl == "fused" else torch.optim.AdamW(
-                ps, foreach=(impl == "foreach"))
-            opt.step()                                              # states exist
+            ps, opt = adamw_toy(impl, shapes, device)
 
             def fn(tr):
-                for p in ps:
-                    tr.param_keys.add(tr.track(p, "param"))
-                    tr.track(p.grad, "temp")
-                tr.grad_owners = ps
-                for st in opt.state.values():
-                    for t in st.values():
-                        tr.track(t, "optim")
-                base = tr.total
+                base = track_adamw_toy(tr, ps, opt)
                 opt.step()
                 expect(f"5 {impl} (states, temporaries)", (base, tr.peak - base),
                        (16 * sum(numel), extra),
