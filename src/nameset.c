@@ -2,6 +2,7 @@
 #include "nameset.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +31,8 @@ static uint32_t slot_tag(struct nameset_slot s)
     return (uint32_t)(s.tag_ref >> 32);
 }
 
+static void slots_free(struct nameset_slot *slots, size_t cap);
+
 void nameset_init(struct nameset *n)
 {
     memset(n, 0, sizeof *n);
@@ -37,7 +40,7 @@ void nameset_init(struct nameset *n)
 
 void nameset_release(struct nameset *n)
 {
-    free(n->slots);
+    slots_free(n->slots, n->cap);
     for (size_t i = 0; i < n->n_chunks; i++)
         free(n->chunks[i]);
     free(n->chunks);
@@ -55,24 +58,47 @@ uint64_t nameset_hash(const char *s)
     return h ? h : 1;
 }
 
-/* A zeroed table of cap slots. A large one is aligned to 2 MiB and asked for huge pages: with a
- * million names every probe is a random access to tens of MB, and with 4 KiB pages each one
- * also missed the TLB (a tenth of eval's time). */
-static struct nameset_slot *slots_alloc(size_t cap)
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* Whether a table of cap slots is mapped (slots_alloc), not malloc'd. */
+static bool slots_mapped(size_t cap)
 {
-    const size_t huge = (size_t)2 << 20;
-    size_t bytes = cap * sizeof(struct nameset_slot);
-    if (bytes < 2 * huge)
-        return calloc(cap, sizeof(struct nameset_slot));
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the table works the same */
-#endif
-    return memset(p, 0, bytes);
+    return cap * sizeof(struct nameset_slot) >= 2 * HUGE_PAGE;
 }
 
+/* A zeroed table of cap slots. A large one is mapped, aligned to 2 MiB and asked for huge
+ * pages: with a million names every probe is a random access to tens of MB, and with 4 KiB
+ * pages each one also missed the TLB (a tenth of eval's time); the kernel's pages are zero, so
+ * nothing is cleared before the first insert (clearing 16 MB held the reading thread up). */
+static struct nameset_slot *slots_alloc(size_t cap)
+{
+    size_t bytes = cap * sizeof(struct nameset_slot);
+    if (!slots_mapped(cap))
+        return calloc(cap, sizeof(struct nameset_slot));
+    size_t map = bytes + HUGE_PAGE;
+    char *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    char *a = p + (HUGE_PAGE - (uintptr_t)p % HUGE_PAGE) % HUGE_PAGE;
+    if (a > p)
+        munmap(p, (size_t)(a - p));
+    if (a + bytes < p + map)
+        munmap(a + bytes, (size_t)(p + map - (a + bytes)));
+#ifdef MADV_HUGEPAGE
+    madvise(a, bytes, MADV_HUGEPAGE); /* a hint: without it the table works the same */
+#endif
+    return (struct nameset_slot *)(void *)a;
+}
+
+static void slots_free(struct nameset_slot *slots, size_t cap)
+{
+    if (slots && slots_mapped(cap))
+        munmap(slots, cap * sizeof *slots);
+    else
+        free(slots);
+}
+
+/* The table at twice its slots, every name moved over. */
 static bool nameset_grow(struct nameset *n)
 {
     size_t cap = n->cap ? 2 * n->cap : 1024;
@@ -89,7 +115,7 @@ static bool nameset_grow(struct nameset *n)
             j = (j + 1) & (cap - 1);
         slots[j] = n->slots[i];
     }
-    free(n->slots);
+    slots_free(n->slots, n->cap);
     n->slots = slots;
     n->cap = cap;
     return true;
