@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "columns.h"
 #include "csvin.h"
 #include "model.h"
 #include "modeljson.h"
@@ -18,104 +19,23 @@
 
 /* ---- the column table (doc/model.md section 13.1) ---- */
 
+/* Every column (columns.h); the model columns (a model preset sets them) are COL_ARCH to
+ * COL_V_HEAD_DIM. */
 enum col {
-    COL_NAME,
-    COL_MODEL,
-    /* The model columns (a model preset sets them), COL_ARCH to COL_V_HEAD_DIM: */
-    COL_ARCH,
-    COL_LAYERS,
-    COL_HIDDEN,
-    COL_HEADS,
-    COL_KV_HEADS,
-    COL_VOCAB,
-    COL_FFN,
-    COL_TIED,
-    COL_POSITIONS,
-    COL_DROPOUT,
-    COL_HEAD_DIM,
-    COL_QKV_BIAS,
-    COL_QK_NORM,
-    COL_LAYER_NORMS,
-    COL_EXPERTS,
-    COL_TOP_K,
-    COL_EXPERT_FFN,
-    COL_SHARED_FFN,
-    COL_SHARED_GATE,
-    COL_ROUTER_BIAS,
-    COL_DENSE_LAYERS,
-    COL_Q_LORA_RANK,
-    COL_KV_LORA_RANK,
-    COL_QK_NOPE_DIM,
-    COL_QK_ROPE_DIM,
-    COL_V_HEAD_DIM,
-    /* The run: */
-    COL_SEQ,
-    COL_MICRO_BATCH,
-    COL_GLOBAL_BATCH,
-    COL_PRECISION,
-    COL_FP8,
-    COL_ATTENTION,
-    COL_RECOMPUTE,
-    COL_CAPACITY_FACTOR,
-    COL_DP,
-    COL_TP,
-    COL_PP,
-    COL_VPP,
-    COL_CP,
-    COL_SP,
-    COL_EP,
-    COL_ETP,
-    COL_ZERO,
-    COL_ZERO_GROUP,
-    COL_OFFLOAD,
-    COL_LOSS,
-    COL_GRAD_BUFFER,
-    COL_OPTIMIZER_IMPL,
-    COL_OPTIMIZER,
-    COL_FINETUNE,
-    COL_LORA_RANK,
-    COL_LORA_TARGETS,
-    COL_GPU,
-    COL_GPU_MEM_GB,
-    COL_RESERVE,
-    COL_GPUS_PER_NODE,
-    COL_GPUS,
-    COL_COUNT
+#define COLUMN_ENUM(id, name, written, kind) COL_##id,
+    SCENARIO_COLUMNS(COLUMN_ENUM)
+#undef COLUMN_ENUM
+        COL_COUNT
 };
 
 /* struct row marks the cells that came from a preset with one bit per column. */
 _Static_assert(COL_COUNT <= 64, "a column needs a bit of row.from_preset");
 
-static const char *const column_names[COL_COUNT] = {"name",         "model",
-                                                    "arch",         "layers",
-                                                    "hidden",       "heads",
-                                                    "kv_heads",     "vocab",
-                                                    "ffn",          "tied",
-                                                    "positions",    "dropout",
-                                                    "head_dim",     "qkv_bias",
-                                                    "qk_norm",      "layer_norms",
-                                                    "experts",      "top_k",
-                                                    "expert_ffn",   "shared_ffn",
-                                                    "shared_gate",  "router_bias",
-                                                    "dense_layers", "q_lora_rank",
-                                                    "kv_lora_rank", "qk_nope_dim",
-                                                    "qk_rope_dim",  "v_head_dim",
-                                                    "seq",          "micro_batch",
-                                                    "global_batch", "precision",
-                                                    "fp8",          "attention",
-                                                    "recompute",    "capacity_factor",
-                                                    "dp",           "tp",
-                                                    "pp",           "vpp",
-                                                    "cp",           "sp",
-                                                    "ep",           "etp",
-                                                    "zero",         "zero_group",
-                                                    "offload",      "loss",
-                                                    "grad_buffer",  "optimizer_impl",
-                                                    "optimizer",    "finetune",
-                                                    "lora_rank",    "lora_targets",
-                                                    "gpu",          "gpu_mem_gb",
-                                                    "reserve",      "gpus_per_node",
-                                                    "gpus"};
+static const char *const column_names[COL_COUNT] = {
+#define COLUMN_NAME(id, name, written, kind) name,
+    SCENARIO_COLUMNS(COLUMN_NAME)
+#undef COLUMN_NAME
+};
 
 /* Columns a model preset may set. */
 static bool is_model_column(enum col c)

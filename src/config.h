@@ -2,11 +2,11 @@
  * config: CSV rows -> validated struct scenario (doc/memfit.1, THE SCENARIO CSV; doc/model.md
  * section 13).
  *
- * Owns the column table (names, defaults, parsers), the preset tables of configs/models.csv and
- * configs/gpus.csv, and every validation rule. A row is merged in three layers: defaults, then
- * the model / GPU preset it names, then its own non-empty cells. Each rejected row gives one
- * message "FILE:LINE: column 'X': ..." through the diag and is skipped; the reader goes on.
- * An unknown column or a malformed header rejects every row of that file.
+ * Owns the column table (names from columns.h, defaults, parsers), the preset tables of
+ * configs/models.csv and configs/gpus.csv, and every validation rule. A row is merged in three
+ * layers: defaults, then the model / GPU preset it names, then its own non-empty cells. Each
+ * rejected row gives one message "FILE:LINE: column 'X': ..." through the diag and is skipped; the
+ * reader goes on. An unknown column or a malformed header rejects every row of that file.
  *
  * Ownership: config_presets and config_reader own their memory (free with the _free/_release
  * functions; NULL is accepted); scenarios are plain values copied out to the caller.

@@ -11,47 +11,24 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "columns.h"
 #include "suggest.h"
 
 /* ---- the columns ---- */
 
-enum mcol {
-    C_ARCH,
-    C_LAYERS,
-    C_HIDDEN,
-    C_HEADS,
-    C_KV_HEADS,
-    C_VOCAB,
-    C_FFN,
-    C_TIED,
-    C_POSITIONS,
-    C_DROPOUT,
-    C_HEAD_DIM,
-    C_QKV_BIAS,
-    C_QK_NORM,
-    C_LAYER_NORMS,
-    C_EXPERTS,
-    C_TOP_K,
-    C_EXPERT_FFN,
-    C_SHARED_FFN,
-    C_SHARED_GATE,
-    C_ROUTER_BIAS,
-    C_DENSE_LAYERS,
-    C_Q_LORA_RANK,
-    C_KV_LORA_RANK,
-    C_QK_NOPE_DIM,
-    C_QK_ROPE_DIM,
-    C_V_HEAD_DIM,
-    C_COUNT
-};
+/* The model's columns of columns.h (arch to v_head_dim), in its order. */
+#define C_ITEM(id) C_##id,
+#define C_ENUM(id, name, written, kind) COLUMN_KEEP_##kind(C_ITEM(id))
+enum mcol { SCENARIO_COLUMNS(C_ENUM) C_COUNT };
+#undef C_ENUM
+#undef C_ITEM
 _Static_assert(C_COUNT == MODELJSON_COLUMNS, "one name per column");
 
-static const char *const column_names[MODELJSON_COLUMNS] = {
-    "arch",        "layers",      "hidden",       "heads",       "kv_heads",     "vocab",
-    "ffn",         "tied",        "positions",    "dropout",     "head_dim",     "qkv_bias",
-    "qk_norm",     "layer_norms", "experts",      "top_k",       "expert_ffn",   "shared_ffn",
-    "shared_gate", "router_bias", "dense_layers", "q_lora_rank", "kv_lora_rank", "qk_nope_dim",
-    "qk_rope_dim", "v_head_dim"};
+#define NAME_ITEM(name) name,
+#define NAME_OF(id, name, written, kind) COLUMN_KEEP_##kind(NAME_ITEM(name))
+static const char *const column_names[MODELJSON_COLUMNS] = {SCENARIO_COLUMNS(NAME_OF)};
+#undef NAME_OF
+#undef NAME_ITEM
 
 const char *const *modeljson_columns(size_t *n)
 {

@@ -49,7 +49,7 @@ struct modeljson {
     unsigned long long sliding_window;
 };
 
-/* The model columns the cells fill, in the order of config.c's column table (arch ...
+/* The model columns the cells fill, in the order of columns.h (arch ...
  * v_head_dim); *n = MODELJSON_COLUMNS. */
 const char *const *modeljson_columns(size_t *n);
 
