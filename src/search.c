@@ -594,7 +594,13 @@ static bool allowed(const struct run *r, enum scenario_pin pin, uint64_t n, uint
     return !pinned(r, pin) || n == or_one(job_value);
 }
 
-/* ep and etp of an MoE model - ep dividing experts, etp 1 or tp, ep etp dividing dp tp - then
+/* The job's etp, 0 meaning tp. */
+static uint64_t or_tp(uint64_t etp, uint64_t tp)
+{
+    return etp ? etp : tp;
+}
+
+/* ep and etp of an MoE model - ep dividing experts, etp dividing tp, ep etp dividing dp tp - then
  * the structure; a dense model keeps the job's. An HSDP group must divide dp cp (13.2). */
 static void experts(struct run *r, struct scenario *sc)
 {
@@ -617,10 +623,12 @@ static void experts(struct run *r, struct scenario *sc)
         uint64_t ep = edivs[e];
         if (group % ep || !allowed(r, SCENARIO_PIN_EP, ep, job->ep))
             continue;
-        for (int i = 0; i < (pin_etp || sc->tp == 1 ? 1 : 2) && !r->stop; i++) {
-            uint64_t etp = pin_etp ? (job->etp ? job->etp : sc->tp) : i == 0 ? 1 : sc->tp;
+        /* etp: every divisor of tp (a pinned one as the job has it, 0 meaning tp). */
+        uint64_t first = pin_etp ? or_tp(job->etp, sc->tp) : 1;
+        uint64_t last = pin_etp ? first : sc->tp;
+        for (uint64_t etp = first; etp <= last && !r->stop; etp++) {
             /* etp nests with tp (config's rule): it divides tp or is a multiple of it. */
-            if (group % (ep * etp) || (sc->tp % etp && etp % sc->tp))
+            if ((!pin_etp && sc->tp % etp) || group % (ep * etp) || (sc->tp % etp && etp % sc->tp))
                 continue;
             sc->ep = ep;
             sc->etp = etp;

@@ -193,17 +193,13 @@ static inline void brute_sample(const struct scenario *job, struct model_cache *
                         if (job->experts % ep ||
                             !brute_allows(br, SCENARIO_PIN_EP, ep, brute_one(job->ep)))
                             continue;
-                        /* etp: 1, then tp (once when tp = 1); a pinned one as the job has it */
-                        uint64_t etps[2] = {1, tp};
-                        for (int e = 0; e < 2; e++) {
-                            uint64_t etp = etps[e];
-                            if (e == 1 && tp == 1)
+                        /* etp: each of 1 .. tp that divides tp; a pinned one as the job has
+                         * it (0: tp), tried once */
+                        bool pin_etp = brute_pinned(br, SCENARIO_PIN_ETP);
+                        for (uint64_t e = 1; e <= (pin_etp ? 1 : tp); e++) {
+                            uint64_t etp = pin_etp ? (job->etp ? job->etp : tp) : e;
+                            if (!pin_etp && tp % etp != 0)
                                 continue;
-                            if (brute_pinned(br, SCENARIO_PIN_ETP)) {
-                                if (e == 1)
-                                    continue;
-                                etp = job->etp ? job->etp : tp;
-                            }
                             if ((dp * tp) % (ep * etp) || (tp % etp != 0 && etp % tp != 0))
                                 continue;
                             sc.ep = ep;
