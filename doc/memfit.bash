@@ -11,7 +11,7 @@ _memfit_options() {
     local common="-q --quiet -h --help"
     local presets="--units --peak --reserve --models --gpus --progress"
     case $1 in
-    eval) echo "-o --out --format --wide $presets $common" ;;
+    eval) echo "-o --out --format --wide --threads $presets $common" ;;
     report) echo "-o --out --split --template --paper $presets $common" ;;
     figures) echo "-o --out $common" ;;
     search) echo "-o --out --format --wide --top --gpus-range --report $presets $common" ;;

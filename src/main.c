@@ -37,13 +37,13 @@
 #include "paths.h"
 #include "plan.h"
 #include "readahead.h"
-#include "strbuf.h"
 #include "report.h"
 #include "report_charts.h"
 #include "report_search.h"
 #include "report_tables.h"
 #include "search.h"
 #include "searchout.h"
+#include "strbuf.h"
 #include "suggest.h"
 
 #define MEMFIT_VERSION "0.1.0"
@@ -79,6 +79,7 @@ struct options {
     const char *models_path, *gpus_path;
     enum progress_mode progress;
     uint64_t top;                  /* search --top */
+    uint64_t threads;              /* eval --threads; 0: one a processor */
     uint64_t range_from, range_to; /* search --gpus-range (0: none) */
     const char *report_path;       /* search --report */
     char **files;
@@ -186,6 +187,7 @@ enum {
     OPT_PAPER,
     OPT_PEAK,
     OPT_TOP,
+    OPT_THREADS,
     OPT_GPUS_RANGE,
     OPT_REPORT,
     OPT_VERSION
@@ -226,6 +228,9 @@ static const struct option_spec option_specs[] = {
     {"wide", no_argument, OPT_WIDE, CMD_EVAL | CMD_SEARCH, NULL, NULL,
      "with --format table: every column, however wide (default: the columns that fit the "
      "terminal, or 80 columns)"},
+    {"threads", required_argument, OPT_THREADS, CMD_EVAL, "N", NULL,
+     "with --format csv: N threads in all, one parsing the rows (default: one a processor, at "
+     "most 8; 1: no second thread)"},
     {"top", required_argument, OPT_TOP, CMD_SEARCH, "N", NULL,
      "the N fastest layouts of each job (default 10)"},
     {"gpus-range", required_argument, OPT_GPUS_RANGE, CMD_SEARCH, "A:B", NULL,
@@ -484,6 +489,11 @@ static int parse_choice(const struct options *o, const struct option_spec *s, co
     return -1;
 }
 
+/* The most threads --threads gives eval; without it, one a processor up to EVAL_THREADS_AUTO
+ * (the parsing thread keeps up with about two more). */
+#define EVAL_THREADS_MAX 64
+#define EVAL_THREADS_AUTO 8
+
 /* The most layouts --top lists for a job (each row a complete scenario). */
 #define SEARCH_TOP_MAX 100000
 
@@ -551,6 +561,13 @@ static int parse_option(struct options *o, int key, const char *arg)
         o->top = strtoull(arg, &end, 10);
         if (end == arg || *end || errno || *arg == '-' || o->top == 0 || o->top > SEARCH_TOP_MAX)
             return usage_error(o, "--top: '%s' is not a count from 1 to 100000", arg);
+        return -1;
+    case OPT_THREADS:
+        errno = 0;
+        o->threads = strtoull(arg, &end, 10);
+        if (end == arg || *end || errno || *arg == '-' || o->threads == 0 ||
+            o->threads > EVAL_THREADS_MAX)
+            return usage_error(o, "--threads: '%s' is not a count from 1 to 64", arg);
         return -1;
     case OPT_REPORT:
         o->report_path = arg;
@@ -1018,8 +1035,6 @@ static size_t eval_table_cols(const struct options *o, bool to_stdout)
  * (a comma, the widths): this thread evaluates and writes them, a row at a time.
  */
 
-#define EVAL_THREADS_MAX 8
-
 struct eval_reader {
     const struct options *o;
     struct readahead *q;
@@ -1111,16 +1126,18 @@ static void *eval_worker_main(void *arg)
     return NULL;
 }
 
-/* How many threads evaluate CSV rows: one a processor, the reading one included (up to
- * EVAL_THREADS_MAX); 0 for JSON and the table. */
+/* How many threads evaluate CSV rows, the reading one included: --threads, or one a processor
+ * (at least 2, at most EVAL_THREADS_AUTO); 0 for JSON and the table (one thread evaluates). */
 static size_t eval_threads_wanted(const struct options *o)
 {
     if (o->format != EVALOUT_CSV)
         return 0;
+    if (o->threads)
+        return o->threads;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus < 2)
         return 2;
-    return cpus > EVAL_THREADS_MAX ? EVAL_THREADS_MAX : (size_t)cpus;
+    return cpus > EVAL_THREADS_AUTO ? EVAL_THREADS_AUTO : (size_t)cpus;
 }
 
 static void eval_lane_init(struct eval_lane *lane, const struct options *o)
@@ -1137,29 +1154,32 @@ static void eval_share_end(struct eval_ctx *e, struct eval_share *sh)
     model_cache_free(sh->lane.memo);
 }
 
-/* Threads 2 .. n - 1 (0 is the reading one, 1 this one); returns how many started. */
-static size_t eval_start_workers(struct eval_ctx *e, struct readahead *q, struct eval_worker *w,
-                                 size_t n)
+/* The shares of a CSV evaluation: w[0] the reading thread's (it works batches when ahead), w[1]
+ * this thread's, the others their own threads'. On the heap: a share's plan is large. NULL when
+ * out of memory. */
+static struct eval_worker *eval_workers_new(struct eval_ctx *e, struct readahead *q, size_t n)
 {
-    size_t started = 0;
-    for (size_t i = 2; i < n; i++) {
-        struct eval_worker *wi = &w[started];
-        wi->q = q;
-        wi->share = (struct eval_share){&e->out, {.memo = NULL}, false};
-        eval_lane_init(&wi->share.lane, e->o);
-        if (pthread_create(&wi->thread, NULL, eval_worker_main, wi) != 0) {
-            model_cache_free(wi->share.lane.memo);
-            break;
-        }
-        started++;
+    struct eval_worker *w = calloc(n, sizeof *w);
+    for (size_t i = 0; w && i < n; i++) {
+        w[i].q = q;
+        w[i].share.settings = &e->out;
+        eval_lane_init(&w[i].share.lane, e->o);
     }
-    return started;
+    return w;
 }
 
-/* This thread's part: every row (JSON, the table) or its share of the batches (CSV). */
-static void eval_consume(struct eval_ctx *e, struct readahead *q, size_t threads)
+static void eval_workers_free(struct eval_ctx *e, struct eval_worker *w, size_t n)
 {
-    if (threads == 0) {
+    for (size_t i = 0; i < n; i++)
+        eval_share_end(e, &w[i].share);
+    free(w);
+}
+
+/* This thread's part: every row (JSON, the table; w NULL), or its share of the batches with
+ * threads w[2 .. n - 1] (CSV). */
+static void eval_consume(struct eval_ctx *e, struct readahead *q, struct eval_worker *w, size_t n)
+{
+    if (!w) {
         const struct readahead_item *it;
         while ((it = readahead_pop(q)) != NULL) {
             if (it->opened)
@@ -1169,18 +1189,13 @@ static void eval_consume(struct eval_ctx *e, struct readahead *q, size_t threads
         }
         return;
     }
-    struct eval_worker w[EVAL_THREADS_MAX];
-    size_t started = eval_start_workers(e, q, w, threads);
-    struct eval_share mine = {&e->out, {.memo = NULL}, false};
-    mine.lane.memo = e->lane.memo; /* this thread's: eval_share_end leaves it */
-    diag_init(&mine.lane.own, print_message, (void *)e->o);
-    readahead_work(q, &mine);
-    mine.lane.memo = NULL;
-    eval_share_end(e, &mine);
-    for (size_t i = 0; i < started; i++) {
+    size_t started = 2;
+    while (started < n &&
+           pthread_create(&w[started].thread, NULL, eval_worker_main, &w[started]) == 0)
+        started++;
+    readahead_work(q, &w[1].share);
+    for (size_t i = 2; i < started; i++)
         pthread_join(w[i].thread, NULL);
-        eval_share_end(e, &w[i].share);
-    }
 }
 
 /* read_files into eval_row with the reading on a thread of its own and the evaluation on this
@@ -1194,23 +1209,22 @@ static bool eval_read_ahead(struct eval_ctx *e, bool to_stdout)
     r.rd.ctx = &r;
     if (!r.q)
         return false;
-    size_t threads = eval_threads_wanted(e->o);
-    struct eval_share reading = {&e->out, {.memo = NULL}, false};
-    if (threads > 0) {
-        eval_lane_init(&reading.lane, e->o);
-        readahead_share(r.q, eval_batch_text, &reading, eval_write_text, e);
-    }
+    size_t n = eval_threads_wanted(e->o);
+    struct eval_worker *w = n ? eval_workers_new(e, r.q, n) : NULL; /* NULL: one thread writes */
+    if (w)
+        readahead_share(r.q, eval_batch_text, &w[0].share, eval_write_text, e);
     pthread_t thread;
     if (pthread_create(&thread, NULL, reader_main, &r) != 0) {
-        model_cache_free(reading.lane.memo);
+        if (w)
+            eval_workers_free(e, w, n);
         readahead_free(r.q);
         return false;
     }
-    eval_consume(e, r.q, threads);
+    eval_consume(e, r.q, w, n);
     readahead_stop(r.q); /* unblocks a reader still pushing after an early stop */
     pthread_join(thread, NULL);
-    if (threads > 0)
-        eval_share_end(e, &reading);
+    if (w)
+        eval_workers_free(e, w, n);
     e->write_failed |= readahead_failed(r.q);
     readahead_free(r.q);
     e->io_ok = r.ok;
@@ -1234,7 +1248,8 @@ static int eval_write(FILE *f, void *ctx)
     e->out.out = f;
     e->out.table_cols = eval_table_cols(o, to_stdout);
     struct reading rd = {eval_one, eval_opened, NULL, e, true, to_stdout};
-    if (!eval_read_ahead(e, to_stdout))
+    /* --threads 1: no second thread; also when one cannot be started. */
+    if (o->threads == 1 || !eval_read_ahead(e, to_stdout))
         e->io_ok = read_files(o, &rd, &e->rows);
     if (e->begun)
         evalout_end(&e->out);

@@ -257,3 +257,31 @@ if [ ! -e /usr/local/share/memfit/configs/models.csv ]; then
         "column 'model': cannot look up 'gpt-1.3b': the presets file configs/models.csv was not found (--models FILE names one)"
     check "... and not 'unknown'" sh -c "! grep -q 'unknown model preset' '$T/err'"
 fi
+
+# ---- --threads: the same rows and messages, in the same order, on any number of threads ----
+# Enough rows for many batches of each thread, with bad rows and a duplicate among them, in two
+# files (the header once).
+awk 'BEGIN {
+    split("gpt-1.3b llama2-7b llama3-8b mistral-7b gpt2-medium", m, " ")
+    print "name,model,seq,micro_batch,attention,recompute,dp,zero,gpu_mem_gb"
+    for (i = 0; i < 3000; i++) {
+        seq = i % 7 == 0 ? "not-a-number" : 1024 * (1 + i % 8)
+        printf "r%d,%s,%s,%d,%s,%s,%d,%d,%d\n", i, m[1 + i % 5], seq, 1 + i % 8,
+            i % 4 ? "flash" : "plain", i % 3 ? "none" : "full", 8 * (1 + i % 3), i % 4, 40 * (1 + i % 2)
+    }
+    print "r5,gpt-1.3b,2048,1,flash,none,8,1,80"
+}' >"$T/many.csv"
+sed -n '1p;2,400p' "$T/many.csv" >"$T/many2.csv"
+sed -i 's/^r/s/; 1s/^s/r/' "$T/many2.csv"
+run eval --threads 1 "$T/many.csv" "$T/many2.csv" >"$T/one.out" 2>"$T/one.err"
+check "--threads 1: the rows" test "$(wc -l <"$T/one.out")" -gt 2000
+check "--threads 1: the bad rows and the duplicate reported" \
+    grep -q "many.csv:3002: column 'name': 'r5' is a duplicate" "$T/one.err"
+for n in 2 3 8; do
+    run eval --threads "$n" "$T/many.csv" "$T/many2.csv" >"$T/n.out" 2>"$T/n.err"
+    check "--threads $n: the same rows in the same order" cmp -s "$T/one.out" "$T/n.out"
+    check "--threads $n: the same messages" cmp -s "$T/one.err" "$T/n.err"
+done
+expect_status "--threads 0: a usage error" 2 eval --threads 0 configs/examples.csv
+expect_err "... saying the range" "--threads: '0' is not a count from 1 to 64"
+expect_status "--threads is eval's only" 2 search --threads 2 configs/jobs.csv
