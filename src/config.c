@@ -420,6 +420,16 @@ struct config_presets *config_presets_load(const char *models_path, const char *
     return p;
 }
 
+/* strcasecmp(s, word) == 0, the first letters compared inline first (ASCII case folding, as
+ * strcasecmp in the C locale): most words a cell is tried against differ in the first letter,
+ * and a library call per word tried was a tenth of config's time. A cell mostly is the word as
+ * written: strcmp, several times faster, says so before strcasecmp is asked. */
+static bool is_word(const char *s, const char *word)
+{
+    return ((unsigned char)*s | 0x20) == ((unsigned char)*word | 0x20) &&
+           (strcmp(s, word) == 0 || strcasecmp(s, word) == 0);
+}
+
 static const struct preset *preset_find(const struct preset_table *t, const char *name)
 {
     if (!t->index_cap)
@@ -427,7 +437,7 @@ static const struct preset *preset_find(const struct preset_table *t, const char
     uint64_t key = name_key(name);
     for (size_t j = key & (t->index_cap - 1); t->index[j]; j = (j + 1) & (t->index_cap - 1)) {
         const struct preset *p = &t->rows[t->index[j] - 1];
-        if (p->key == key && (strcmp(p->name, name) == 0 || strcasecmp(p->name, name) == 0))
+        if (p->key == key && is_word(p->name, name))
             return p;
     }
     return NULL;
@@ -504,16 +514,6 @@ static bool row_error(struct row *r, enum col c, const char *fmt, ...)
     else
         diag_report(r->diag, r->file, r->line, "column '%s': %s", column_names[c], msg);
     return false;
-}
-
-/* strcasecmp(s, word) == 0, the first letters compared inline first (ASCII case folding, as
- * strcasecmp in the C locale): most words a cell is tried against differ in the first letter,
- * and a library call per word tried was a tenth of config's time. A cell mostly is the word as
- * written: strcmp, several times faster, says so before strcasecmp is asked. */
-static bool is_word(const char *s, const char *word)
-{
-    return ((unsigned char)*s | 0x20) == ((unsigned char)*word | 0x20) &&
-           (strcmp(s, word) == 0 || strcasecmp(s, word) == 0);
 }
 
 static bool require(struct row *r, enum col c)
