@@ -45,16 +45,6 @@ void evalout_init(struct evalout *w, enum evalout_format format, enum units unit
     w->table_cols = 80;
 }
 
-void evalout_begin(struct evalout *w)
-{
-    if (w->format == EVALOUT_CSV && w->memory)
-        strbuf_printf(w->memory, "%s\n", csv_columns);
-    else if (w->format == EVALOUT_CSV)
-        fprintf(w->out, "%s\n", csv_columns);
-    else if (w->format == EVALOUT_JSON)
-        fputs("[", w->out);
-}
-
 static void put_json_text(FILE *out, const char *s)
 {
     putc('"', out);
@@ -88,6 +78,14 @@ struct line {
     size_t len;
     char buf[1024];
 };
+
+/* An empty line to w's output (its memory, when it has one). */
+static void line_start(struct line *l, const struct evalout *w)
+{
+    l->out = w->out;
+    l->memory = w->memory;
+    l->len = 0;
+}
 
 static void line_write(struct line *l, const char *s, size_t n)
 {
@@ -125,6 +123,19 @@ static void line_put(struct line *l, const char *s, size_t n)
 static void line_putc(struct line *l, char ch)
 {
     line_put(l, &ch, 1);
+}
+
+void evalout_begin(struct evalout *w)
+{
+    if (w->format == EVALOUT_CSV) {
+        struct line l;
+        line_start(&l, w);
+        line_put(&l, csv_columns, strlen(csv_columns));
+        line_putc(&l, '\n');
+        line_flush(&l);
+    } else if (w->format == EVALOUT_JSON) {
+        fputs("[", w->out);
+    }
 }
 
 /* A CSV field, quoted when it holds a comma, quote or line break (RFC 4180). */
@@ -241,9 +252,7 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
                                 t->max_micro_batch};
     const uint64_t fix_numbers[] = {f->peak_bytes, f->micro_batch};
     struct line l;
-    l.out = w->out;
-    l.memory = w->memory;
-    l.len = 0;
+    line_start(&l, w);
     line_put_csv_text(&l, sc->name);
     line_put_numbers(&l, numbers, sizeof numbers / sizeof numbers[0]);
     line_putc(&l, ',');
