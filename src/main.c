@@ -1126,8 +1126,9 @@ static void *eval_worker_main(void *arg)
     return NULL;
 }
 
-/* How many threads evaluate CSV rows, the reading one included: --threads, or one a processor
- * (at least 2, at most EVAL_THREADS_AUTO); 0 for JSON and the table (one thread evaluates). */
+/* How many threads evaluate CSV rows, the reading one included: --threads (2 or more here), or
+ * one a processor (at least 2, at most EVAL_THREADS_AUTO); 0 for JSON and the table (one thread
+ * evaluates). */
 static size_t eval_threads_wanted(const struct options *o)
 {
     if (o->format != EVALOUT_CSV)
@@ -1199,10 +1200,12 @@ static void eval_consume(struct eval_ctx *e, struct readahead *q, struct eval_wo
 }
 
 /* read_files into eval_row with the reading on a thread of its own and the evaluation on this
- * one and, for CSV, on more; false when it cannot start the reading thread (nothing was read:
- * the caller reads in this thread). */
+ * one and, for CSV, on more; false with --threads 1 or when it cannot start the reading thread
+ * (nothing was read: the caller reads in this thread). */
 static bool eval_read_ahead(struct eval_ctx *e, bool to_stdout)
 {
+    if (e->o->threads == 1)
+        return false;
     struct eval_reader r = {
         e->o,     readahead_new(), {reader_row, reader_opened, reader_next, NULL, true, to_stdout},
         &e->rows, false,           false};
@@ -1248,8 +1251,7 @@ static int eval_write(FILE *f, void *ctx)
     e->out.out = f;
     e->out.table_cols = eval_table_cols(o, to_stdout);
     struct reading rd = {eval_one, eval_opened, NULL, e, true, to_stdout};
-    /* --threads 1: no second thread; also when one cannot be started. */
-    if (o->threads == 1 || !eval_read_ahead(e, to_stdout))
+    if (!eval_read_ahead(e, to_stdout))
         e->io_ok = read_files(o, &rd, &e->rows);
     if (e->begun)
         evalout_end(&e->out);
