@@ -284,4 +284,9 @@ for n in 2 3 8; do
 done
 expect_status "--threads 0: a usage error" 2 eval --threads 0 configs/examples.csv
 expect_err "... saying the range" "--threads: '0' is not a count from 1 to 64"
+expect_status "--threads 65: a usage error" 2 eval --threads 65 configs/examples.csv
+expect_status "--threads 64: accepted" 0 eval --threads 64 configs/examples.csv
+expect_status "--threads 3 with --format json (one evaluating thread)" 0 \
+    eval --threads 3 --format json configs/examples.csv
+expect_out "... its rows" '"name": "lesson-1.3b"'
 expect_status "--threads is eval's only" 2 search --threads 2 configs/jobs.csv

@@ -135,6 +135,16 @@ static void push_lines_and_close(struct readahead *q, unsigned long n)
     readahead_close(q);
 }
 
+/* A queue whose batches are lines_text's, worked by `reading` when the producer is ahead and
+ * checked by w as they are written. */
+static struct readahead *lines_queue(struct lane *reading, struct written *w)
+{
+    struct readahead *q = readahead_new();
+    assert_non_null(q);
+    readahead_share(q, lines_text, reading, check_lines, w);
+    return q;
+}
+
 struct consumer {
     struct readahead *q;
     struct lane lane;
@@ -151,11 +161,9 @@ static void *consume(void *arg)
 static void shared_batches_are_written_in_order(void **state)
 {
     (void)state;
-    struct readahead *q = readahead_new();
-    assert_non_null(q);
     struct lane reading = {0, 0};
     struct written w = {0, 0, true};
-    readahead_share(q, lines_text, &reading, check_lines, &w);
+    struct readahead *q = lines_queue(&reading, &w);
     struct consumer c[3];
     pthread_t t[3];
     for (int i = 0; i < 3; i++) {
@@ -181,10 +189,9 @@ static void shared_batches_are_written_in_order(void **state)
 static void a_full_queue_makes_the_producer_work(void **state)
 {
     (void)state;
-    struct readahead *q = readahead_new();
     struct lane reading = {0, 0}, late = {0, 0};
     struct written w = {0, 0, true};
-    readahead_share(q, lines_text, &reading, check_lines, &w);
+    struct readahead *q = lines_queue(&reading, &w);
     unsigned long n = 100000;
     push_lines_and_close(q, n);
     assert_true(reading.items > n / 2); /* the queue holds a few batches, not the rows */
@@ -199,10 +206,9 @@ static void a_full_queue_makes_the_producer_work(void **state)
 static void a_failed_batch_stops_the_writing(void **state)
 {
     (void)state;
-    struct readahead *q = readahead_new();
     struct lane reading = {0, 3}, mine = {0, 3};
     struct written w = {0, 0, true};
-    readahead_share(q, lines_text, &reading, check_lines, &w);
+    struct readahead *q = lines_queue(&reading, &w);
     struct producer p = {q, 1000000, 0};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, produce, &p), 0);
