@@ -37,7 +37,7 @@ STRINGOP := $(shell $(CC) -mstringop-strategy=libcall -E -x c /dev/null >/dev/nu
 # every object is first built instrumented in $(BUILD)/pgo, tools/pgo-train.sh runs that memfit
 # on a generated sweep (eval, search), and the objects of $(BUILD) are compiled with its counts:
 # eval 13-15% faster on one core (bench/eval_throughput.py, both mixes). PGO=0: one pass
-# (make asan).
+# (make asan; the quicker loop while developing, as any change to a source rebuilds both).
 PGO_CAN := $(shell $(CC) -fprofile-partial-training -E -x c /dev/null >/dev/null 2>&1 && echo 1)
 PGO     ?= $(if $(PGO_CAN),1,0)
 PKGS     = cairo freetype2
