@@ -33,12 +33,14 @@ OPT     ?= -O3 -g
 # x86; eval 6% faster); nothing where the compiler lacks the option.
 STRINGOP := $(shell $(CC) -mstringop-strategy=libcall -E -x c /dev/null >/dev/null 2>&1 && \
               echo -mstringop-strategy=libcall)
-# Profile-guided optimisation (GCC, PGO=1 where the compiler has -fprofile-partial-training):
+# Profile-guided optimisation (GCC 11 on, PGO=1 where the compiler has -fprofile-partial-training
+# and the -dumpbase of GCC 11's auxiliary names):
 # every object is first built instrumented in $(BUILD)/pgo, tools/pgo-train.sh runs that memfit
 # on a generated sweep (eval, search), and the objects of $(BUILD) are compiled with its counts:
 # eval 13-15% faster on one core (bench/eval_throughput.py, both mixes). PGO=0: one pass
 # (make asan; the quicker loop while developing, as any change to a source rebuilds both).
-PGO_CAN := $(shell $(CC) -fprofile-partial-training -E -x c /dev/null >/dev/null 2>&1 && echo 1)
+PGO_CAN := $(shell $(CC) -fprofile-partial-training -dumpbase-ext .c -E -x c /dev/null \
+              >/dev/null 2>&1 && echo 1)
 PGO     ?= $(if $(PGO_CAN),1,0)
 PKGS     = cairo freetype2
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

@@ -32,8 +32,15 @@ BEGIN {
         printf "t%d,%s,%s,%d,%s,%s,%s,%s,%s,%d,%s\n", i, one(m, nm), one(s, ns), 1 + pick(8),
             one(a, na), one(r, nr), one(d, nd), one(t, nt), one(p, np), pick(4), one(g, ng)
 }' > "$dir/sweep.csv"
-"$memfit" eval "$dir/sweep.csv" > /dev/null 2>&1 || true
-"$memfit" eval --peak lesson "$dir/sweep.csv" > /dev/null 2>&1 || true
+# Exit status 1: the rows config rejects (their messages are not wanted here); anything else,
+# a crash included, fails the build.
+rejected() {
+    status=0
+    "$@" > /dev/null 2>&1 || status=$?
+    [ "$status" -le 1 ] || { echo "pgo-train: $* exited with $status" >&2; exit 1; }
+}
+rejected "$memfit" eval "$dir/sweep.csv"
+rejected "$memfit" eval --peak lesson "$dir/sweep.csv"
 "$memfit" eval --format json configs/examples.csv > /dev/null
 "$memfit" eval --format table configs/examples.csv > /dev/null
 "$memfit" search configs/jobs.csv > /dev/null
