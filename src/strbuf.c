@@ -114,23 +114,23 @@ static int strbuf_append_fixed(struct strbuf *sb, const void *s, size_t n)
     }
     if (sb->cap == 0) {
         sb->err = STRBUF_TRUNCATED;
-        return sb->err;
+        return (int)sb->err;
     }
     size_t from = sb->len;
     memcpy(sb->buf + sb->len, s, room);
     sb->len += room;
     strbuf_trim_cut(sb, from);
-    return sb->err;
+    return (int)sb->err;
 }
 
 int strbuf_append(struct strbuf *sb, const void *s, size_t n)
 {
     if (sb->err)
-        return sb->err;
+        return (int)sb->err;
     if (sb->fixed)
         return strbuf_append_fixed(sb, s, n);
     if (strbuf_grow(sb, n) != 0)
-        return sb->err;
+        return (int)sb->err;
     if (n > 0)
         memcpy(sb->buf + sb->len, s, n);
     sb->len += n;
@@ -154,7 +154,7 @@ static int strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
     va_end(aq);
     if (k < 0) {
         sb->err = STRBUF_FORMAT;
-        return sb->err;
+        return (int)sb->err;
     }
     size_t n = (size_t)k;
     if (n < room) {
@@ -163,26 +163,26 @@ static int strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
     }
     if (!sb->fixed) {
         if (strbuf_grow(sb, n) != 0)
-            return sb->err;
+            return (int)sb->err;
         vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
         sb->len += n;
         return 0;
     }
     if (room == 0) {
         sb->err = n ? STRBUF_TRUNCATED : STRBUF_OK;
-        return sb->err;
+        return (int)sb->err;
     }
     /* A full fixed buffer: the first room - 1 bytes were written, cut at a character. */
     size_t from = sb->len;
     sb->len += room - 1;
     strbuf_trim_cut(sb, from);
-    return sb->err;
+    return (int)sb->err;
 }
 
 int strbuf_printf(struct strbuf *sb, const char *fmt, ...)
 {
     if (sb->err)
-        return sb->err;
+        return (int)sb->err;
     va_list ap;
     va_start(ap, fmt);
     int rc = strbuf_vprintf(sb, fmt, ap);

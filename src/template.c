@@ -644,7 +644,7 @@ int template_expand_to(struct strbuf *out, const char *text, template_lookup_fn 
         p = after;
     }
     strbuf_puts(out, p);
-    return out->err;
+    return (int)out->err;
 }
 
 char *template_expand(const char *text, template_lookup_fn *lookup, void *ctx)
