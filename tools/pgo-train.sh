@@ -37,7 +37,7 @@ BEGIN {
 rejected() {
     status=0
     "$@" > /dev/null 2>&1 || status=$?
-    [ "$status" -le 1 ] || { echo "pgo-train: $* exited with $status" >&2; exit 1; }
+    [ "$status" -le 1 ] || { echo "pgo-train: $* exited with status $status" >&2; exit 1; }
 }
 rejected "$memfit" eval "$dir/sweep.csv"
 rejected "$memfit" eval --peak lesson "$dir/sweep.csv"
