@@ -129,7 +129,7 @@ expect_status "--progress bad" 2 eval --progress sometimes configs/examples.csv
 # ---- JSON's types: fits a boolean, null where a value does not apply ----
 run eval --format json configs/examples.csv >"$T/json" 2>"$T/err"
 run eval configs/examples.csv >"$T/csv" 2>"$T/err"
-cat >"$T/types.py" <<'PY'
+cat >"$T/json_types.py" <<'PY'
 import csv, json, sys
 rows = json.load(open(sys.argv[1]))
 ref = {r["name"]: r for r in csv.DictReader(open(sys.argv[2]))}
@@ -147,7 +147,7 @@ for r in rows:
     assert r["peak_phase"] == (c["peak_phase"] or None), r["name"]
 assert any(r["fits"] for r in rows) and not all(r["fits"] for r in rows)
 PY
-check "json: fits is true or false, fix keys null when it fits as it is" /usr/bin/python3 "$T/types.py" "$T/json" "$T/csv"
+check "json: fits is true or false, fix keys null when it fits as it is" /usr/bin/python3 "$T/json_types.py" "$T/json" "$T/csv"
 if command -v jq >/dev/null 2>&1; then
     check "jq 'select(.fits)' keeps the scenarios that fit" test \
         "$(jq -r '.[] | select(.fits) | .name' "$T/json" | tr '\n' ' ')" = \

@@ -160,7 +160,7 @@ check "the fewest: 8" grep -q '^8b,1,[^,]*,[0-9]*,[0-9]*,8,' "$T/out"
 
 # ---- JSON and the table ----
 expect_status "--format json: exit 0" 0 search "$T/jobs.csv" "$T/huge.csv" --top 2 --format json
-cat >"$T/types.py" <<'EOF'
+cat >"$T/json_types.py" <<'EOF'
 import json, sys
 rows = json.load(open(sys.argv[1]))
 assert len(rows) == 4 * 2 + 1 + 2, len(rows)
@@ -180,7 +180,7 @@ for r in rows:
     assert isinstance(r["recompute"], str) and isinstance(r["gpu_mem_gb"], (int, float))
     assert (r["top_k"] is None) == (r["experts"] == 0)
 EOF
-check "json: CSV's keys with JSON's types, null for what a row lacks" /usr/bin/python3 "$T/types.py" "$T/out"
+check "json: CSV's keys with JSON's types, null for what a row lacks" /usr/bin/python3 "$T/json_types.py" "$T/out"
 expect_status "--format table: exit 0" 0 search "$T/jobs.csv" "$T/huge.csv" --top 2 --format table
 cp "$T/out" "$T/table"
 check "table: its header" grep -q '^job  *#  *step s  *tp  *pp  .*  peak GB$' "$T/table"
