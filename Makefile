@@ -87,7 +87,7 @@ $(PGO_DIR)/%.o: src/%.c $(HDR)
 $(PGO_DIR)/memfit: $(SRC:src/%.c=$(PGO_DIR)/%.o)
 	$(CC) $(ALL_CFLAGS) -fprofile-generate -o $@ $^ $(LIBS)
 
-$(PGO_STAMP): $(PGO_DIR)/memfit tools/pgo-train.sh configs/models.csv configs/gpus.csv
+$(PGO_STAMP): $(PGO_DIR)/memfit tools/pgo-train.sh tools/sweep.sh configs/models.csv configs/gpus.csv
 	rm -f $(BUILD)/*.gcda
 	sh tools/pgo-train.sh $(PGO_DIR)/memfit
 	touch $@

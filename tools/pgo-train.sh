@@ -7,31 +7,13 @@
 #   rows that do not fit (the fix ladder) and a few that config rejects; CSV under both --peak
 #   models, JSON and the table;
 # - search of the shipped jobs (configs/jobs.csv).
-# The rows are a fixed pseudo-random sweep (Park-Miller generator, exact in awk's doubles), the
-# same on every machine; they are not the benchmark's rows (bench/eval_throughput.py).
+# The rows are tools/sweep.sh's fixed pseudo-random sweep, the same on every machine; they are
+# not the benchmark's rows (bench/eval_throughput.py).
 set -eu
 memfit=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-models=$(awk -F, 'NR > 1 {printf "%s ", $1}' configs/models.csv)
-gpus=$(awk -F, 'NR > 1 {printf "%s ", $1}' configs/gpus.csv)
-awk -v rows=20000 -v models="$models" -v gpus="$gpus" '
-function pick(n) { x = (x * 16807) % 2147483647; return x % n }
-function one(list, n) { return list[pick(n) + 1] }
-BEGIN {
-    x = 20261201
-    nm = split(models, m, " "); ng = split(gpus, g, " ")
-    ns = split("1024 2048 4096 4096 8192 8192 16384 32768", s, " ")
-    na = split("flash flash flash plain", a, " ")
-    nr = split("none selective full 2 4", r, " ")
-    nd = split("1 2 8 16 64 128", d, " ")
-    nt = split("1 1 2 4 8", t, " ")
-    np = split("1 1 1 2 4", p, " ")
-    print "name,model,seq,micro_batch,attention,recompute,dp,tp,pp,zero,gpu"
-    for (i = 0; i < rows; i++)
-        printf "t%d,%s,%s,%d,%s,%s,%s,%s,%s,%d,%s\n", i, one(m, nm), one(s, ns), 1 + pick(8),
-            one(a, na), one(r, nr), one(d, nd), one(t, nt), one(p, np), pick(4), one(g, ng)
-}' > "$dir/sweep.csv"
+sh "$(dirname "$0")/sweep.sh" 20000 > "$dir/sweep.csv"
 # Exit status 1: the rows config rejects (their messages are not wanted here); anything else,
 # a crash included, fails the build.
 rejected() {
