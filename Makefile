@@ -54,14 +54,17 @@ endif
 ALL_CFLAGS = $(CSTD) $(WARN) $(OPT) $(STRINGOP) $(SAN) $(PKG_CFLAGS) -Isrc -DMEMFIT_DATADIR='"$(DATADIR)"' $(CFLAGS)
 LIBS       = -lhpdf -lcsv -ljansson $(PKG_LIBS) -lm -pthread
 
-SRC      := $(sort $(wildcard src/*.c))
-LIB_SRC  := $(filter-out src/main.c,$(SRC))
+# Sources are found by folder (doc/architecture.md): src/PART/*.c, each test tests/PART/test_*.c.
+PARTS    := base model plan input draw report cli
+SRC      := $(sort $(foreach p,$(PARTS),$(wildcard src/$(p)/*.c)))
+LIB_SRC  := $(filter-out src/cli/main.c,$(SRC))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/%.o)
-TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
-TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-HDR      := $(wildcard src/*.h tests/unit/*.h tests/fuzz/*.h tests/validation/*.h)
+TEST_SRC := $(sort $(wildcard tests/*/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+HDR      := $(wildcard src/*/*.h tests/*/*.h)
+TEST_INC := -Itests/support -Itests/validation -Itests/fuzz -Itests/tools
 
-FORMAT_SRC = $(sort $(wildcard src/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] tests/tools/*.[ch]))
+FORMAT_SRC = $(sort $(wildcard src/*/*.[ch] tests/*/*.[ch]))
 
 MEMFIT   = $(BUILD)/memfit
 PNGCMP   = $(BUILD)/tests/pngcmp
@@ -77,18 +80,19 @@ PGO_STAMP = $(PGO_DIR)/profile.stamp
 PGO_USE   = -fprofile-use -fprofile-partial-training
 
 # The instrumented build and its training run. Its objects take the auxiliary names of the
-# real ones (-dumpdir, -dumpbase): the counts land beside the objects they steer, and GCC's
-# profile ids of static functions, which include that name, match.
+# real ones (-dumpbase $(BUILD)/PART/NAME, folder included: GCC then ignores -dumpdir): the
+# counts land beside the objects they steer, and GCC's profile ids of static functions, which
+# include that name, match.
 $(PGO_DIR)/%.o: src/%.c $(HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fprofile-generate -fprofile-update=atomic -dumpdir $(BUILD)/ -dumpbase $* \
+	$(CC) $(ALL_CFLAGS) -fprofile-generate -fprofile-update=atomic -dumpbase $(BUILD)/$* \
 	  -c -o $@ $<
 
 $(PGO_DIR)/memfit: $(SRC:src/%.c=$(PGO_DIR)/%.o)
 	$(CC) $(ALL_CFLAGS) -fprofile-generate -o $@ $^ $(LIBS)
 
 $(PGO_STAMP): $(PGO_DIR)/memfit tools/pgo-train.sh tools/sweep.sh configs/models.csv configs/gpus.csv
-	rm -f $(BUILD)/*.gcda
+	find $(BUILD) -name '*.gcda' -delete
 	sh tools/pgo-train.sh $(PGO_DIR)/memfit
 	touch $@
 endif
@@ -97,13 +101,13 @@ $(BUILD)/%.o: src/%.c $(HDR) $(PGO_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(PGO_USE) -c -o $@ $<
 
-$(MEMFIT): $(LIB_OBJ) $(BUILD)/main.o
+$(MEMFIT): $(LIB_OBJ) $(BUILD)/cli/main.o
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
 # FUZZ_DATA_DIR: the fuzz targets find the shipped presets and phrases wherever they run.
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(HDR)
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJ) $(HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests/unit -Itests/validation -DFUZZ_DATA_DIR='"$(CURDIR)"' \
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) $(TEST_INC) -DFUZZ_DATA_DIR='"$(CURDIR)"' \
 	  -o $@ $< $(LIB_OBJ) $(LIBS) $(TEST_LIBS)
 
 $(BUILD)/tests/validation_summary: tests/validation/summary.c $(LIB_OBJ) $(HDR)
@@ -111,9 +115,9 @@ $(BUILD)/tests/validation_summary: tests/validation/summary.c $(LIB_OBJ) $(HDR)
 	$(CC) $(ALL_CFLAGS) -Itests/validation -o $@ $< $(LIB_OBJ) $(LIBS)
 
 # tests/cli/golden.sh compares renders with the golden PNGs through it.
-$(PNGCMP): tests/tools/pngcmp.c tests/unit/pngcmp.h
+$(PNGCMP): tests/tools/pngcmp.c tests/tools/pngcmp.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(PKG_LIBS)
 
 # The suite first installs what is missing (a no-op when everything is there), like `make report`.
 test: deps
@@ -144,16 +148,16 @@ bench: $(MEMFIT) $(BUILD)/bench/search_bench
 # bench/search.sh times memfit search against the brute force of the tests through it.
 $(BUILD)/bench/search_bench: bench/search_bench.c $(LIB_OBJ) $(HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJ) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_INC) -o $@ $< $(LIB_OBJ) $(LIBS)
 
 # Re-measures the fixtures (activations.csv, and modern.csv for the modern layers), then writes
-# what the report quotes of activations.csv (src/validation_summary.h); then the LoRA layers
+# what the report quotes of activations.csv (src/report/validation_summary.h); then the LoRA layers
 # (lora.csv) and the whole training step (step.csv), both checked against the closed forms of
 # tests/validation/README.md.
 validate: $(BUILD)/tests/validation_summary
 	@sh tools/deps.sh validate
 	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv tests/validation/modern.csv
-	$(BUILD)/tests/validation_summary tests/validation/activations.csv src/validation_summary.h
+	$(BUILD)/tests/validation_summary tests/validation/activations.csv src/report/validation_summary.h
 	/usr/bin/python3 tests/validation/lora.py tests/validation/lora.csv
 	/usr/bin/python3 tests/validation/step.py tests/validation/step.csv
 

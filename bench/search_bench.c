@@ -6,7 +6,7 @@
  *
  * Each named job of JOBS.csv (a memfit search job file, configs/jobs.csv) is searched RUNS times
  * by search_run, top 10, on one core; the median is compared with the brute force of
- * tests/unit/search_brute.h - every layout, b included, evaluated one by one through the same
+ * tests/support/search_brute.h - every layout, b included, evaluated one by one through the same
  * model_peak_cached and cost_step - run once. The brute force runs whole when the job has at
  * most BRUTE_FULL_MAX layouts, and then must give the same counts and top list; above that it
  * evaluates every k-th layout and the time is scaled up by k (the output says so).
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
-#include "search.h"
+#include "input/config.h"
+#include "plan/search.h"
 #include "search_brute.h"
 
 #define TOP_N 10

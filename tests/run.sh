@@ -28,7 +28,7 @@ for t in "$@"; do
         echo "ok   $(basename "$t"): $run tests"
     fi
 done
-for s in tests/cli/*.sh; do
+for s in tests/cli/*.sh tests/arch/*.sh; do
     [ -f "$s" ] || continue
     sh "$s" >"$log" 2>&1
     rc=$?

@@ -1,7 +1,7 @@
 #!/bin/sh
 # memfit figures on the command line: the files it writes into --out, and the exit status of each
 # outcome (an invalid SOURCE_DATE_EPOCH among them: the variable reaches figures_write). The files
-# themselves are tests/unit/test_figures.c's; their looks are tests/cli/golden.sh's.
+# themselves are tests/draw/test_figures.c's; their looks are tests/cli/golden.sh's.
 . tests/cli/common.inc
 
 expect_status "figures into a new nested folder: exit 0" 0 figures -o "$T/a/b"

@@ -6,7 +6,7 @@
 #   space (form feeds included) counting as one, so that poppler's layout may change, a word not;
 # - three pages of that report (40 dpi) and the five figures (72 dpi, so that the thin slices of
 #   their bars count), rendered by pdftoppm: pixel for pixel within the tolerance of
-#   tests/unit/pngcmp.h, which absorbs antialiasing and one-pixel shifts, not a changed colour.
+#   tests/tools/pngcmp.h, which absorbs antialiasing and one-pixel shifts, not a changed colour.
 . tests/cli/common.inc
 : "${PNGCMP:=build/tests/pngcmp}"
 

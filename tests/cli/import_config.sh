@@ -2,7 +2,7 @@
 # config.json files as models (doc/memfit.1: COMMANDS import-config, THE SCENARIO CSV model;
 # doc/model.md section 13.3): import-config's table and exit status, a config.json named in the
 # model column, the message of a file that gives no model. The published configs of every
-# supported model_type are tested in tests/unit/test_modeljson.c.
+# supported model_type are tested in tests/input/test_modeljson.c.
 . tests/cli/common.inc
 
 mkdir -p "$T/tiny" "$T/odd"

@@ -57,14 +57,14 @@ check "SYNOPSIS shows -h" grep -q 'memfit --help | -h' "$T/synopsis"
 section OPTIONS >"$T/options"
 {
     grep -oE -- '(^|[ ,|])--?[a-z][a-z-]*' "$T/help" | sed 's/^[ ,|]//'
-    sed -n 's/^ *{"\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' src/main.c
-    sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' src/main.c | tr -d ':' | sed 's/./-&\n/g'
+    sed -n 's/^ *{"\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' src/cli/main.c
+    sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' src/cli/main.c | tr -d ':' | sed 's/./-&\n/g'
     # and those of each command's own help
     for c in $(sed -n 's/^\(usage:\)\{0,1\} *memfit \([a-z][a-z-]*\) .*/\2/p' "$T/help"); do
         run help "$c" | grep -oE -- '^ +(-[a-z], )?--[a-z][a-z-]*' | tr ',' '\n' | tr -d ' '
     done
 } | grep -v '^$' | sort -u >"$T/optlist"
-check "options found (--help and src/main.c)" test "$(wc -l <"$T/optlist")" -ge 10
+check "options found (--help and src/cli/main.c)" test "$(wc -l <"$T/optlist")" -ge 10
 while read -r opt; do
     if has_tag "$T/options" "$opt"; then echo "ok OPTIONS documents $opt"; else
         echo "not ok OPTIONS documents $opt"; fi
@@ -73,15 +73,15 @@ v=$(run --version)
 check "the page's version is that of --version ($v)" grep -q "^\.TH MEMFIT 1 [^ ]* \"$v\"" "$PAGE"
 
 # ---- the scenario CSV ----
-# The column table (src/columns.h), checked against the program: a header of all those
+# The column table (src/input/columns.h), checked against the program: a header of all those
 # columns draws no complaint about its columns, while a made-up column is reported unknown.
-grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*"' src/columns.h | grep -o '"[a-z_0-9]*"' | tr -d '"' \
+grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*"' src/input/columns.h | grep -o '"[a-z_0-9]*"' | tr -d '"' \
     >"$T/columns"
-check "columns found in src/columns.h" test "$(wc -l <"$T/columns")" -ge 20
+check "columns found in src/input/columns.h" test "$(wc -l <"$T/columns")" -ge 20
 printf 'name,no_such_column\n' | run eval - >/dev/null 2>"$T/err"
 expect_err "the reader reports an unknown column" "unknown column 'no_such_column'"
 paste -s -d, "$T/columns" | run eval - >/dev/null 2>"$T/err"
-check "memfit eval accepts a header of every column of src/columns.h" \
+check "memfit eval accepts a header of every column of src/input/columns.h" \
     sh -c "! grep -q 'column' '$T/err'"
 section "THE SCENARIO CSV" >"$T/csv"
 while read -r col; do
@@ -91,8 +91,8 @@ done <"$T/columns"
 
 # The preset tables: the columns the preset reader knows and those of the shipped files.
 {
-    sed -n '/^static int preset_column/,/^}/p' src/config.c | grep -o '"[a-z_0-9]*"'
-    sed -n '/gpu_speed_names\[GPU_SPEED_COLUMNS\] = {/,/};/p' src/config.c | grep -o '"[a-z_0-9]*"'
+    sed -n '/^static int preset_column/,/^}/p' src/input/config.c | grep -o '"[a-z_0-9]*"'
+    sed -n '/gpu_speed_names\[GPU_SPEED_COLUMNS\] = {/,/};/p' src/input/config.c | grep -o '"[a-z_0-9]*"'
 } | tr -d '"' >"$T/presetcols"
 head -n 1 configs/models.csv configs/gpus.csv | grep -v '^==>' | tr -d '\r' | tr ',' '\n' \
     >>"$T/presetcols"
@@ -126,11 +126,11 @@ while read -r col; do
     if has_tag "$T/output" "$col"; then echo "ok OUTPUT documents search's column $col"; else
         echo "not ok OUTPUT documents search's column $col"; fi
 done <"$T/searchcols"
-# Template names: placeholders (src/report_values.h), charts and tables (their tables in src/).
+# Template names: placeholders (src/report/report_placeholders.h), charts and tables (their tables in src/).
 {
-    grep -o 'X([A-Z_0-9]*, *"[a-z_0-9]*")' src/report_values.h | sed 's/.*"\(.*\)")/\1/'
-    sed -n '/report_charts_all\[\] = {/,/};/p' src/report_charts.c | grep -o '"[a-z_0-9]*"'
-    sed -n '/report_tables_s[a-z]*\[\] = {/,/};/p' src/report_tables.c | grep -o '"[a-z_0-9]*"'
+    grep -o 'X([A-Z_0-9]*, *"[a-z_0-9]*")' src/report/report_placeholders.h | sed 's/.*"\(.*\)")/\1/'
+    sed -n '/report_charts_all\[\] = {/,/};/p' src/report/report_charts.c | grep -o '"[a-z_0-9]*"'
+    sed -n '/report_tables_s[a-z]*\[\] = {/,/};/p' src/report/report_tables.c | grep -o '"[a-z_0-9]*"'
 } | tr -d '"' | sort -u >"$T/tmplnames"
 check "template names found" test "$(wc -l <"$T/tmplnames")" -ge 30
 missing=""
@@ -138,11 +138,11 @@ while read -r n; do grep -qw -- "$n" "$T/output" || missing="$missing $n"; done 
 check "OUTPUT documents every placeholder, chart and table${missing:+ (missing:$missing)}" \
     test -z "$missing"
 missing=""
-for f in $(sed -n 's/^ *{"\([a-z-]*\)", [0-9]*, [0-9]*, draw_.*/\1/p' src/figures.c); do
+for f in $(sed -n 's/^ *{"\([a-z-]*\)", [0-9]*, [0-9]*, draw_.*/\1/p' src/draw/figures.c); do
     grep -qF -- "$f" "$T/output" || missing="$missing $f"
 done
 check "OUTPUT names every figure${missing:+ (missing:$missing)}" test -z "$missing"
-for w in $(sed -n '/^enum plan_fix {/,/};/p' src/plan.h | grep -o 'PLAN_FIX_[A-Z_0-9]*' |
+for w in $(sed -n '/^enum plan_fix {/,/};/p' src/plan/plan.h | grep -o 'PLAN_FIX_[A-Z_0-9]*' |
     sed 's/PLAN_FIX_//' | tr '[:upper:]' '[:lower:]'); do
     check "OUTPUT names the fix $w" grep -qw -- "$w" "$T/output"
 done
@@ -154,21 +154,25 @@ for s in 0 1 2; do check "EXIT STATUS documents $s" has_tag "$T/exit" "$s"; done
 # ---- which peak: --peak's words and the phases eval's peak_phase names ----
 check "OPTIONS: --peak lesson|step" grep -q '^       --peak lesson|step$' "$T/options"
 check "OPTIONS: --peak's default is step" grep -q 'step (the default)' "$T/options"
-sed -n '/^const char \*step_phase_name/,/^}/p' src/step.c | grep -o '"[a-z_]*"' | tr -d '"' >"$T/phases"
-check "the phases found in src/step.c" test "$(wc -l <"$T/phases")" -ge 5
+sed -n '/^const char \*step_phase_name/,/^}/p' src/model/step.c | grep -o '"[a-z_]*"' | tr -d '"' >"$T/phases"
+check "the phases found in src/model/step.c" test "$(wc -l <"$T/phases")" -ge 5
 while read -r p; do
     check "OPTIONS documents the phase $p" grep -qx " *$p" "$T/options"
     check "OUTPUT names the phase $p" grep -qw -- "$p" "$T/output"
 done <"$T/phases"
 section ENVIRONMENT >"$T/env"
-for v in $(grep -ho 'getenv("[A-Za-z_0-9]*")' src/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u); do
+grep -ho 'getenv("[A-Za-z_0-9]*")' src/*/*.c | sed 's/getenv("\(.*\)")/\1/' | sort -u >"$T/vars"
+check "the variables read by src/ found" test "$(wc -l <"$T/vars")" -ge 2
+while read -r v; do
     check "ENVIRONMENT documents $v (read by src/)" has_tag "$T/env" "$v"
-done
+done <"$T/vars"
 section FILES >"$T/files"
-for f in $(grep -ho '"\(configs\|templates\)/[a-z_.]*"' src/*.c | tr -d '"' | sort -u); do
+grep -ho '"\(configs\|templates\)/[a-z_.]*"' src/*/*.c | tr -d '"' | sort -u >"$T/datafiles"
+check "the data files looked up by src/ found" test "$(wc -l <"$T/datafiles")" -ge 5
+while read -r f; do
     check "FILES documents $f (looked up by src/)" has_tag "$T/files" "$f"
-done
-check "FILES gives the search order of src/paths.c" grep -q 'share/memfit' "$T/files"
+done <"$T/datafiles"
+check "FILES gives the search order of src/base/paths.c" grep -q 'share/memfit' "$T/files"
 
 # ---- the examples print what the page says ----
 section EXAMPLES >"$T/examples"

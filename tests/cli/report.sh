@@ -1,7 +1,7 @@
 #!/bin/sh
 # memfit report on the command line: the files it writes (--out, --split), what --paper and
 # SOURCE_DATE_EPOCH reach, and the exit status of each outcome. The document itself is
-# tests/unit/test_report.c's; its words and its looks are tests/cli/golden.sh's.
+# tests/report/test_report.c's; its words and its looks are tests/cli/golden.sh's.
 . tests/cli/common.inc
 
 cat >"$T/two.csv" <<'CSV'

@@ -48,8 +48,8 @@ check "the header ends peak_bytes,budget_bytes" \
 check "no gpus column without a range" sh -c "! grep -qx gpus '$T/header'"
 check "the scenario's columns are $SC_FIRST to $SC_LAST" \
     sh -c "test \"\$(sed -n '${SC_FIRST}p;${SC_LAST}p' '$T/header' | tr '\n' ' ')\" = 'name gpus_per_node '"
-# Every column eval reads (src/columns.h) but model and gpus, and none else.
-grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*"' src/columns.h | grep -o '"[a-z_0-9]*"' | tr -d '"' |
+# Every column eval reads (src/input/columns.h) but model and gpus, and none else.
+grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*"' src/input/columns.h | grep -o '"[a-z_0-9]*"' | tr -d '"' |
     grep -vx -e model -e gpus >"$T/columns"
 sed -n "${SC_FIRST},${SC_LAST}p" "$T/header" >"$T/written"
 check "the scenario's columns are eval's, but model and gpus" cmp -s "$T/columns" "$T/written"

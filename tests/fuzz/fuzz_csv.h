@@ -3,7 +3,7 @@
  * crash, leak or hit undefined behaviour; every row is either a scenario or one message, and a
  * row that config accepts must be evaluated, planned and charted (plan_check, the k-curve): an
  * accepted row that cannot be is a failure of the target (FUZZ_FAIL), not a row to skip.
- * Built two ways: into tests/unit/test_fuzz_csv.c (a deterministic mutation run in `make test`,
+ * Built two ways: into tests/fuzz/test_fuzz_csv.c (a deterministic mutation run in `make test`,
  * under ASan/UBSan in `make asan`) and with libFuzzer by `make fuzz` (clang -fsanitize=fuzzer).
  */
 #ifndef MEMFIT_FUZZ_CSV_H
@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chart.h"
-#include "config.h"
+#include "draw/chart.h"
+#include "input/config.h"
 #include "fuzz_common.h"
-#include "model.h"
-#include "plan.h"
+#include "model/model.h"
+#include "plan/plan.h"
 
 static struct config_presets *fuzz_presets;
 static struct plan fuzz_plan;

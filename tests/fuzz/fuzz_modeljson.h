@@ -4,7 +4,7 @@
  * second row takes the reader's copy, then the file itself), and each valid scenario is evaluated
  * and planned. It must never crash, leak or hit undefined behaviour; a file either maps or gives
  * one message, and a scenario config accepts must be evaluated and planned (FUZZ_FAIL otherwise).
- * Built two ways, as the CSV target (fuzz_csv.h): into tests/unit/test_fuzz_modeljson.c (a
+ * Built two ways, as the CSV target (fuzz_csv.h): into tests/fuzz/test_fuzz_modeljson.c (a
  * deterministic mutation run of the published configs of modeljson_seeds.h in `make test`, under
  * ASan/UBSan in `make asan`) and with libFuzzer by `make fuzz`, whose entry point also splices its
  * input into one of those configs, so that it reaches the mapping without a corpus.
@@ -19,12 +19,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "input/config.h"
 #include "fuzz_common.h"
-#include "model.h"
-#include "modeljson.h"
+#include "model/model.h"
+#include "input/modeljson.h"
 #include "modeljson_seeds.h"
-#include "plan.h"
+#include "plan/plan.h"
 
 static struct config_presets *fuzzj_presets;
 static struct plan fuzzj_plan;

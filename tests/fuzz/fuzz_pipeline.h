@@ -5,7 +5,7 @@
  * report's values (no placeholder left unfilled), and every chart of the report drawn on the
  * recording canvas with its geometry checked (finite, inside its rectangle, a bounded number of
  * drawing calls whatever the layers). An accepted scenario that fails any of it fails the
- * target (FUZZ_FAIL). Built into tests/unit/test_fuzz_pipeline.c (make test, make asan) and
+ * target (FUZZ_FAIL). Built into tests/fuzz/test_fuzz_pipeline.c (make test, make asan) and
  * with libFuzzer by `make fuzz`.
  */
 #ifndef MEMFIT_FUZZ_PIPELINE_H
@@ -17,17 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "canvas_rec.h"
-#include "chart.h"
-#include "config.h"
-#include "csvin.h"
-#include "evalout.h"
+#include "draw/canvas_rec.h"
+#include "draw/chart.h"
+#include "input/config.h"
+#include "input/csvin.h"
+#include "cli/evalout.h"
 #include "fuzz_common.h"
-#include "model.h"
-#include "plan.h"
-#include "report_phrases.h"
-#include "report_values.h"
-#include "timeline.h"
+#include "model/model.h"
+#include "plan/plan.h"
+#include "report/report_phrases.h"
+#include "report/report_values.h"
+#include "plan/timeline.h"
 
 /* Steps with more events than this are not walked here (a walk costs a few ns an event, and
  * the fuzzer's layers reach 10^10); the chart's own size does not depend on it. */

@@ -3,7 +3,7 @@
  * names and phrases (a scenario template may redefine any phrase of templates/phrases.tmpl),
  * then every block expanded, phrases included. It must never crash, leak or hit undefined
  * behaviour: a template is either accepted whole or rejected with messages. Built into
- * tests/unit/test_fuzz_template.c (make test, make asan) and with libFuzzer by `make fuzz`.
+ * tests/fuzz/test_fuzz_template.c (make test, make asan) and with libFuzzer by `make fuzz`.
  */
 #ifndef MEMFIT_FUZZ_TEMPLATE_H
 #define MEMFIT_FUZZ_TEMPLATE_H
@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "report.h"
-#include "report_phrases.h"
-#include "template.h"
+#include "report/report.h"
+#include "report/report_phrases.h"
+#include "report/template.h"
 
 static const char *fuzz_lookup(void *ctx, const char *name)
 {

@@ -1,6 +1,6 @@
 /*
  * pngcmp WANT.png GOT.png: compares a render with its golden image within the tolerance of
- * tests/unit/pngcmp.h and prints how many pixels differ. Exit 0: they match; 1: they differ;
+ * tests/tools/pngcmp.h and prints how many pixels differ. Exit 0: they match; 1: they differ;
  * 2: an image cannot be read or the sizes differ.
  */
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
  * fixture.h: the activation fixture of tests/validation (activations.csv, written by measure.py)
  * read into rows, each row's bytes as memfit predicts them, and the summary the report's notes
- * quote (the worst gap of each layer, the counts). Shared by tests/unit/test_validation.c, which
- * holds memfit to the measurements, and tests/validation/summary.c, which `make validate` runs to
- * write src/validation_summary.h from the fixture. Static functions: include it in one file of
- * a program.
+ * quote (the worst gap of each layer, the counts). Shared by tests/validation/test_validation.c,
+ * which holds memfit to the measurements, and tests/validation/summary.c, which `make validate`
+ * runs to write src/report/validation_summary.h from the fixture. Static functions: include it in
+ * one file of a program.
  */
 #ifndef MEMFIT_VALIDATION_FIXTURE_H
 #define MEMFIT_VALIDATION_FIXTURE_H
@@ -19,7 +19,7 @@
 
 #include <csv.h>
 
-#include "model.h"
+#include "model/model.h"
 
 #define FIXTURE_PATH "tests/validation/activations.csv"
 
@@ -27,14 +27,25 @@ enum norm { NORM_LAYERNORM, NORM_FUSED, NORM_WRITTEN };
 
 /* The columns the test reads; `layer` and `variant` are labels for people. */
 enum column {
-    COL_ARCH, COL_SEQ, COL_MICRO_BATCH, COL_HIDDEN, COL_HEADS, COL_KV_HEADS, COL_FFN,
-    COL_DROPOUT, COL_ATTENTION, COL_CHECKPOINT, COL_NORM, COL_SAVED_BYTES, COL_LAYER,
+    COL_ARCH,
+    COL_SEQ,
+    COL_MICRO_BATCH,
+    COL_HIDDEN,
+    COL_HEADS,
+    COL_KV_HEADS,
+    COL_FFN,
+    COL_DROPOUT,
+    COL_ATTENTION,
+    COL_CHECKPOINT,
+    COL_NORM,
+    COL_SAVED_BYTES,
+    COL_LAYER,
     COL_COUNT
 };
 
 static const char *const column_names[COL_COUNT] = {
-    "arch", "seq", "micro_batch", "hidden", "heads", "kv_heads", "ffn",
-    "dropout", "attention", "checkpoint", "norm", "saved_bytes", "layer",
+    "arch",    "seq",       "micro_batch", "hidden", "heads",       "kv_heads", "ffn",
+    "dropout", "attention", "checkpoint",  "norm",   "saved_bytes", "layer",
 };
 
 struct fixture_row {
@@ -55,8 +66,8 @@ struct fixture {
     size_t field;            /* index of the field being read in the current record */
     size_t record;           /* 0: the header */
     struct fixture_row cur;
-    unsigned seen;           /* bit per enum column read in the current record */
-    char error[256];         /* first error, "" when none */
+    unsigned seen;   /* bit per enum column read in the current record */
+    char error[256]; /* first error, "" when none */
 };
 
 static void fixture_fail(struct fixture *fx, const char *what, const char *value)
@@ -229,7 +240,6 @@ static bool fixture_load(struct fixture *fx, const char *path)
     fclose(f);
     return fx->error[0] == '\0';
 }
-
 
 /* The scenario of one measured layer: the worked example (doc/model.md section 9) with the row's
  * sizes, one GPU. */

@@ -10,7 +10,7 @@ Every layer is built the way doc/model.md sections 4.1-4.5 describe it, tensor b
 forward once in bf16 on the CPU under torch.autograd.graph.saved_tensors_hooks. The pack hook sees
 every tensor that autograd saves for the backward pass; we add up the bytes of their storages,
 each storage once, without the parameters and the constant rotary tables (doc/model.md section
-14.4). The result goes to a CSV that tests/unit/test_validation.c compares with memfit's formulas.
+14.4). The result goes to a CSV that tests/validation/test_validation.c compares with memfit's formulas.
 The modern layers go to MODERN.csv, and every row is checked against the closed formulas of
 modern_formula (tests/validation/README.md, "Modern layers"): the script fails if one differs.
 

@@ -1,6 +1,6 @@
 /*
- * summary: writes the C header that the report's notes quote (src/validation_summary.h) from the
- * activation fixture, so that re-measuring (`make validate`) never asks for a hand edit.
+ * summary: writes the C header that the report's notes quote (src/report/validation_summary.h) from
+ * the activation fixture, so that re-measuring (`make validate`) never asks for a hand edit.
  *
  *   summary FIXTURE.csv OUT.h
  *
@@ -16,22 +16,23 @@ static int write_header(const char *path, const struct fixture_summary *s)
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
-    fprintf(f,
-            "/*\n"
-            " * validation_summary: what the activation fixture (tests/validation/activations.csv)\n"
-            " * shows, as the report's notes quote it. Written by `make validate`\n"
-            " * (tests/validation/summary.c) from the fixture: do not edit; test_validation checks\n"
-            " * that it matches the committed fixture.\n"
-            " */\n"
-            "#ifndef MEMFIT_VALIDATION_SUMMARY_H\n"
-            "#define MEMFIT_VALIDATION_SUMMARY_H\n\n"
-            "#define VALIDATION_MEASUREMENTS %zu\n"
-            "#define VALIDATION_GPT_SHAPES %zu\n"
-            "#define VALIDATION_LLAMA_SHAPES %zu\n"
-            "#define VALIDATION_WORST_GAP_GPT \"%s\"\n"
-            "#define VALIDATION_WORST_GAP_LLAMA \"%s\"\n\n"
-            "#endif\n",
-            s->measurements, s->shapes[0], s->shapes[1], gpt, llama);
+    fprintf(
+        f,
+        "/*\n"
+        " * validation_summary: what the activation fixture (tests/validation/activations.csv)\n"
+        " * shows, as the report's notes quote it. Written by `make validate`\n"
+        " * (tests/validation/summary.c) from the fixture: do not edit; test_validation checks\n"
+        " * that it matches the committed fixture.\n"
+        " */\n"
+        "#ifndef MEMFIT_VALIDATION_SUMMARY_H\n"
+        "#define MEMFIT_VALIDATION_SUMMARY_H\n\n"
+        "#define VALIDATION_MEASUREMENTS %zu\n"
+        "#define VALIDATION_GPT_SHAPES %zu\n"
+        "#define VALIDATION_LLAMA_SHAPES %zu\n"
+        "#define VALIDATION_WORST_GAP_GPT \"%s\"\n"
+        "#define VALIDATION_WORST_GAP_LLAMA \"%s\"\n\n"
+        "#endif\n",
+        s->measurements, s->shapes[0], s->shapes[1], gpt, llama);
     return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -1,0 +1,250 @@
+/* out: see out.h. */
+#include "base/out.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <dirent.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool out_name_char(unsigned char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '-';
+}
+
+char *out_safe_name(const char *name, char *buf, size_t size)
+{
+    size_t cap = size - 1 < OUT_NAME_MAX ? size - 1 : OUT_NAME_MAX;
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p && n < cap; p++) {
+        if ((*p & 0xC0) == 0x80)
+            continue; /* a UTF-8 continuation byte: its lead byte was already replaced */
+        char ch = out_name_char(*p) ? (char)*p : '_';
+        if (n == 0 && (ch == '.' || ch == '-'))
+            ch = '_'; /* no hidden files, no "." or "..", nothing a command takes for an option */
+        if (ch == '_' && !out_name_char(*p) && n > 0 && buf[n - 1] == '_')
+            continue;
+        buf[n++] = ch;
+    }
+    if (n == 0) {
+        const char *fallback = "scenario";
+        n = strlen(fallback) < cap ? strlen(fallback) : cap;
+        memcpy(buf, fallback, n);
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static bool out_taken(const char *name, const char *const *taken, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(name, taken[i]) == 0)
+            return true;
+    return false;
+}
+
+int out_unique_name(char *buf, size_t size, const char *const *taken, size_t n)
+{
+    if (!out_taken(buf, taken, n))
+        return 0;
+    char base[OUT_NAME_MAX + 1];
+    snprintf(base, sizeof base, "%s", buf);
+    for (size_t k = 2; k <= n + 1; k++) {
+        char suffix[24];
+        int len = snprintf(suffix, sizeof suffix, "-%zu", k);
+        size_t cap = size - 1 < OUT_NAME_MAX ? size - 1 : OUT_NAME_MAX;
+        if ((size_t)len >= cap)
+            return -1;
+        size_t keep = strlen(base);
+        if (keep > cap - (size_t)len)
+            keep = cap - (size_t)len;
+        memcpy(buf, base, keep);
+        memcpy(buf + keep, suffix, (size_t)len + 1);
+        if (!out_taken(buf, taken, n))
+            return 0;
+    }
+    return -1; /* unreachable: n names cannot hold n + 1 distinct suffixes */
+}
+
+int out_join(char *buf, size_t size, const char *dir, const char *name, const char *ext)
+{
+    const char *sep = (dir[0] && dir[strlen(dir) - 1] != '/') ? "/" : "";
+    int len = snprintf(buf, size, "%s%s%s%s", dir, sep, name, ext);
+    return len < 0 || (size_t)len >= size ? -1 : 0;
+}
+
+int out_write_stream(FILE *f, out_write_fn *write, void *ctx)
+{
+    int rc = write(f, ctx);
+    if (fflush(f) != 0)
+        rc = -1;
+    if (ferror(f))
+        rc = -1;
+    return rc;
+}
+
+/* The folder of path ("." when it has none), into buf. */
+static int out_dirname(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return snprintf(buf, size, ".") < (int)size ? 0 : -1;
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    if (len >= size)
+        return -1;
+    memcpy(buf, path, len);
+    buf[len] = '\0';
+    return 0;
+}
+
+static int out_fail(struct diag *d, const char *path, const char *reason)
+{
+    diag_report(d, NULL, 0, "cannot write '%s': %s", path, reason);
+    return -1;
+}
+
+int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d)
+{
+    char dir[4096], tmp[4096];
+    if (out_dirname(path, dir, sizeof dir) != 0 ||
+        out_join(tmp, sizeof tmp, dir, OUT_TMP_PREFIX, "XXXXXX") != 0)
+        return out_fail(d, path, "path too long");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return out_fail(d, path, strerror(errno));
+    /* Held until the file is closed: out_remove_stale of another run leaves it alone. */
+    (void)flock(fd, LOCK_EX | LOCK_NB);
+    /* mkstemp creates 0600; an output file is as readable as any other the user writes. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        int err = errno;
+        close(fd);
+        unlink(tmp);
+        return out_fail(d, path, strerror(err));
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        int err = errno;
+        close(fd);
+        unlink(tmp);
+        return out_fail(d, path, strerror(err));
+    }
+    errno = 0;
+    int rc = out_write_stream(f, write, ctx);
+    int err = errno ? errno : EIO;
+    if (rc == 0 && fsync(fileno(f)) != 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (fclose(f) != 0 && rc == 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc != 0) {
+        unlink(tmp);
+        return out_fail(d, path, strerror(err));
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        (void)fsync(dfd); /* best effort: makes the rename itself durable */
+        close(dfd);
+    }
+    return 0;
+}
+
+int out_make_dirs(const char *dir, struct diag *d)
+{
+    char path[4096];
+    if (dir[0] == '\0') {
+        diag_report(d, NULL, 0, "empty output folder name");
+        return -1;
+    }
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        diag_report(d, dir, 0, "path too long");
+        return -1;
+    }
+    for (char *p = path + 1;; p++) {
+        char ch = *p;
+        if (ch != '/' && ch != '\0')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            diag_report(d, path, 0, "cannot create folder: %s", strerror(errno));
+            return -1;
+        }
+        *p = ch;
+        if (ch == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        diag_report(d, dir, 0, "not a folder");
+        return -1;
+    }
+    return 0;
+}
+
+int out_source_date_epoch(const char *value, long long *seconds, struct diag *d)
+{
+    *seconds = OUT_DEFAULT_EPOCH;
+    if (!value || !value[0])
+        return 0;
+    char *end;
+    errno = 0;
+    long long t = strtoll(value, &end, 10);
+    if (errno || *end || t < 0 || t > 253402300799LL) {
+        diag_report(d, NULL, 0, "SOURCE_DATE_EPOCH: '%s' is not a number of seconds since 1970",
+                    value);
+        return -1;
+    }
+    *seconds = t;
+    return 1;
+}
+
+/* OUT_TMP_PREFIX and six characters of mkstemp's: letters and digits. */
+static bool out_is_tmp_name(const char *name)
+{
+    size_t n = strlen(OUT_TMP_PREFIX);
+    if (strncmp(name, OUT_TMP_PREFIX, n) != 0 || strlen(name + n) != 6)
+        return false;
+    for (const char *p = name + n; *p; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+            return false;
+    return true;
+}
+
+size_t out_remove_stale(const char *dir, time_t before)
+{
+    DIR *dp = opendir(dir[0] ? dir : ".");
+    if (!dp)
+        return 0;
+    size_t removed = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        char path[4096];
+        struct stat st;
+        if (!out_is_tmp_name(e->d_name) || out_join(path, sizeof path, dir, e->d_name, "") != 0 ||
+            lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime >= before)
+            continue;
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        /* A file a live run is writing is locked: only a dead run's file is taken. */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && unlink(path) == 0)
+            removed++;
+        close(fd);
+    }
+    closedir(dp);
+    return removed;
+}

@@ -1,0 +1,86 @@
+/*
+ * out: output files - safe file names and atomic writes.
+ *
+ * A scenario name comes from the user's CSV; it becomes a file name only through out_safe_name()
+ * (doc/memfit.1, OUTPUT: [A-Za-z0-9._-], no leading dot, never a path, never empty, bounded), so no
+ * output can land outside the --out folder. Two names that sanitise alike are told apart by
+ * out_unique_name() with a "-2", "-3", ... suffix, in input order, so the result is the same on
+ * every run.
+ *
+ * out_write_atomic() writes a file under a temporary name in the target's own folder (mkstemp),
+ * flushes and fsyncs it, and renames it over the target only when everything succeeded; on any
+ * failure the temporary file is removed and the previous target is left untouched.
+ */
+#ifndef MEMFIT_OUT_H
+#define MEMFIT_OUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "base/diag.h"
+
+/* Longest sanitised name, in bytes, without the terminating NUL (and without an extension). */
+#define OUT_NAME_MAX 64
+
+/*
+ * Writes the safe form of `name` into buf (size >= 2): every byte outside [A-Za-z0-9._-] (a UTF-8
+ * sequence counts as one character) becomes '_', runs of '_' so made collapse to one, a leading
+ * '.' or '-' becomes '_', the result is cut to OUT_NAME_MAX bytes and to size - 1, and an empty
+ * result is "scenario". Returns buf.
+ */
+char *out_safe_name(const char *name, char *buf, size_t size);
+
+/*
+ * Makes buf (a safe name, capacity size) unique among the `n` names already in `taken`, which are
+ * compared without regard to case (for case-insensitive file systems): the first free of
+ * "NAME-2", "NAME-3", ... is chosen, NAME cut so that the suffix fits. Returns 0, or -1 when
+ * size is too small for any suffix.
+ */
+int out_unique_name(char *buf, size_t size, const char *const *taken, size_t n);
+
+/* dir + "/" + name + ext into buf; -1 when it does not fit. dir "" means the current folder. */
+int out_join(char *buf, size_t size, const char *dir, const char *name, const char *ext);
+
+/* Writes the content of a file into f; returns 0 on success, nonzero on failure. */
+typedef int out_write_fn(FILE *f, void *ctx);
+
+/*
+ * Runs write(f, ctx) and flushes f: 0 only when the writer succeeded and no write error was
+ * seen (a full disk shows up here, at the latest at the flush).
+ */
+int out_write_stream(FILE *f, out_write_fn *write, void *ctx);
+
+/*
+ * Writes `path` atomically with write(f, ctx): temporary file in the same folder, flush, fsync,
+ * rename. Returns 0, or -1 after a message "cannot write 'PATH': REASON" into d; the previous
+ * file at path is then untouched and no temporary file is left behind.
+ */
+int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d);
+
+/* mkdir -p: makes dir and its missing parents. Returns 0, or -1 after a message into d. */
+int out_make_dirs(const char *dir, struct diag *d);
+
+/* The prefix of out_write_atomic's temporary files (then mkstemp's six characters). */
+#define OUT_TMP_PREFIX ".memfit-tmp-"
+
+/*
+ * Removes the temporary files a killed run left in dir: regular files named OUT_TMP_PREFIX and
+ * six letters or digits, last modified before `before` (the start of this run), that no running
+ * memfit holds (out_write_atomic keeps its temporary file locked until the rename). Nothing
+ * else is touched. Best effort, silent; returns the number of files removed.
+ */
+size_t out_remove_stale(const char *dir, time_t before);
+
+/* The default creation date of reproducible files when SOURCE_DATE_EPOCH is unset. */
+#define OUT_DEFAULT_EPOCH 1704067200LL /* 2024-01-01T00:00:00Z */
+
+/*
+ * SOURCE_DATE_EPOCH (https://reproducible-builds.org/specs/source-date-epoch/): reads `value`
+ * (NULL or "" when unset) into *seconds. Returns 1 when set and valid, 0 when unset (*seconds is
+ * then OUT_DEFAULT_EPOCH), -1 after a message into d when it is not a number of seconds since
+ * 1970 up to the year 9999.
+ */
+int out_source_date_epoch(const char *value, long long *seconds, struct diag *d);
+
+#endif

@@ -1,0 +1,134 @@
+/* texttable: see texttable.h. */
+#include "cli/texttable.h"
+
+#include <string.h>
+
+#include "base/textwidth.h"
+#include "model/scenario.h"
+
+void texttable_start(struct texttable *t, size_t n, const char *const *heads, size_t term_cols)
+{
+    memset(t, 0, sizeof *t);
+    t->n = n < TEXTTABLE_MAX_COLS ? n : TEXTTABLE_MAX_COLS;
+    t->term_cols = term_cols;
+    for (size_t c = 0; c < t->n; c++)
+        t->width[c] = textwidth_cols(heads[c]);
+}
+
+void texttable_measure(struct texttable *t, const char *const *cells)
+{
+    for (size_t c = 0; c < t->n; c++) {
+        size_t cols = textwidth_cols(cells[c]);
+        if (cols > t->width[c])
+            t->width[c] = cols;
+    }
+}
+
+/* The width of the columns shown and the two spaces between them. */
+static size_t total_width(const struct texttable *t)
+{
+    size_t total = 0;
+    for (size_t c = 0; c < t->n; c++)
+        if (t->shown[c])
+            total += t->width[c] + (total ? 2 : 0);
+    return total;
+}
+
+void texttable_fit(struct texttable *t, const char *const *heads)
+{
+    unsigned most = 0;
+    for (size_t c = 0; c < t->n; c++) {
+        t->shown[c] = !t->absent[c] && (t->keep[c] == 0 || t->term_cols == 0);
+        most = t->keep[c] > most ? t->keep[c] : most;
+    }
+    t->narrowed = false;
+    t->first_cols = t->width[0];
+    if (t->term_cols == 0)
+        return;
+    /* The columns that may go, the most wanted first, each taken when it still fits. */
+    for (unsigned keep = most; keep > 0; keep--)
+        for (size_t c = 0; c < t->n; c++)
+            if (t->keep[c] == keep && !t->absent[c]) {
+                t->shown[c] = total_width(t) + 2 + t->width[c] <= t->term_cols;
+                t->narrowed |= !t->shown[c];
+            }
+    /* Still too wide: the names give way, down to the header's width. */
+    size_t total = total_width(t), floor = textwidth_cols(heads[0]);
+    if (total > t->term_cols) {
+        size_t over = total - t->term_cols, name = t->width[0];
+        t->first_cols = over < name && name - over > floor ? name - over : floor;
+        t->width[0] = t->first_cols;
+    }
+}
+
+void texttable_put_padded(FILE *out, const char *text, size_t cols, bool left)
+{
+    size_t have = textwidth_cols(text);
+    if (!left)
+        for (size_t k = have; k < cols; k++)
+            putc(' ', out);
+    fputs(text, out);
+    if (left)
+        for (size_t k = have; k < cols; k++)
+            putc(' ', out);
+}
+
+void texttable_line(const struct texttable *t, FILE *out, const char *const *cells)
+{
+    size_t last = t->n ? t->n - 1 : 0;
+    while (last > 0 && !t->shown[last])
+        last--;
+    bool first = true;
+    for (size_t c = 0; c <= last && c < t->n; c++) {
+        if (!t->shown[c])
+            continue;
+        if (!first)
+            fputs("  ", out);
+        first = false;
+        char cut[SCENARIO_NAME_BYTES + 4];
+        const char *text =
+            c == 0 ? textwidth_fit(cells[c], t->first_cols, cut, sizeof cut) : cells[c];
+        texttable_put_padded(out, text, c == last ? 0 : t->width[c], t->left[c]);
+    }
+    putc('\n', out);
+}
+
+void texttable_rule(const struct texttable *t, FILE *out)
+{
+    bool first = true;
+    for (size_t c = 0; c < t->n; c++) {
+        if (!t->shown[c])
+            continue;
+        fputs(first ? "" : "  ", out);
+        first = false;
+        for (size_t k = 0; k < t->width[c]; k++)
+            putc('-', out);
+    }
+    putc('\n', out);
+}
+
+void texttable_put_words(FILE *out, const char *text, size_t col, size_t indent, size_t width)
+{
+    bool line_start = true;
+    while (*text) {
+        size_t len = strcspn(text, " ");
+        char word[1024];
+        snprintf(word, sizeof word, "%.*s", (int)len, text);
+        size_t cols = textwidth_cols(word);
+        if (!line_start && width && col + 1 + cols > width) {
+            fprintf(out, "\n%*s", (int)indent, "");
+            col = indent;
+            line_start = true;
+        }
+        if (!line_start) {
+            putc(' ', out);
+            col++;
+        }
+        fputs(word, out);
+        col += cols;
+        line_start = false;
+        text += len;
+        text += strspn(text, " ");
+    }
+    putc('\n', out);
+}

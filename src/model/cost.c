@@ -1,0 +1,440 @@
+/* cost: see cost.h, which writes the model out with its sources; doc/model.md section 12. */
+#include "model/cost.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+#include "model/layer.h"
+#include "model/pipeline.h"
+#include "model/states.h"
+
+#define COST_GPU_ROW(name, gemm_eff, fp8_eff, net_gb_s) {name, gemm_eff, fp8_eff, net_gb_s},
+static const struct cost_gpu cost_gpus[] = {COST_GPUS(COST_GPU_ROW)};
+static const struct cost_gpu cost_gpu_other = {COST_GPU_OTHER};
+#undef COST_GPU_ROW
+
+const struct cost_gpu *cost_gpu_of(const struct scenario *sc)
+{
+    const char *name = sc->gpu_preset;
+    for (size_t i = 0; i < sizeof cost_gpus / sizeof *cost_gpus; i++) {
+        size_t n = strlen(cost_gpus[i].name);
+        /* "L4-24GB" is an L4; "L40S-48GB" is not. */
+        if (strncasecmp(name, cost_gpus[i].name, n) == 0 && !isalnum((unsigned char)name[n]))
+            return &cost_gpus[i];
+    }
+    return sc->speed.bf16_tflops > 0 ? &cost_gpu_other : &cost_gpus[0];
+}
+
+static double or_fallback(double v, double fallback)
+{
+    return v > 0 ? v : fallback;
+}
+
+/* Bytes one GPU sends in a ring all-reduce of `bytes` over n GPUs: 2 (n-1)/n of them. */
+static double ring_allreduce(double bytes, uint64_t n)
+{
+    return n > 1 ? 2.0 * (double)(n - 1) / (double)n * bytes : 0.0;
+}
+
+/* ... in a ring reduce-scatter or all-gather: (n-1)/n of them. */
+static double ring_half(double bytes, uint64_t n)
+{
+    return n > 1 ? (double)(n - 1) / (double)n * bytes : 0.0;
+}
+
+static double max0(double x)
+{
+    return x > 0 ? x : 0;
+}
+
+/* The rates of one GPU in the step: its GEMMs' (peak * eff_gpu * COST_GEMM_IN_TRAINING) and its
+ * memory's (hbm * COST_HBM_EFFICIENCY), per second, and their inverses (memfit search calls
+ * cost_step for every layout it times). */
+struct rates {
+    double gemm_flop_s, hbm_byte_s;
+    double s_per_flop, s_per_byte;
+};
+
+/* GEMM FLOPs and seconds, added up. */
+struct work {
+    double flops, s;
+};
+
+/* A (batched) GEMM of m x k by k x n in bf16 (doc/model.md 12.1): at the GEMM rate, or at the
+ * memory's when its inputs and output take longer to move, plus a fixed time. */
+static void gemm(struct work *w, const struct rates *r, double batch, double m, double k, double n)
+{
+    double flops = 2.0 * m * k * n * batch, bytes = 2.0 * (m * k + k * n + m * n) * batch;
+    double compute = flops * r->s_per_flop, memory = bytes * r->s_per_byte;
+    w->flops += flops;
+    w->s += (compute > memory ? compute : memory) + COST_GEMM_FIXED_S;
+}
+
+static bool has_mla(const struct scenario *sc)
+{
+    return sc->kv_lora_rank > 0;
+}
+
+/* The forward GEMMs of one layer of `kind` on one GPU for `tokens` tokens (a micro-batch's s b /
+ * c), their shapes after tensor and expert parallelism (Shoeybi et al. 2019, section 3; layer.h):
+ * attention's projections, the dense MLP, or the router, the routed experts (each GPU holds
+ * E / e of them, each taking k T e / E rows, width f_e / u) and the shared experts. */
+static void layer_gemms(const struct scenario *sc, enum layer_kind kind, const struct rates *r,
+                        double tokens, struct work *w)
+{
+    double h = (double)sc->hidden, t = (double)(sc->tp ? sc->tp : 1), a = (double)sc->heads;
+    if (has_mla(sc)) { /* DeepSeek-V2/V3: the down projections are replicated (layer.h) */
+        double dn = (double)sc->qk_nope_dim, dr = (double)sc->qk_rope_dim;
+        double dv = (double)sc->v_head_dim, rkv = (double)sc->kv_lora_rank;
+        if (sc->q_lora_rank) {
+            gemm(w, r, 1, tokens, h, (double)sc->q_lora_rank);
+            gemm(w, r, 1, tokens, (double)sc->q_lora_rank, a * (dn + dr) / t);
+        } else {
+            gemm(w, r, 1, tokens, h, a * (dn + dr) / t);
+        }
+        gemm(w, r, 1, tokens, h, rkv + dr);
+        gemm(w, r, 1, tokens, rkv, a * (dn + dv) / t);
+        gemm(w, r, 1, tokens, a * dv / t, h);
+    } else {
+        double dh = (double)layer_head_dim(sc), g = (double)sc->kv_heads;
+        gemm(w, r, 1, tokens, h, (a + 2 * g) * dh / t);
+        gemm(w, r, 1, tokens, a * dh / t, h);
+    }
+    bool gated = sc->arch == ARCH_LLAMA;
+    if (kind == LAYER_DENSE) {
+        double f = (double)sc->ffn;
+        gemm(w, r, 1, tokens, h, (gated ? 2 : 1) * f / t);
+        gemm(w, r, 1, tokens, f / t, h);
+        return;
+    }
+    double e = (double)(sc->ep ? sc->ep : 1), u = (double)(sc->etp ? sc->etp : sc->tp);
+    double experts = (double)sc->experts, fe = (double)sc->expert_ffn;
+    double rows = (double)layer_routed_rows(sc, (uint64_t)tokens) * e / experts;
+    gemm(w, r, 1, tokens, h, experts);
+    gemm(w, r, experts / e, rows, h, 2 * fe / u);
+    gemm(w, r, experts / e, rows, fe / u, h);
+    if (sc->shared_ffn) {
+        double fs = (double)sc->shared_ffn;
+        gemm(w, r, 1, tokens, h, 2 * fs / t);
+        gemm(w, r, 1, tokens, fs / t, h);
+    }
+}
+
+/* Bytes the elementwise operations of one layer of `kind` move per token in the forward pass on
+ * one GPU, counted op by op for Megatron-LM's fused kernels (Narayanan et al. 2021, section 4.2;
+ * doc/model.md 12.1): each norm reads and writes h (4h bytes), each residual add reads two and
+ * writes one (6h; GPT's bias-dropout-add also writes its 1-byte mask, 7h) - both divided by t with
+ * sequence parallelism; the activation reads 2 (GeLU: 1) f / t wide inputs and writes f / t
+ * (6f / t gated, 4f / t); rotary reads and writes q and k (4 (a + g) d_h / t); a MoE layer's
+ * experts do the same per routed row, and permuting the rows reads and writes them twice (8h). */
+static double layer_elementwise_bytes(const struct scenario *sc, enum layer_kind kind,
+                                      double tokens)
+{
+    double h = (double)sc->hidden, t = (double)(sc->tp ? sc->tp : 1), a = (double)sc->heads;
+    bool gated = sc->arch == ARCH_LLAMA;
+    double norms = (double)(sc->layer_norms ? sc->layer_norms : 2);
+    double adds = sc->arch == ARCH_GPT && sc->dropout ? 7.0 : 6.0;
+    double split = sc->sp && t > 1 ? t : 1;
+    double bytes = (4 * norms + 2 * adds) * h / split;
+    if (sc->positions == 0) { /* rotary positions */
+        if (has_mla(sc))
+            bytes += 4 * (a + 1) * (double)sc->qk_rope_dim / t;
+        else
+            bytes += 4 * (a + (double)sc->kv_heads) * (double)layer_head_dim(sc) / t;
+    }
+    if (kind == LAYER_DENSE)
+        return bytes + (gated ? 6.0 : 4.0) * (double)sc->ffn / t;
+    /* The experts, routed and shared, are gated MLPs (layer.h). */
+    double u = (double)(sc->etp ? sc->etp : sc->tp);
+    double k = tokens > 0 ? (double)layer_routed_rows(sc, (uint64_t)tokens) / tokens : 0;
+    bytes += k * (6.0 * (double)sc->expert_ffn / u + 8 * h);
+    return bytes + 6.0 * (double)sc->shared_ffn / t;
+}
+
+/* The attention core of one layer on one GPU for one micro-batch: its forward and backward
+ * seconds (doc/model.md 12.1). */
+struct core {
+    double fwd_s, bwd_s;
+};
+
+static struct core attention_core(const struct scenario *sc, const struct rates *r)
+{
+    double t = (double)(sc->tp ? sc->tp : 1), c = (double)(sc->cp ? sc->cp : 1);
+    double s = (double)sc->seq, b = (double)sc->micro_batch, heads = (double)sc->heads / t;
+    double dqk = (double)layer_head_dim(sc), dv = dqk;
+    if (has_mla(sc)) {
+        dqk = (double)(sc->qk_nope_dim + sc->qk_rope_dim);
+        dv = (double)sc->v_head_dim;
+    }
+    struct core out;
+    if (sc->attention == ATTENTION_FLASH) {
+        /* Causal: FlashAttention skips the blocks above the diagonal, half the scores. */
+        double flops = 2.0 * b * heads * (s / c) * s * (dqk + dv) / 2;
+        double rate = r->gemm_flop_s * COST_FLASH_RELATIVE;
+        out.fwd_s = flops / rate;
+        out.bwd_s = COST_FLASH_BACKWARD * flops / rate;
+        return out;
+    }
+    /* Plain: QK^T and PV as batched GEMMs (the scores written and read back), then the softmax
+     * and the dropout over the b (a/t) (s/c) s scores: forward 2 + 2 bytes a score (read the
+     * scores, write the probabilities), + 5 with dropout (read, write, the 1-byte mask);
+     * backward 6 (the softmax's gradient reads two, writes one), + 5 with dropout. */
+    struct work w = {0, 0};
+    gemm(&w, r, b * heads, s / c, dqk, s);
+    gemm(&w, r, b * heads, s / c, s, dv);
+    double scores = b * heads * (s / c) * s;
+    out.fwd_s = w.s + scores * (sc->dropout ? 9.0 : 4.0) / r->hbm_byte_s;
+    out.bwd_s = 2 * w.s + scores * (sc->dropout ? 11.0 : 6.0) / r->hbm_byte_s;
+    return out;
+}
+
+/* The share of Psi in the layers' FP8 GEMM weights (doc/model.md sections 3.7 and 12.1): the
+ * embedding, the output layer, norms, biases and routers stay in bf16. 0 on overflow. */
+static double fp8_gemm_share(const struct scenario *sc, const struct terms *t)
+{
+    uint64_t dense = sc->experts ? sc->dense_layers : sc->layers;
+    uint64_t count[2] = {dense, sc->layers - dense};
+    double gemm_params = 0;
+    for (int kind = 0; kind < 2; kind++) {
+        uint64_t g, routed;
+        if (count[kind] == 0)
+            continue;
+        if (!layer_gemm_params(sc, (enum layer_kind)kind, &g, &routed))
+            return 0;
+        gemm_params += (double)count[kind] * (double)g;
+    }
+    return t->params ? gemm_params / (double)t->params : 0;
+}
+
+/* One layer's work of each kind per micro-batch on one GPU, and the output layer's. */
+struct layer_work {
+    struct work gemm[2], out;
+    double bytes[2]; /* elementwise, forward */
+    struct core core;
+};
+
+/* The slowest pipeline stage of the candidates (pipeline.h): its GEMM FLOPs and seconds per
+ * micro-batch (forward), and its layers of each kind. */
+static const struct model_gpu *slowest_stage(const struct terms *t, const struct layer_work *lw,
+                                             struct work *out)
+{
+    const struct model_gpu *best = &t->stage[0];
+    *out = (struct work){-1, -1};
+    for (unsigned i = 0; i < t->n_stages && i < MODEL_STAGES; i++) {
+        const struct model_gpu *g = &t->stage[i];
+        struct work w = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            w.flops += (double)g->pipe.layers[k] * lw->gemm[k].flops;
+            w.s += (double)g->pipe.layers[k] * lw->gemm[k].s;
+        }
+        if (g->pipe.last) {
+            w.flops += lw->out.flops;
+            w.s += lw->out.s;
+        }
+        if (w.s > out->s) {
+            *out = w;
+            best = g;
+        }
+    }
+    return best;
+}
+
+/* The data-parallel traffic (doc/model.md 12.3): dp_s, dp_exposed_s, dp_overlapped_s and
+ * dp_extra_s of out, whose micro-batch takes mb_fwd_s and mb_bwd_s. */
+static void data_parallel(const struct scenario *sc, const struct terms *t, double link, double net,
+                          struct cost *out)
+{
+    double fwd_s = out->mb_fwd_s, bwd_s = out->mb_bwd_s;
+    uint64_t tp = sc->tp ? sc->tp : 1, n = (sc->dp ? sc->dp : 1) * (sc->cp ? sc->cp : 1);
+    uint64_t z = sc->zero >= 1 && sc->zero_group && sc->zero_group < n ? sc->zero_group : n;
+    uint64_t replicas = n / z;
+    struct states_per_param bpp = states_per_param(sc);
+    const struct model_gpu *g = &t->stage[t->peak_stage];
+    double trained = (double)g->trained_params;
+    double grads = (double)bpp.grads * trained;
+    double weights = (double)bpp.weights * trained + (double)g->pool[0].frozen_bytes +
+                     (double)g->pool[1].frozen_bytes;
+    /* A group fits in a node when its GPUs, tp apart, do (Megatron-LM's rank order puts tp
+     * first). */
+    double bw_z = tp * z <= sc->gpus_per_node ? link : net;
+    double bw_n = tp * n <= sc->gpus_per_node ? link : net;
+    double cross = replicas > 1 ? ring_allreduce(grads / (double)z, replicas) / bw_n : 0;
+    double plain = ring_allreduce(grads, z) / bw_z + cross;
+    /* The gradients' reduction hides behind the last micro-batch's backward pass. */
+    double plain_exposed = max0(plain - bwd_s);
+    if (sc->zero < 3) {
+        out->dp_s = plain;
+        out->dp_exposed_s = plain_exposed;
+    } else {
+        /* ZeRO-3 gathers the weights for the forward and for the backward pass of every
+         * micro-batch and reduce-scatters its gradients (Rajbhandari et al. 2020, 7.2 per
+         * micro-batch); prefetching hides them behind the micro-batch's own work. It cannot do
+         * better than the plain reduction of the last micro-batch. */
+        double m = out->micro_batches;
+        double per_mb = (2 * ring_half(weights, z) + ring_half(grads, z)) / bw_z + cross;
+        out->dp_s = m * per_mb;
+        double hidden = m * max0(per_mb - (fwd_s + bwd_s));
+        out->dp_exposed_s = hidden > plain_exposed ? hidden : plain_exposed;
+        out->dp_extra_s = out->dp_exposed_s - plain_exposed;
+    }
+    out->dp_overlapped_s = out->dp_s - out->dp_exposed_s;
+}
+
+/* The offload traffic over the host link (doc/model.md 12.5). */
+static double offload(const struct scenario *sc, const struct terms *t, double pcie)
+{
+    struct states_per_param bpp = states_per_param(sc);
+    const struct model_gpu *g = &t->stage[t->peak_stage];
+    double s = 0;
+    /* Optimizer offload: the gradients of the GPU's optimizer shard go down, its bf16 weights
+     * come back (Ren et al. 2021). */
+    if (sc->offload == OFFLOAD_OPTIMIZER && bpp.master + bpp.moments > 0) {
+        double shard =
+            sc->zero >= 1 ? (double)g->trained_params / (double)sc->dp : (double)g->trained_params;
+        s += (double)(bpp.grads + bpp.weights) * shard / pcie;
+    }
+    /* Offloaded checkpoints (doc/model.md 5.3): each crosses the host link twice a micro-batch,
+     * the stage's L/pp layers' checkpoints of each of its m micro-batches. */
+    if (sc->offload == OFFLOAD_CHECKPOINTS && sc->recompute == RECOMPUTE_EVERY_K &&
+        sc->ckpt_every > 0) {
+        uint64_t pp = sc->pp ? sc->pp : 1;
+        const struct pipeline_stage *st = &g->pipe;
+        uint64_t kk = pipeline_segment_layers(st, sc->ckpt_every);
+        double per_mb = (double)(sc->layers / pp / st->chunk_layers) *
+                        (double)((st->chunk_layers + kk - 1) / kk) * (double)t->ckpt_bytes;
+        s += 2.0 * (double)pipeline_micro_batches(sc) * per_mb / pcie;
+    }
+    return s;
+}
+
+void cost_step(const struct scenario *sc, const struct terms *t, struct cost *out)
+{
+    *out = (struct cost){0};
+    const struct cost_gpu *gen = cost_gpu_of(sc);
+    out->gpu = gen;
+    out->tflops = or_fallback(sc->speed.bf16_tflops, COST_FALLBACK_TFLOPS);
+    out->hbm_tb_s = or_fallback(sc->speed.hbm_tb_s, COST_FALLBACK_HBM_TB_S);
+    out->link_gb_s = or_fallback(sc->speed.link_gb_s, COST_FALLBACK_LINK_GB_S);
+    out->pcie_gb_s = or_fallback(sc->speed.pcie_gb_s, COST_FALLBACK_PCIE_GB_S);
+    out->net_gb_s = gen->net_gb_s;
+    double peak = out->tflops * 1e12;
+    struct rates r = {peak * gen->gemm_eff * COST_GEMM_IN_TRAINING,
+                      out->hbm_tb_s * 1e12 * COST_HBM_EFFICIENCY, 0, 0};
+    r.s_per_flop = 1 / r.gemm_flop_s;
+    r.s_per_byte = 1 / r.hbm_byte_s;
+    double link = out->link_gb_s * 1e9 * COST_LINK_EFFICIENCY;
+    double net = out->net_gb_s * 1e9 * COST_NET_EFFICIENCY;
+
+    uint64_t tp = sc->tp ? sc->tp : 1, pp = sc->pp ? sc->pp : 1;
+    uint64_t cp = sc->cp ? sc->cp : 1, vpp = sc->vpp ? sc->vpp : 1, ep = sc->ep ? sc->ep : 1;
+    double m = (double)pipeline_micro_batches(sc), b = (double)sc->micro_batch;
+    double s = (double)sc->seq, mb_tokens = s * b / (double)cp; /* a micro-batch on one GPU */
+    out->micro_batches = m;
+    out->tokens = m * b * s;
+
+    /* FLOPs (doc/model.md 12.1): 6 Psi_act per token (2 forward, 4 backward), split over the
+     * t p c GPUs of one replica; a frozen base (LoRA, QLoRA, precision frozen) skips the weight
+     * gradients, half of the backward: 4 Psi_act, and its adapters take 6 each. */
+    double psi = (double)t->active_params, gpus = (double)(tp * pp * cp);
+    double adapters = (double)t->adapter_params;
+    bool frozen = sc->precision == PRECISION_FROZEN || sc->finetune != FINETUNE_FULL;
+    double per_token =
+        frozen ? COST_FROZEN_FLOPS * psi + COST_TRAINED_FLOPS * adapters : COST_TRAINED_FLOPS * psi;
+    double fwd_share = per_token > 0 ? 2 * (psi + adapters) / per_token : 0;
+    double useful = per_token * out->tokens / gpus;
+    bool full = sc->recompute == RECOMPUTE_EVERY_K;
+    double extra = full ? 2.0 * (psi + adapters) * out->tokens / gpus : 0;
+    out->flops = useful + extra;
+
+    /* The GEMMs' efficiency from their sizes, on the slowest stage (12.1). */
+    struct layer_work lw = {0};
+    uint64_t dense = sc->experts ? sc->dense_layers : sc->layers;
+    uint64_t count[2] = {dense, sc->layers - dense};
+    for (int k = 0; k < 2; k++) {
+        if (count[k] == 0)
+            continue;
+        layer_gemms(sc, (enum layer_kind)k, &r, mb_tokens, &lw.gemm[k]);
+        lw.bytes[k] = layer_elementwise_bytes(sc, (enum layer_kind)k, mb_tokens) * mb_tokens;
+    }
+    gemm(&lw.out, &r, 1, mb_tokens, (double)sc->hidden, (double)sc->vocab / (double)tp);
+    lw.core = attention_core(sc, &r);
+    struct work slow;
+    const struct model_gpu *st = slowest_stage(t, &lw, &slow);
+    out->gemm_eff = slow.s > 0 ? slow.flops / (peak * slow.s) : 0;
+    out->stage_factor = 1;
+    if (pp > 1) {
+        double all = (double)count[0] * lw.gemm[0].flops + (double)count[1] * lw.gemm[1].flops +
+                     lw.out.flops;
+        out->stage_factor = all > 0 ? slow.flops * (double)pp / all : 1;
+    }
+    double gemm_rate = peak * out->gemm_eff;
+    if (sc->fp8 != FP8_NONE) { /* the GEMMs' share of the FLOPs at the FP8 rate */
+        out->fp8_tflops = or_fallback(sc->speed.fp8_tflops, COST_FP8_SPEEDUP * out->tflops);
+        out->fp8_share = fp8_gemm_share(sc, t);
+        double fp8_eff = (gen->fp8_eff > 0 ? gen->fp8_eff : gen->gemm_eff) / gen->gemm_eff;
+        double fp8_rate = out->fp8_tflops * 1e12 * out->gemm_eff * fp8_eff;
+        gemm_rate = 1 / ((1 - out->fp8_share) / gemm_rate + out->fp8_share / fp8_rate);
+    }
+    double layers = (double)(st->pipe.layers[0] + st->pipe.layers[1]);
+    out->gemm_s = gemm_rate > 0 ? useful * out->stage_factor / gemm_rate : 0;
+    out->attention_s = m * layers * (lw.core.fwd_s + lw.core.bwd_s);
+    double mem_fwd =
+        ((double)st->pipe.layers[0] * lw.bytes[0] + (double)st->pipe.layers[1] * lw.bytes[1]) /
+        r.hbm_byte_s;
+    out->memory_s = m * 3 * mem_fwd; /* the backward pass moves twice the forward's bytes */
+    out->compute_s = out->gemm_s + out->attention_s + out->memory_s;
+
+    /* Recomputation (12.2): the layers' forward again, or the plain attention core's. */
+    double gemm_fwd = out->gemm_s * fwd_share;
+    if (full)
+        out->recompute_s = (gemm_rate > 0 ? extra * out->stage_factor / gemm_rate : 0) +
+                           m * (layers * lw.core.fwd_s + mem_fwd);
+    else if (sc->recompute == RECOMPUTE_SELECTIVE && sc->attention == ATTENTION_PLAIN)
+        out->recompute_s = m * layers * lw.core.fwd_s;
+
+    /* Tensor (and sequence) parallelism (12.4): 4 all-reduces of the layer's s b h output a
+     * layer and micro-batch, 6 when the forward is run again; not overlapped. */
+    double h = (double)sc->hidden;
+    if (tp > 1) {
+        double bw = tp <= sc->gpus_per_node ? link : net;
+        double n_coll = full ? 6.0 : 4.0;
+        out->tp_s = m * layers * n_coll * ring_allreduce(2.0 * mb_tokens * h, tp) / bw;
+    }
+    /* Context parallelism (12.4): the ring passes the K and V of s/c tokens c - 1 times in the
+     * forward, K, V and their gradients in the backward (3x), overlapped with the core. */
+    if (cp > 1) {
+        double kv = has_mla(sc) ? (double)sc->heads *
+                                      (double)(sc->qk_nope_dim + sc->qk_rope_dim + sc->v_head_dim)
+                                : 2.0 * (double)sc->kv_heads * (double)layer_head_dim(sc);
+        double bytes = (double)(cp - 1) * mb_tokens * 2.0 * kv / (double)tp;
+        double bw = tp * cp <= sc->gpus_per_node ? link : net;
+        double traffic = m * layers * (full ? 4.0 : 3.0) * bytes / bw;
+        double core = out->attention_s + (full ? m * layers * lw.core.fwd_s : 0);
+        out->cp_s = max0(traffic - core);
+    }
+    /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
+     * again), of the routed rows the GPU's tokens send; (e - 1)/e of them leave it. */
+    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0) {
+        uint64_t etp = sc->etp ? sc->etp : tp;
+        double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
+        double rows = (double)layer_routed_rows(sc, (uint64_t)own);
+        double bw = ep * etp <= sc->gpus_per_node ? link : net;
+        double n_a2a = full ? 6.0 : 4.0;
+        out->ep_s =
+            m * (double)st->pipe.layers[LAYER_MOE] * n_a2a * ring_half(rows * 2 * h, ep) / bw;
+    }
+
+    /* One micro-batch's forward and backward on the stage, for the overlap of the data-parallel
+     * traffic; then the data-parallel traffic (12.3), the offload (12.5), the bubble (12.7). */
+    out->mb_fwd_s = gemm_fwd / m + layers * lw.core.fwd_s + mem_fwd;
+    out->mb_bwd_s = (out->compute_s + out->recompute_s) / m - out->mb_fwd_s;
+    data_parallel(sc, t, link, net, out);
+    out->offload_s = offload(sc, t, out->pcie_gb_s * 1e9);
+    double stage_work = out->compute_s + out->recompute_s + out->tp_s + out->cp_s + out->ep_s;
+    out->bubble_s = (double)(pp - 1) / (m * (double)vpp) * stage_work;
+
+    out->overhead_s = out->recompute_s + out->bubble_s + out->tp_s + out->cp_s + out->ep_s +
+                      out->dp_extra_s + out->offload_s;
+    out->total_s = stage_work + out->bubble_s + out->dp_exposed_s + out->offload_s;
+}

@@ -1,0 +1,816 @@
+/* search: see search.h. The space, the order of the enumeration, what is counted, how the
+ * micro-batch is solved and what is pruned are doc/model.md section 11.5. */
+#include "plan/search.h"
+
+#include <stdlib.h>
+
+#include "model/cost.h"
+#include "model/pipeline.h"
+
+/* The most families (layouts but b) a search goes through: 26 times DeepSeek-V3's on 2,048 GPUs,
+ * a few seconds at most; a job with more (a model of a million layers: k runs to the chunk's
+ * layers) is SEARCH_TOO_LARGE (doc/model.md 11.5). */
+#define SEARCH_MAX_FAMILIES (1ull << 24)
+
+/* The relative margin of the step-time floor, for the rounding of the cost model's floating
+ * point: a time below the floor by less than this is not below it. */
+#define SEARCH_FLOOR_MARGIN 1e-9
+
+/* The ZeRO stages in the order their families are searched: every stage holds at most what a
+ * lower one holds (doc/model.md 11.5), so 3 first bounds 0 from above, and 1 and 2 come between
+ * bounds on both sides. The offloads likewise: optimizer and checkpoints bound none. */
+static const unsigned zero_order[4] = {3, 0, 1, 2};
+static const enum offload offload_order[3] = {OFFLOAD_OPTIMIZER, OFFLOAD_CHECKPOINTS, OFFLOAD_NONE};
+
+/* A layout's place in the enumeration (doc/model.md 11.5), which breaks a tie of step time and
+ * peak: the structure, then ZeRO, offload, recompute option, attention and b, each ascending. */
+struct place {
+    uint64_t structure;
+    unsigned zero, offload;
+    uint64_t option;
+    unsigned attention;
+    size_t b;
+};
+
+/* One micro-batch of the current family, once evaluated. */
+struct probe {
+    uint64_t family; /* the family it belongs to (0: none yet) */
+    uint64_t peak_bytes, budget_bytes;
+    double time_s; /* the step time, when timed */
+    /* When it fits, the parts of the step-time floor (doc/model.md 11.5): a stage's work but
+     * context parallelism (compute, recompute, tensor- and expert-parallel traffic), context
+     * parallelism's exposed traffic, the least exposed data-parallel time. */
+    double work_s, cp_s, dp_s;
+    bool fits, timed;
+};
+
+/* What fits in a family of the current recompute option, once searched. */
+struct known {
+    uint64_t serial; /* the option_serial it belongs to (0: none yet) */
+    size_t prefix;   /* the fitting prefix of the monotone range */
+    uint64_t beyond; /* the fitting b beyond it, bit i for b[nr + i] (the first 64) */
+};
+
+/* One run of search_run: the job, the caller's buffers and how far the enumeration has come. */
+struct run {
+    const struct scenario *job;
+    unsigned pins; /* the job's pinned choices (none when only counting splits) */
+    struct model_cache *memo;
+    search_point_fn *each;
+    void *ctx;
+    struct search_layout *top;
+    struct place *top_place; /* of each layout in top */
+    size_t top_cap, n_top;
+    uint64_t tried, fit, evaluated;
+    uint64_t gb;    /* the global batch every layout keeps */
+    uint64_t *divs; /* the divisors of gb, ascending: a layout's b divides gb / dp */
+    size_t n_divs;
+    uint64_t *bs;         /* the structure's valid micro-batches, ascending */
+    size_t nb, nr;        /* how many; of which the first nr are in the monotone range */
+    struct probe *probes; /* what the current family has evaluated, by b's index */
+    uint64_t family;      /* the current family's number (the probes of another are stale) */
+    struct known known[4 * 3 * 2]; /* by ZeRO stage, offload and attention */
+    uint64_t option_serial;        /* the current recompute option's number, structure by
+                                    * structure (the knowns of another are stale) */
+    uint64_t families;             /* layouts but b, counted */
+    struct place at;               /* the current family's place (b aside) */
+    size_t hint[4][3][2]; /* the fitting prefix of the last family of each ZeRO stage, offload
+                           * and attention (its neighbour in k) */
+    bool floors;          /* step-time floors prune the top list (not with a capacity factor) */
+    bool count_only;      /* count the layouts, evaluate none */
+    bool no_memory;       /* a list of divisors could not be allocated */
+    bool first_fit_only;  /* stop at the first layout that fits (search_min_gpus' probes) */
+    bool stop;
+};
+
+static bool pinned(const struct run *r, enum scenario_pin pin)
+{
+    return (r->pins & (unsigned)pin) != 0;
+}
+
+static uint64_t or_one(uint64_t v)
+{
+    return v ? v : 1;
+}
+
+/* The divisors of n > 0, ascending, in a new array the caller frees (*count of them); NULL when
+ * out of memory. Trial division up to sqrt(n): the small ones ascending, then their cofactors. */
+static uint64_t *divisors(uint64_t n, size_t *count)
+{
+    size_t cap = 64, lo = 0, hi = 0;
+    uint64_t *small = malloc(cap * sizeof *small), *big = malloc(cap * sizeof *big), *all = NULL;
+    if (!small || !big)
+        goto out;
+    for (uint64_t d = 1; d <= n / d; d++) {
+        if (n % d)
+            continue;
+        if (lo == cap || hi == cap) {
+            cap *= 2;
+            uint64_t *s2 = realloc(small, cap * sizeof *s2);
+            if (s2)
+                small = s2;
+            uint64_t *b2 = s2 ? realloc(big, cap * sizeof *b2) : NULL;
+            if (!b2)
+                goto out;
+            big = b2;
+        }
+        small[lo++] = d;
+        if (d != n / d)
+            big[hi++] = n / d;
+    }
+    all = realloc(small, (lo + hi) * sizeof *all);
+    if (!all)
+        goto out;
+    small = NULL;
+    for (size_t i = 0; i < hi; i++)
+        all[lo + i] = big[hi - 1 - i];
+    *count = lo + hi;
+out:
+    free(small);
+    free(big);
+    return all;
+}
+
+/*
+ * The valid micro-batches of a structure, ascending: b divides gb / dp (global_batch divisible
+ * by b dp) and, with the interleaved schedule, m = gb / (b dp) is a multiple of pp
+ * (doc/model.md 6.1); only the job's b when it pins it. r->nr: how many of them, from the first,
+ * have gradient accumulation (m >= 2) and every stage's in-flight count at its cap - pp - r, or
+ * 2 (pp - r - 1) + (vpp - 1) pp + 1 interleaved, at most (vpp + 1) pp - 1 - whatever m: the
+ * monotone range. m falls as b grows, so the range is a prefix.
+ */
+static void micro_batches(struct run *r, uint64_t dp, uint64_t pp, uint64_t vpp)
+{
+    r->nb = r->nr = 0;
+    if (r->gb % dp)
+        return;
+    uint64_t per_rank = r->gb / dp;
+    uint64_t cap = vpp > 1 ? (vpp + 1) * pp - 1 : pp;
+    for (size_t i = 0; i < r->n_divs && r->divs[i] <= per_rank; i++) {
+        uint64_t b = r->divs[i], m = per_rank / b;
+        if (per_rank % b || (vpp > 1 && m % pp))
+            continue;
+        if (pinned(r, SCENARIO_PIN_MICRO_BATCH) && b != r->job->micro_batch)
+            continue;
+        r->bs[r->nb++] = b;
+        if (m >= 2 && (vpp > 1 ? m * vpp > cap : m >= cap))
+            r->nr = r->nb;
+    }
+}
+
+static bool place_before(const struct place *a, const struct place *b)
+{
+    if (a->structure != b->structure)
+        return a->structure < b->structure;
+    if (a->zero != b->zero)
+        return a->zero < b->zero;
+    if (a->offload != b->offload)
+        return a->offload < b->offload;
+    if (a->option != b->option)
+        return a->option < b->option;
+    if (a->attention != b->attention)
+        return a->attention < b->attention;
+    return a->b < b->b;
+}
+
+/* Whether a layout ranks before top[i]: the faster, then the lower peak, then the earlier. */
+static bool ranks_before(const struct run *r, double time_s, uint64_t peak, const struct place *pl,
+                         size_t i)
+{
+    const struct search_layout *o = &r->top[i];
+    if (time_s != o->step_time_s)
+        return time_s < o->step_time_s;
+    if (peak != o->peak_bytes)
+        return peak < o->peak_bytes;
+    return place_before(pl, &r->top_place[i]);
+}
+
+/* Inserts a fitting layout in the top list if it ranks before its last, or there is room. */
+static void offer_top(struct run *r, const struct scenario *sc, const struct probe *p, size_t bi)
+{
+    struct place pl = r->at;
+    pl.b = bi;
+    if (r->n_top == r->top_cap && !ranks_before(r, p->time_s, p->peak_bytes, &pl, r->n_top - 1))
+        return;
+    size_t i = r->n_top < r->top_cap ? r->n_top++ : r->top_cap - 1;
+    for (; i > 0 && ranks_before(r, p->time_s, p->peak_bytes, &pl, i - 1); i--) {
+        r->top[i] = r->top[i - 1];
+        r->top_place[i] = r->top_place[i - 1];
+    }
+    r->top[i].sc = *sc;
+    r->top[i].peak_bytes = p->peak_bytes;
+    r->top[i].budget_bytes = p->budget_bytes;
+    r->top[i].step_time_s = p->time_s;
+    r->top_place[i] = pl;
+}
+
+/* The least exposed data-parallel time of sc's step over the stages that can be the most
+ * loaded: the cost model reads the parameters of that stage, and which one it is can change with
+ * b. c is sc's own cost, t its terms. */
+static double least_exposed_dp(const struct scenario *sc, struct terms *t, const struct cost *c)
+{
+    double least = c->dp_exposed_s;
+    unsigned peak = t->peak_stage;
+    for (unsigned i = 0; i < t->n_stages; i++) {
+        if (i == peak)
+            continue;
+        struct cost other;
+        t->peak_stage = i;
+        cost_step(sc, t, &other);
+        least = other.dp_exposed_s < least ? other.dp_exposed_s : least;
+    }
+    t->peak_stage = peak;
+    return least;
+}
+
+/*
+ * Whether sc at micro-batch b[i] fits, evaluated once per family (later calls answer from its
+ * probe): its exact peak by model_peak_cached and, when it fits or the caller watches every
+ * point, its step time by cost_step. A layout whose byte counts overflow 64 bits does not fit
+ * (its peak is above any budget) and is not a point.
+ */
+static bool fits_at(struct run *r, struct scenario *sc, size_t i)
+{
+    struct probe *p = &r->probes[i];
+    if (p->family == r->family)
+        return p->fits;
+    p->family = r->family;
+    p->fits = p->timed = false;
+    sc->micro_batch = r->bs[i];
+    struct terms t;
+    r->evaluated++;
+    if (model_peak_cached(sc, r->memo, &t) != MODEL_OK)
+        return false;
+    p->fits = t.fits;
+    p->peak_bytes = t.peak_bytes;
+    p->budget_bytes = t.budget_bytes;
+    if (!r->each && (!t.fits || r->top_cap == 0))
+        return p->fits; /* no step time wanted */
+    struct cost c;
+    cost_step(sc, &t, &c);
+    p->time_s = c.total_s;
+    p->timed = true;
+    if (p->fits && r->floors) {
+        p->work_s = c.compute_s + c.recompute_s + c.tp_s + c.ep_s;
+        p->cp_s = c.cp_s;
+        p->dp_s = least_exposed_dp(sc, &t, &c);
+    }
+    if (r->each) {
+        struct search_point pt = {sc->tp,       or_one(sc->pp), or_one(sc->cp), sc->dp,
+                                  t.peak_bytes, t.budget_bytes, c.total_s,      t.fits};
+        r->each(r->ctx, &pt);
+    }
+    return p->fits;
+}
+
+/*
+ * The length of the family's fitting prefix of the monotone range b[0..nr), where the peak does
+ * not fall as b grows (doc/model.md 11.5), known to lie in [lo, hi] from the families this one
+ * dominates and those that dominate it. Each answer is an evaluation at the boundary: the search
+ * starts at the length of the family one recompute option before (the neighbours in k are alike),
+ * gallops away from it and bisects, so that a family like the last costs two evaluations, one at
+ * an end of the range or a bound, and none when the bounds meet.
+ */
+static size_t fitting_prefix(struct run *r, struct scenario *sc, size_t lo, size_t hi)
+{
+    size_t *hint = &r->hint[sc->zero][sc->offload][sc->attention], h = *hint;
+    h = h < lo ? lo : h > hi ? hi : h;
+    if (h > lo && !fits_at(r, sc, h - 1)) {
+        hi = h - 1; /* down: hi - 1, hi - 2, hi - 4, ... */
+        for (size_t step = 1; lo < hi; step *= 2) {
+            size_t i = step < hi - lo ? hi - step : lo;
+            if (fits_at(r, sc, i)) {
+                lo = i + 1;
+                break;
+            }
+            hi = i;
+        }
+    } else {
+        lo = h; /* up: lo, lo + 1, lo + 3, lo + 7, ... */
+        for (size_t step = 1; lo < hi; step *= 2) {
+            size_t i = step - 1 < hi - lo ? lo + step - 1 : hi - 1;
+            if (!fits_at(r, sc, i)) {
+                hi = i;
+                break;
+            }
+            lo = i + 1;
+        }
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fits_at(r, sc, mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *hint = lo;
+    return lo;
+}
+
+/* What bounds a family from the families already searched: `lower` fits in one it dominates,
+ * nothing outside `upper` fits in one that dominates it. */
+struct bounds {
+    struct known lower, upper;
+};
+
+/*
+ * Whether no fitting b of the family, b[first] to b[last], can enter the full top list, by a
+ * floor of their step times (doc/model.md 11.5): as b grows at a fixed global batch, a stage's
+ * work but context parallelism and the exposed data-parallel time do not rise (take them at
+ * b[last]), context parallelism's exposed traffic does not fall (at b[first], evaluated only
+ * when the rest does not settle it), and the bubble is (pp - 1) / (m vpp) of a stage's work, m
+ * at most b[first]'s; the other parts are not negative. Less a margin for rounding.
+ */
+static bool family_cannot_enter(struct run *r, struct scenario *sc, const struct known *k,
+                                size_t last)
+{
+    size_t first = 0;
+    if (k->prefix == 0)
+        for (first = r->nr; first < last; first++)
+            if (first - r->nr < 64 ? k->beyond >> (first - r->nr) & 1 : r->probes[first].fits)
+                break;
+    fits_at(r, sc, last);
+    const struct probe *hi = &r->probes[last];
+    double m = (double)(r->gb / (r->bs[first] * sc->dp)), worst = r->top[r->n_top - 1].step_time_s;
+    double bubble = 1 + (double)(or_one(sc->pp) - 1) / (m * (double)or_one(sc->vpp));
+    double floor_s = hi->work_s * bubble + hi->dp_s;
+    if (floor_s * (1 - SEARCH_FLOOR_MARGIN) > worst)
+        return true;
+    if (or_one(sc->cp) == 1)
+        return false;
+    fits_at(r, sc, first);
+    floor_s += r->probes[first].cp_s * bubble;
+    return floor_s * (1 - SEARCH_FLOOR_MARGIN) > worst;
+}
+
+/*
+ * One family: the structure's valid micro-batches with every other choice of sc fixed; what it
+ * fits goes to *out. The fitting b of the monotone range are a prefix; the few beyond it (m below
+ * the pipeline's depth, or m = 1) are evaluated one by one unless the bounds decide them. Then
+ * the fitting ones go to the top list with their step times - unless the family's floor, at its
+ * largest fitting b, shows that none can enter.
+ */
+static void family(struct run *r, struct scenario *sc, const struct bounds *bd, struct known *out)
+{
+    r->family++;
+    r->tried += r->nb;
+    out->prefix = fitting_prefix(r, sc, bd->lower.prefix, bd->upper.prefix);
+    out->beyond = 0;
+    uint64_t n_fit = out->prefix;
+    size_t last = out->prefix; /* one past the largest fitting index */
+    for (size_t i = r->nr; i < r->nb; i++) {
+        size_t bit = i - r->nr;
+        uint64_t mask = bit < 64 ? (uint64_t)1 << bit : 0;
+        bool fits =
+            mask ? (bd->lower.beyond & mask) || ((bd->upper.beyond & mask) && fits_at(r, sc, i))
+                 : fits_at(r, sc, i);
+        if (!fits)
+            continue;
+        out->beyond |= mask;
+        n_fit++;
+        last = i + 1;
+    }
+    r->fit += n_fit;
+    if (r->first_fit_only && n_fit > 0)
+        r->stop = true;
+    if (r->top_cap == 0 || n_fit == 0)
+        return;
+    if (r->floors && r->n_top == r->top_cap && family_cannot_enter(r, sc, out, last - 1))
+        return;
+    for (size_t i = 0; i < r->nb; i++) {
+        size_t bit = i - r->nr;
+        if (i < r->nr  ? i >= out->prefix
+            : bit < 64 ? !(out->beyond >> bit & 1)
+                       : !r->probes[i].fits)
+            continue;
+        if (!fits_at(r, sc, i)) /* it does (doc/model.md 11.5): this evaluates it if need be */
+            continue;
+        sc->micro_batch = r->bs[i];
+        offer_top(r, sc, &r->probes[i], i);
+    }
+}
+
+/* The record of the family (zero, offload, attention) of the current recompute option. */
+static struct known *known_at(struct run *r, unsigned zero, enum offload offload, unsigned a)
+{
+    return &r->known[(zero * 3u + (unsigned)offload) * 2 + a];
+}
+
+/* Narrows bd with the record of a family that the current one dominates (`below`) or that
+ * dominates it, if that family has been searched for this recompute option. */
+static void bound_by(struct run *r, unsigned zero, enum offload offload, unsigned a, bool below,
+                     struct bounds *bd)
+{
+    const struct known *k = known_at(r, zero, offload, a);
+    if (k->serial != r->option_serial)
+        return;
+    if (below) {
+        bd->lower.prefix = k->prefix > bd->lower.prefix ? k->prefix : bd->lower.prefix;
+        bd->lower.beyond |= k->beyond;
+    } else {
+        bd->upper.prefix = k->prefix < bd->upper.prefix ? k->prefix : bd->upper.prefix;
+        bd->upper.beyond &= k->beyond;
+    }
+}
+
+/* Sets sc's recompute to option o: none, selective, every k = o - 1 (o = 1 .. chunk + 1 from 2),
+ * or the job's when it pins it. */
+static void set_recompute(const struct run *r, struct scenario *sc, uint64_t o)
+{
+    if (pinned(r, SCENARIO_PIN_RECOMPUTE)) {
+        sc->recompute = r->job->recompute;
+        sc->ckpt_every = r->job->ckpt_every;
+        return;
+    }
+    sc->recompute = o == 0 ? RECOMPUTE_NONE : o == 1 ? RECOMPUTE_SELECTIVE : RECOMPUTE_EVERY_K;
+    sc->ckpt_every = o >= 2 ? o - 1 : 0;
+}
+
+/* Whether the (recompute, attention, offload) of sc is a layout of the space (doc/model.md
+ * 11.5): offloaded checkpoints need checkpointing every k; selective recomputation with flash is
+ * flash without it (flash keeps no core to drop, 4.2), a layout only when the job pins the
+ * recompute. */
+static bool in_space(const struct run *r, const struct scenario *sc)
+{
+    if (sc->offload == OFFLOAD_CHECKPOINTS && sc->recompute != RECOMPUTE_EVERY_K)
+        return false;
+    return !(sc->attention == ATTENTION_FLASH && sc->recompute == RECOMPUTE_SELECTIVE &&
+             !pinned(r, SCENARIO_PIN_RECOMPUTE));
+}
+
+/* The families (layouts but b) of one structure, ZeRO stage and offload: recompute options
+ * times attentions, less those in_space leaves out. */
+static uint64_t families_of(const struct run *r, enum offload off, uint64_t chunk)
+{
+    const struct scenario *job = r->job;
+    uint64_t n_att = pinned(r, SCENARIO_PIN_ATTENTION) ? 1 : 2;
+    if (pinned(r, SCENARIO_PIN_RECOMPUTE)) {
+        struct scenario sc = *job;
+        uint64_t n = 0;
+        sc.offload = off;
+        for (int a = 0; a < (int)n_att; a++) {
+            sc.attention = pinned(r, SCENARIO_PIN_ATTENTION) ? job->attention : (enum attention)a;
+            n += in_space(r, &sc);
+        }
+        return n;
+    }
+    if (off == OFFLOAD_CHECKPOINTS)
+        return chunk * n_att; /* every k */
+    bool plain = !pinned(r, SCENARIO_PIN_ATTENTION) || job->attention == ATTENTION_PLAIN;
+    return (chunk + 1) * n_att + (plain ? 1 : 0); /* none and every k; selective with plain */
+}
+
+/*
+ * A floor of the peak of every layout that shares sc's structure, ZeRO stage and offload of the
+ * optimizer, whatever its attention, recompute and b: on each stage the optimizer step holds the
+ * weights, the optimizer states, every gradient, the token ids and the optimizer's temporaries
+ * (doc/model.md 10.2), of which only the token ids depend on any of them, growing with b; under
+ * --peak lesson, the model states (section 8.1). 0 (no floor) on overflow.
+ */
+static uint64_t states_floor(struct run *r, const struct scenario *sc0)
+{
+    struct scenario sc = *sc0;
+    struct terms t;
+    sc.micro_batch = r->bs[0];
+    sc.attention = ATTENTION_FLASH;
+    sc.recompute = RECOMPUTE_NONE;
+    sc.ckpt_every = 0;
+    r->evaluated++;
+    if (model_peak_cached(&sc, r->memo, &t) != MODEL_OK)
+        return 0;
+    uint64_t floor = 0;
+    for (unsigned i = 0; i < t.n_stages; i++) {
+        const struct model_gpu *g = &t.stage[i];
+        uint64_t v = sc.peak == PEAK_STEP ? g->step.phase_bytes[STEP_OPTIMIZER] : g->states_bytes;
+        floor = v > floor ? v : floor;
+    }
+    return floor;
+}
+
+/* ZeRO has nothing to shard when its group is one GPU and, with experts, so is the expert
+ * data-parallel size: the four stages are then one layout, the lowest the job allows. */
+static bool zero_is_moot(const struct scenario *sc)
+{
+    return model_zero_group(sc) == 1 && (sc->experts == 0 || model_expert_dp(sc) == 1);
+}
+
+/* One recompute option of a structure: its families of every ZeRO stage, offload and attention
+ * whose states may fit (states_fit[zero][offload]), in the orders above, each bounded by those
+ * before it (doc/model.md 11.5): what fits with ZeRO lower fits here; what does not fit with ZeRO
+ * higher, or with an offload (searched before none), does not fit here. */
+static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo, unsigned z_hi,
+                   const bool states_fit[4][3])
+{
+    bool pin_att = pinned(r, SCENARIO_PIN_ATTENTION), pin_off = pinned(r, SCENARIO_PIN_OFFLOAD);
+    r->option_serial++;
+    r->at.option = o;
+    set_recompute(r, sc, o);
+    for (int zi = 0; zi < 4 && !r->stop; zi++) {
+        unsigned z = zero_order[zi];
+        if (z < z_lo || z > z_hi)
+            continue;
+        sc->zero = r->at.zero = z;
+        for (int oi = 0; oi < 3 && !r->stop; oi++) {
+            enum offload off = offload_order[oi];
+            if (pin_off && off != r->job->offload)
+                continue;
+            sc->offload = off;
+            r->at.offload = (unsigned)off;
+            for (unsigned a = 0; a < (pin_att ? 1u : 2u) && !r->stop; a++) {
+                sc->attention = pin_att ? r->job->attention : (enum attention)a;
+                if (!in_space(r, sc))
+                    continue;
+                struct known *k = known_at(r, z, off, a);
+                *k = (struct known){r->option_serial, 0, 0};
+                if (!states_fit[z][off])
+                    continue; /* counted in structure() */
+                r->at.attention = a;
+                struct bounds bd = {{0, 0, 0}, {0, r->nr, ~(uint64_t)0}};
+                for (unsigned other = 0; other < 4; other++)
+                    if (other != z)
+                        bound_by(r, other, off, a, other < z, &bd);
+                if (off == OFFLOAD_NONE) {
+                    bound_by(r, z, OFFLOAD_OPTIMIZER, a, false, &bd);
+                    bound_by(r, z, OFFLOAD_CHECKPOINTS, a, false, &bd);
+                }
+                family(r, sc, &bd, k);
+            }
+        }
+    }
+}
+
+/*
+ * Every ZeRO stage, offload (none, optimizer, checkpoints), recompute, attention and b of one
+ * structure (tp, pp, vpp, cp, dp, ep and etp set in sc). The layouts of a ZeRO stage and offload
+ * whose states alone exceed the budget are counted, not evaluated: none fits. The others are
+ * searched recompute option by option, in the orders above.
+ */
+static void structure(struct run *r, struct scenario *sc)
+{
+    const struct scenario *job = r->job;
+    uint64_t chunk = sc->layers / (or_one(sc->pp) * or_one(sc->vpp));
+    r->at.structure++;
+    unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3; /* an HSDP group needs ZeRO (13.2) */
+    if (pinned(r, SCENARIO_PIN_ZERO))
+        z_lo = z_hi = job->zero;
+    else if (zero_is_moot(sc))
+        z_hi = z_lo;
+    bool states_fit[4][3] = {{false}};
+    bool any = false;
+    uint64_t budget = model_budget_bytes(sc);
+    for (unsigned z = z_lo; z <= z_hi; z++) {
+        bool floor_of_none = false;
+        for (int o = 0; o < 3; o++) {
+            enum offload off = (enum offload)o;
+            if (pinned(r, SCENARIO_PIN_OFFLOAD) && off != job->offload)
+                continue;
+            uint64_t n = families_of(r, off, chunk);
+            r->families += n;
+            if (r->count_only || n == 0) {
+                r->tried += n * r->nb;
+                continue;
+            }
+            sc->zero = z;
+            sc->offload = off;
+            /* offloaded checkpoints hold the states none holds (searched just before) */
+            if (off == OFFLOAD_CHECKPOINTS && floor_of_none)
+                states_fit[z][o] = states_fit[z][OFFLOAD_NONE];
+            else
+                states_fit[z][o] = states_floor(r, sc) <= budget;
+            floor_of_none |= off == OFFLOAD_NONE;
+            if (!states_fit[z][o])
+                r->tried += n * r->nb;
+            any |= states_fit[z][o];
+        }
+    }
+    uint64_t n_opts = pinned(r, SCENARIO_PIN_RECOMPUTE) ? 1 : chunk + 2;
+    for (uint64_t o = 0; o < n_opts && any && !r->stop; o++)
+        option(r, sc, o, z_lo, z_hi, states_fit);
+}
+
+/* Whether n is the job's degree of a pinned choice (0 meaning 1), or any when it is free. */
+static bool allowed(const struct run *r, enum scenario_pin pin, uint64_t n, uint64_t job_value)
+{
+    return !pinned(r, pin) || n == or_one(job_value);
+}
+
+/* The job's etp, 0 meaning tp. */
+static uint64_t or_tp(uint64_t etp, uint64_t tp)
+{
+    return etp ? etp : tp;
+}
+
+/* ep and etp of an MoE model - ep dividing experts, etp dividing tp, ep etp dividing dp tp - then
+ * the structure; a dense model keeps the job's. An HSDP group must divide dp cp (13.2). */
+static void experts(struct run *r, struct scenario *sc)
+{
+    const struct scenario *job = r->job;
+    if (sc->zero_group && (sc->dp * or_one(sc->cp)) % sc->zero_group)
+        return;
+    if (job->experts == 0) {
+        structure(r, sc);
+        return;
+    }
+    uint64_t group = sc->dp * sc->tp;
+    bool pin_etp = pinned(r, SCENARIO_PIN_ETP);
+    size_t n_edivs = 0;
+    uint64_t *edivs = divisors(job->experts, &n_edivs);
+    if (!edivs) {
+        r->no_memory = r->stop = true;
+        return;
+    }
+    for (size_t e = 0; e < n_edivs && !r->stop; e++) {
+        uint64_t ep = edivs[e];
+        if (group % ep || !allowed(r, SCENARIO_PIN_EP, ep, job->ep))
+            continue;
+        /* etp: every divisor of tp (a pinned one as the job has it, 0 meaning tp). */
+        uint64_t first = pin_etp ? or_tp(job->etp, sc->tp) : 1;
+        uint64_t last = pin_etp ? first : sc->tp;
+        for (uint64_t etp = first; etp <= last && !r->stop; etp++) {
+            /* etp nests with tp (config's rule): it divides tp or is a multiple of it. */
+            if ((!pin_etp && sc->tp % etp) || group % (ep * etp) || (sc->tp % etp && etp % sc->tp))
+                continue;
+            sc->ep = ep;
+            sc->etp = etp;
+            structure(r, sc);
+        }
+    }
+    free(edivs);
+}
+
+/* Every tp, pp, vpp and cp whose product divides gpus (each one a divisor of gpus: gdivs), dp
+ * the rest, each ascending (doc/model.md 11.5). */
+static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t n_gdivs)
+{
+    const struct scenario *job = r->job;
+    struct scenario sc = *job;
+    sc.gpus = gpus;
+    sc.global_batch = r->gb;
+    sc.zero_group = pinned(r, SCENARIO_PIN_ZERO_GROUP) ? job->zero_group : 0;
+    for (size_t i = 0; i < n_gdivs && !r->stop; i++) {
+        uint64_t tp = gdivs[i];
+        if (tp > or_one(job->gpus_per_node) || job->heads % tp || job->kv_heads % tp ||
+            !allowed(r, SCENARIO_PIN_TP, tp, job->tp))
+            continue;
+        for (size_t j = 0; j < n_gdivs && !r->stop; j++) {
+            uint64_t pp = gdivs[j];
+            if ((gpus / tp) % pp || job->layers % pp || !allowed(r, SCENARIO_PIN_PP, pp, job->pp))
+                continue;
+            size_t n_vdivs = 0;
+            uint64_t *vdivs = divisors(job->layers / pp, &n_vdivs);
+            if (!vdivs) {
+                r->no_memory = r->stop = true;
+                break;
+            }
+            for (size_t v = 0; v < n_vdivs && !r->stop; v++) {
+                uint64_t vpp = vdivs[v];
+                if ((vpp > 1 && pp == 1) || !allowed(r, SCENARIO_PIN_VPP, vpp, job->vpp))
+                    continue;
+                for (size_t k = 0; k < n_gdivs && !r->stop; k++) {
+                    uint64_t cp = gdivs[k];
+                    if ((gpus / (tp * pp)) % cp || job->seq % cp ||
+                        !allowed(r, SCENARIO_PIN_CP, cp, job->cp))
+                        continue;
+                    uint64_t dp = gpus / (tp * pp * cp);
+                    if (!allowed(r, SCENARIO_PIN_DP, dp, job->dp))
+                        continue;
+                    micro_batches(r, dp, pp, vpp);
+                    if (r->nb == 0)
+                        continue;
+                    sc.tp = tp;
+                    sc.pp = pp;
+                    sc.vpp = vpp;
+                    sc.cp = cp;
+                    sc.dp = dp;
+                    sc.sp = pinned(r, SCENARIO_PIN_SP) ? job->sp : tp > 1;
+                    experts(r, &sc);
+                }
+            }
+            free(vdivs);
+        }
+    }
+}
+
+/* The global batch every layout keeps: the job's; one without (0: a job built in code) takes
+ * eval's default for the job's own columns, b dp pp (doc/model.md 11.5). 0 on overflow. */
+static uint64_t job_global_batch(const struct scenario *job, uint64_t gpus)
+{
+    if (job->global_batch)
+        return job->global_batch;
+    uint64_t split = or_one(job->tp) * or_one(job->pp) * or_one(job->cp);
+    uint64_t dp = gpus % split == 0 ? gpus / split : or_one(job->dp), gb;
+    if (__builtin_mul_overflow(or_one(job->micro_batch), or_one(dp), &gb) ||
+        __builtin_mul_overflow(gb, or_one(job->pp), &gb))
+        return 0;
+    return gb;
+}
+
+/* The job's gpus, or dp tp pp cp when it has none. */
+static uint64_t job_gpus(const struct scenario *job)
+{
+    if (job->gpus)
+        return job->gpus;
+    return or_one(job->dp) * or_one(job->tp) * or_one(job->pp) * or_one(job->cp);
+}
+
+/* Counts (count_only) or searches the layouts of r's job on gpus. */
+static enum search_status enumerate(struct run *r, uint64_t gpus)
+{
+    size_t n_gdivs = 0;
+    uint64_t *gdivs = divisors(gpus, &n_gdivs);
+    r->divs = divisors(r->gb, &r->n_divs);
+    r->bs = r->divs ? malloc(r->n_divs * sizeof *r->bs) : NULL;
+    r->probes = r->divs ? calloc(r->n_divs, sizeof *r->probes) : NULL;
+    r->top_place = r->top_cap ? malloc(r->top_cap * sizeof *r->top_place) : NULL;
+    enum search_status status = SEARCH_NO_MEMORY;
+    if (gdivs && r->divs && r->bs && r->probes && (r->top_place || !r->top_cap)) {
+        degrees(r, gpus, gdivs, n_gdivs);
+        status = r->no_memory ? SEARCH_NO_MEMORY : SEARCH_OK;
+    }
+    free(gdivs);
+    free(r->divs);
+    free(r->bs);
+    free(r->probes);
+    free(r->top_place);
+    return status;
+}
+
+static enum search_status run_search(const struct scenario *job, uint64_t gpus, bool first_fit,
+                                     size_t top_cap, struct search_layout *top,
+                                     search_point_fn *each, void *ctx, struct model_cache *memo,
+                                     struct search_result *out)
+{
+    *out = (struct search_result){0, 0, 0, 0};
+    if (gpus == 0)
+        return SEARCH_NO_SPLIT;
+    uint64_t gb = job_global_batch(job, gpus);
+    if (gb == 0)
+        return SEARCH_OVERFLOW;
+    /* First count the space (no evaluation: a few operations a structure). */
+    struct run count = {.job = job, .pins = job->pinned, .gb = gb, .count_only = true};
+    enum search_status status = enumerate(&count, gpus);
+    if (status != SEARCH_OK)
+        return status;
+    out->layouts_tried = count.tried;
+    if (count.tried == 0) {
+        /* No layout keeps the pins: is there one without them? */
+        struct run any = {.job = job, .gb = gb, .count_only = true};
+        if (job->pinned == 0 || enumerate(&any, gpus) != SEARCH_OK || any.tried == 0)
+            return SEARCH_NO_SPLIT;
+        return SEARCH_PIN_CLASH;
+    }
+    if (count.families > SEARCH_MAX_FAMILIES)
+        return SEARCH_TOO_LARGE;
+    struct run r = {.job = job,
+                    .pins = job->pinned,
+                    .memo = memo,
+                    .each = each,
+                    .ctx = ctx,
+                    .top = top,
+                    .top_cap = top_cap,
+                    .gb = gb,
+                    .floors = top_cap > 0 && (job->experts == 0 || job->capacity_factor <= 0),
+                    .first_fit_only = first_fit};
+    /* Without the caller's memo of layer inventories, one for this search (NULL: none). */
+    struct model_cache *own = memo ? NULL : model_cache_new();
+    r.memo = memo ? memo : own;
+    status = enumerate(&r, gpus);
+    model_cache_free(own);
+    if (status != SEARCH_OK)
+        return status;
+    out->layouts_fit = r.fit;
+    out->layouts_evaluated = r.evaluated;
+    out->n_top = r.n_top;
+    return SEARCH_OK;
+}
+
+enum search_status search_run(const struct scenario *job, size_t top_cap, struct search_layout *top,
+                              search_point_fn *each, void *ctx, struct model_cache *memo,
+                              struct search_result *out)
+{
+    return run_search(job, job_gpus(job), false, top_cap, top, each, ctx, memo, out);
+}
+
+uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, size_t top_cap,
+                         struct search_layout *top, struct model_cache *memo,
+                         struct search_result *out)
+{
+    uint64_t node = or_one(job->gpus_per_node);
+    *out = (struct search_result){0, 0, 0, 0};
+    struct model_cache *own = memo ? NULL : model_cache_new();
+    memo = memo ? memo : own;
+    uint64_t g = a % node ? a + (node - a % node) : a;
+    if (g == 0)
+        g = node;
+    for (; g <= b && g >= node; g += node) {
+        struct search_result probe;
+        if (run_search(job, g, true, 0, NULL, NULL, NULL, memo, &probe) != SEARCH_OK ||
+            probe.layouts_fit == 0)
+            continue;
+        run_search(job, g, false, top_cap, top, NULL, NULL, memo, out);
+        model_cache_free(own);
+        return g;
+    }
+    model_cache_free(own);
+    return 0;
+}

@@ -1,0 +1,568 @@
+/* report: see report.h. */
+#include "report/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sys/stat.h>
+
+#include "base/numfmt.h"
+#include "base/out.h"
+#include "base/paths.h"
+#include "draw/chart.h"
+#include "report/doc.h"
+#include "report/report_charts.h"
+#include "report/report_phrases.h"
+#include "report/report_tables.h"
+#include "report/report_values.h"
+#include "report/template.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* One run of report_write: the options, the templates, every scenario computed once.         */
+
+struct report_run {
+    const struct report_options *opt;
+    enum units units;
+    struct report_values doc_vals;
+    struct report_phrases phrases; /* the shipped catalogue, with the templates' own phrases */
+    struct template scenario_tmpl, summary_tmpl;
+    struct report_sc *scs;
+    size_t n;
+    size_t sections_done; /* for the listener */
+    size_t left_out;      /* scenarios that could not be computed (reported) */
+    time_t started;       /* temporary files older than this are a killed run's */
+};
+
+/* Tells the listener that one more scenario's section is drawn. */
+static void report_tell_section(struct report_run *run)
+{
+    const struct report_listener *l = run->opt->listener;
+    size_t total = run->n * (run->opt->split ? 2 : 1);
+    run->sections_done++;
+    if (l && l->section)
+        l->section(l->ctx, run->sections_done, total);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Rendering a template.                                                                       */
+
+static void report_block_text(struct doc *doc, const struct template_block *b,
+                              struct report_values *vals)
+{
+    char *s = template_expand(b->text, report_placeholders_lookup, vals);
+    if (!s) {
+        doc_fail(doc, -1);
+        return;
+    }
+    if (b->kind != TEMPLATE_HEADING && !s[0]) { /* does not apply ({{moe_note}}, {{phases_note}}) */
+        free(s);
+        return;
+    }
+    if (b->kind == TEMPLATE_HEADING)
+        doc_heading(doc, b->level, s);
+    else if (b->kind == TEMPLATE_ITEM)
+        doc_paragraph(doc, s, 12, "•");
+    else
+        doc_paragraph(doc, s, 0, NULL);
+    free(s);
+}
+
+/* Height of an expanded paragraph or item, as doc_paragraph will draw it. */
+static double report_text_height(struct doc *doc, const struct template_block *b,
+                                 struct report_values *vals)
+{
+    char *s = template_expand(b->text, report_placeholders_lookup, vals);
+    if (!s || (b->kind != TEMPLATE_HEADING && !s[0])) {
+        free(s);
+        return 0;
+    }
+    double indent = b->kind == TEMPLATE_ITEM ? 12 : 0;
+    int lines = doc_lines(doc, s, DOC_BODY_PT, false, doc_width(doc) - indent);
+    free(s);
+    return lines * DOC_BODY_LEAD + (b->kind == TEMPLATE_ITEM ? 2.5 : 6);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Figures: a chart and its caption, kept together, floated to the next page when they do not   */
+/* fit the rest of this one while the text after them fills it.                                */
+
+/* The end of the figure whose chart is block i: its caption, the paragraph right after the chart
+ * (phrase blocks, which draw nothing, aside), belongs to it. Returns the block after the figure. */
+static size_t report_figure_end(const struct template *tmpl, size_t i)
+{
+    size_t j = i + 1;
+    while (j < tmpl->n && tmpl->blocks[j].kind == TEMPLATE_PHRASE)
+        j++;
+    return j < tmpl->n && tmpl->blocks[j].kind == TEMPLATE_PARAGRAPH ? j + 1 : i + 1;
+}
+
+/* The height of the figure [i, end): the chart as report_charts_draw places it, and its caption. */
+static double report_figure_height(struct doc *doc, const struct template *tmpl, size_t i,
+                                   size_t end, struct report_values *vals)
+{
+    double h = report_charts_height(tmpl->blocks[i].text) + 10;
+    for (size_t j = i + 1; j < end; j++)
+        if (tmpl->blocks[j].kind == TEMPLATE_PARAGRAPH)
+            h += report_text_height(doc, &tmpl->blocks[j], vals);
+    return h;
+}
+
+/* The first block from j on that may be set while a figure before it waits for the next page:
+ * text or a table of the same section (before the next chart, section heading or page break);
+ * tmpl->n when there is none. */
+static size_t report_flow_after(const struct template *tmpl, size_t j)
+{
+    for (; j < tmpl->n; j++) {
+        const struct template_block *b = &tmpl->blocks[j];
+        if (b->kind == TEMPLATE_PHRASE)
+            continue;
+        if (b->kind == TEMPLATE_CHART || b->kind == TEMPLATE_PAGEBREAK ||
+            (b->kind == TEMPLATE_HEADING && b->level <= 2))
+            return tmpl->n;
+        return j;
+    }
+    return tmpl->n;
+}
+
+/* A figure deferred to the top of the next page. */
+struct report_float {
+    const struct template *tmpl;
+    struct report_sc *r;
+    size_t chart, end; /* its blocks */
+    bool pending;
+};
+
+/* Draws the figure [chart, end) at the cursor, on a new page unless it fits. */
+static void report_figure_draw(struct doc *doc, const struct template *tmpl, struct report_sc *r,
+                               size_t chart, size_t end)
+{
+    doc_need(doc, report_figure_height(doc, tmpl, chart, end, &r->vals));
+    report_charts_draw(doc, r, tmpl->blocks[chart].text);
+    for (size_t j = chart + 1; j < end; j++)
+        if (tmpl->blocks[j].kind == TEMPLATE_PARAGRAPH)
+            report_block_text(doc, &tmpl->blocks[j], &r->vals);
+}
+
+/* doc's at_next_page: the deferred figure, at the top of the page. */
+static void report_float_at_top(struct doc *doc, void *ctx)
+{
+    struct report_float *fl = ctx;
+    if (!fl->pending)
+        return;
+    fl->pending = false;
+    report_figure_draw(doc, fl->tmpl, fl->r, fl->chart, fl->end);
+}
+
+/* Places the deferred figure before what comes next (a section, another figure, the end): on the
+ * next page, since it did not fit the rest of this one. */
+static void report_float_flush(struct doc *doc, struct report_float *fl)
+{
+    if (fl->pending)
+        doc_new_page(doc); /* at_next_page draws it */
+}
+
+/*
+ * The figure whose chart is block i: drawn here when it fits the rest of the page, else deferred
+ * to the top of the next page when text or a table of its section follows to fill this one, else
+ * drawn on the next page. Returns the last block it takes (its caption).
+ */
+static size_t report_figure(struct doc *doc, const struct template *tmpl, struct report_sc *r,
+                            size_t i, struct report_float *fl)
+{
+    size_t end = report_figure_end(tmpl, i);
+    report_float_flush(doc, fl); /* figures keep their order */
+    double h = report_figure_height(doc, tmpl, i, end, &r->vals);
+    bool fits = doc->y + h <= doc_bottom(doc), top = doc->y <= DOC_M_TOP + 1;
+    if (!fits && !top && report_flow_after(tmpl, end) < tmpl->n) {
+        *fl = (struct report_float){tmpl, r, i, end, true};
+        doc->at_next_page = report_float_at_top;
+        doc->at_next_page_ctx = fl;
+    } else {
+        report_figure_draw(doc, tmpl, r, i, end);
+    }
+    return end - 1;
+}
+
+/* The height a block needs kept with the heading above it: a paragraph's or item's first three
+ * lines, a table's head. */
+static double report_block_keep(struct doc *doc, const struct template_block *b,
+                                struct report_values *vals)
+{
+    if (b->kind == TEMPLATE_TABLE)
+        return report_tables_keep_height(b->text);
+    double h = report_text_height(doc, b, vals), three = 3 * DOC_BODY_LEAD;
+    return h < three ? h : three;
+}
+
+/*
+ * Keeps a heading with what follows it: the text under it and the figure or table that text
+ * introduces. A figure that would float (its section goes on with text or a table) is not kept:
+ * the heading then stays with its text, or with the first block set after the figure. When no
+ * figure or table follows (a list of notes), the heading stays with its first paragraph or item.
+ * Returns the height to ask for (at most a page).
+ */
+static double report_keep_height(struct doc *doc, const struct template *tmpl, size_t i,
+                                 struct report_values *vals)
+{
+    char *text = template_expand(tmpl->blocks[i].text, report_placeholders_lookup, vals);
+    double head = (text ? doc_heading_height(doc, tmpl->blocks[i].level, text) : 40) + 2;
+    free(text);
+    double h = head, first = 0, page = doc_bottom(doc) - DOC_M_TOP;
+    bool figure = false;
+    for (size_t j = i + 1; j < tmpl->n; j++) {
+        const struct template_block *b = &tmpl->blocks[j];
+        if (b->kind == TEMPLATE_PHRASE)
+            continue;
+        if (b->kind == TEMPLATE_PARAGRAPH || b->kind == TEMPLATE_ITEM) {
+            double th = report_text_height(doc, b, vals);
+            h += th;
+            if (first == 0)
+                first = head + th;
+            continue;
+        }
+        if (b->kind == TEMPLATE_CHART) {
+            size_t end = report_figure_end(tmpl, j), flow = report_flow_after(tmpl, end);
+            double fh = report_figure_height(doc, tmpl, j, end, vals);
+            if (doc->y + h + fh > doc_bottom(doc) && flow < tmpl->n) {
+                if (first == 0)
+                    h += report_block_keep(doc, &tmpl->blocks[flow], vals);
+                return h < page ? h : page;
+            }
+            figure = true;
+            h += fh;
+        } else if (b->kind == TEMPLATE_TABLE) {
+            figure = true;
+            h += report_tables_keep_height(b->text);
+        }
+        break;
+    }
+    if (!figure && first > 0)
+        h = first;
+    return h < page ? h : page;
+}
+
+/* Draws tmpl for scenario r (NULL: the summary, over scenarios [first, first + count)). */
+static void report_render(struct doc *doc, const struct template *tmpl, struct report_sc *r,
+                          const struct report_run *run, size_t first, size_t count)
+{
+    struct report_values *vals = r ? &r->vals : (struct report_values *)&run->doc_vals;
+    struct report_float fl = {0};
+    for (size_t i = 0; i < tmpl->n && !doc->error; i++) {
+        const struct template_block *b = &tmpl->blocks[i];
+        switch (b->kind) {
+        case TEMPLATE_HEADING:
+            if (b->level <= 2)
+                report_float_flush(doc, &fl); /* a figure stays in its section */
+            doc_need(doc, report_keep_height(doc, tmpl, i, vals));
+            report_block_text(doc, b, vals);
+            break;
+        case TEMPLATE_PARAGRAPH:
+        case TEMPLATE_ITEM:
+            report_block_text(doc, b, vals);
+            break;
+        case TEMPLATE_PAGEBREAK:
+            report_float_flush(doc, &fl);
+            if (doc->y > DOC_M_TOP + 1)
+                doc_new_page(doc);
+            break;
+        case TEMPLATE_PHRASE: /* words the tables and charts use, not a block of the page */
+            break;
+        case TEMPLATE_CHART: /* one that does not apply (phases under --peak lesson) is left out */
+            if (r && report_charts_applies(r, b->text))
+                i = report_figure(doc, tmpl, r, i, &fl);
+            break;
+        case TEMPLATE_TABLE:
+            if (r)
+                report_tables_draw(doc, r, b->text);
+            else
+                report_tables_summary(doc, run->scs + first, count);
+            break;
+        }
+        if (doc->c.error)
+            doc_fail(doc, doc->c.error);
+    }
+    report_float_flush(doc, &fl);
+    doc->at_next_page = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Documents and files.                                                                        */
+
+/* Starts a document titled title on the paper of the options. */
+static int report_doc_init(struct doc *doc, const struct report_run *run, const char *title,
+                           struct diag *d)
+{
+    bool letter = run->opt->paper == REPORT_PAPER_LETTER;
+    if (doc_init(doc, title, letter, run->opt->source_date_epoch, d) != 0)
+        return -1;
+    /* Every page says which report it belongs to; a --split file's title adds the name. */
+    doc_set_head(doc, run->doc_vals.v[REPORT_PH_TITLE]);
+    return 0;
+}
+
+_Static_assert(DOC_RUNNING_BYTES >= SCENARIO_NAME_BYTES, "a scenario name fits the running head");
+
+static void report_scenario(struct doc *doc, const struct report_run *run, struct report_sc *r)
+{
+    numfmt(doc->running, sizeof doc->running, "%s", r->sc->name);
+    doc_new_page(doc);
+    doc_bookmark(doc, r->sc->name);
+    report_render(doc, &run->scenario_tmpl, r, run, 0, 0);
+}
+
+/* Finishes doc (footers) and writes it to path, a file of `scenarios` (split: one's own). */
+static int report_finish(struct report_run *run, struct doc *doc, const char *path,
+                         size_t scenarios, bool split, struct diag *d)
+{
+    if (run->phrases.misses) {
+        diag_report(d, NULL, 0, "cannot write '%s': %s (a bug in memfit)", path,
+                    run->phrases.first_miss);
+        return -1;
+    }
+    if (doc_finish(doc) != 0) {
+        if (doc->error == -1)
+            diag_report(d, NULL, 0, "cannot write '%s': out of memory", path);
+        else
+            diag_report(d, NULL, 0, "cannot write '%s': libharu error 0x%04X", path,
+                        (unsigned)doc->error);
+        return -1;
+    }
+    if (out_write_atomic(path, doc_write, doc, d) != 0)
+        return -1;
+    const struct report_listener *l = run->opt->listener;
+    if (l && l->file)
+        l->file(l->ctx, path, doc->n_pages, scenarios, split);
+    return 0;
+}
+
+static int report_combined(struct report_run *run, const char *path, struct diag *d)
+{
+    struct doc doc;
+    int rc = -1;
+    if (report_doc_init(&doc, run, run->doc_vals.v[REPORT_PH_TITLE], d) != 0)
+        goto out;
+    char bookmark[REPORT_VALUE_MAX];
+    report_say(doc.running, sizeof doc.running, &run->phrases, NULL,
+               REPORT_PHRASE_SUMMARY_RUNNING_HEAD, NULL);
+    report_say(bookmark, sizeof bookmark, &run->phrases, NULL, REPORT_PHRASE_SUMMARY_BOOKMARK,
+               NULL);
+    doc_new_page(&doc);
+    doc_bookmark(&doc, bookmark);
+    report_render(&doc, &run->summary_tmpl, NULL, run, 0, run->n);
+    for (size_t i = 0; i < run->n; i++) {
+        report_scenario(&doc, run, &run->scs[i]);
+        report_tell_section(run);
+    }
+    rc = report_finish(run, &doc, path, run->n, false, d);
+out:
+    doc_release(&doc);
+    return rc;
+}
+
+static int report_single(struct report_run *run, struct report_sc *r, const char *path,
+                         struct diag *d)
+{
+    struct doc doc;
+    char title[REPORT_VALUE_MAX];
+    report_say(title, sizeof title, &run->phrases, NULL, REPORT_PHRASE_TITLE_SCENARIO, "title",
+               run->doc_vals.v[REPORT_PH_TITLE], "name", r->sc->name, NULL);
+    int rc = -1;
+    if (report_doc_init(&doc, run, title, d) == 0) {
+        report_scenario(&doc, run, r);
+        report_tell_section(run);
+        rc = report_finish(run, &doc, path, 1, true, d);
+    }
+    doc_release(&doc);
+    return rc;
+}
+
+/* Writes one PDF per scenario, with unique safe names. */
+static int report_split(struct report_run *run, struct diag *d)
+{
+    const char *combined = run->opt->file_name ? run->opt->file_name : "report.pdf";
+    char(*names)[OUT_NAME_MAX + 1] = calloc(run->n + 1, sizeof *names);
+    const char **taken = calloc(run->n + 1, sizeof *taken);
+    int rc = 0;
+    if (!names || !taken) {
+        diag_report(d, NULL, 0, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    /* The combined report's own name is taken first, so no scenario can overwrite it. */
+    out_safe_name(combined, names[0], sizeof names[0]);
+    char *dot = strrchr(names[0], '.');
+    if (dot && strcmp(dot, ".pdf") == 0)
+        *dot = '\0';
+    taken[0] = names[0];
+    for (size_t i = 0; i < run->n; i++) {
+        char *nm = names[i + 1];
+        out_safe_name(run->scs[i].sc->name, nm, OUT_NAME_MAX + 1);
+        if (out_unique_name(nm, OUT_NAME_MAX + 1, taken, i + 1) != 0) {
+            rc = -1;
+            continue;
+        }
+        taken[i + 1] = nm;
+        char path[4096];
+        if (out_join(path, sizeof path, run->opt->out_dir, nm, ".pdf") != 0) {
+            diag_report(d, NULL, 0, "cannot write '%s/%s.pdf': path too long", run->opt->out_dir,
+                        nm);
+            rc = -1;
+            continue;
+        }
+        if (report_single(run, &run->scs[i], path, d) != 0)
+            rc = -1;
+    }
+out:
+    free(names);
+    free(taken);
+    return rc;
+}
+
+/* Loads a template from path, or from the data dir when path is NULL. */
+static int report_load_template(struct template *t, const char *path, const char *rel,
+                                const struct template_names *names,
+                                const struct template_phrases *phrases, struct diag *d)
+{
+    char found[4096];
+    if (!path) {
+        if (paths_find_data(rel, found, sizeof found) != 0) {
+            diag_report(d, NULL, 0, "cannot find '%s'", rel);
+            return -1;
+        }
+        path = found;
+    }
+    return template_load_with_phrases(t, path, names, phrases, d);
+}
+
+void report_options_init(struct report_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->out_dir = "out";
+    opt->file_name = "report.pdf";
+    opt->paper = REPORT_PAPER_A4;
+}
+
+const char *const *report_placeholder_names(size_t *n)
+{
+    return report_placeholders_names(n);
+}
+
+/* The phrase catalogue from path, or from the data dir when path is NULL. */
+static int report_load_phrases(struct report_phrases *ph, const char *path, struct diag *d)
+{
+    char found[4096];
+    if (!path) {
+        if (paths_find_data("templates/phrases.tmpl", found, sizeof found) != 0) {
+            diag_report(d, NULL, 0, "cannot find 'templates/phrases.tmpl'");
+            return -1;
+        }
+        path = found;
+    }
+    return report_phrases_load(ph, path, d);
+}
+
+/*
+ * The phrase catalogue and both templates, parsed and checked before anything is drawn; the
+ * templates' own phrases replace the catalogue's, the scenario template's last.
+ */
+static int report_load_templates(struct report_run *run, struct diag *d)
+{
+    const struct report_options *opt = run->opt;
+    struct template_names sc_names, sum_names;
+    struct template_phrases known;
+    memset(&sum_names, 0, sizeof sum_names);
+    sc_names.placeholders = report_placeholders_names(&sc_names.n_placeholders);
+    sc_names.charts = report_charts_names(&sc_names.n_charts);
+    sc_names.tables = report_tables_names(&sc_names.n_tables);
+    sum_names.placeholders = sc_names.placeholders;
+    sum_names.n_placeholders = REPORT_PH_DOC_END; /* the document's own, listed first */
+    sum_names.tables = report_tables_summary_names(&sum_names.n_tables);
+    report_phrases_known(&known);
+    int bad = report_load_phrases(&run->phrases, opt->phrases, d);
+    bad |= report_load_template(&run->scenario_tmpl, opt->scenario_template,
+                                "templates/report.tmpl", &sc_names, &known, d);
+    bad |= report_load_template(&run->summary_tmpl, opt->summary_template, "templates/summary.tmpl",
+                                &sum_names, &known, d);
+    if (bad)
+        return -1;
+    report_phrases_override(&run->phrases, &run->summary_tmpl);
+    report_phrases_override(&run->phrases, &run->scenario_tmpl);
+    return 0;
+}
+
+/* Every scenario's numbers, then the document's, shared with every scenario. */
+static int report_compute(struct report_run *run, const struct scenario *scs, size_t n,
+                          struct diag *d)
+{
+    run->scs = calloc(n, sizeof *run->scs);
+    if (!run->scs) {
+        diag_report(d, NULL, 0, "out of memory");
+        return -1;
+    }
+    /* A scenario that cannot be computed (config rejects those rows, so this is a safety net)
+     * is left out with its message; the others are still written. */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (report_sc_init(&run->scs[kept], &scs[i], run->units, &run->phrases, d) == 0)
+            kept++;
+        else
+            run->left_out++;
+    }
+    run->n = kept;
+    if (kept == 0) {
+        diag_report(d, NULL, 0, "no scenario to report");
+        return -1;
+    }
+    report_values_doc(&run->doc_vals, run->scs, n, run->units, run->opt->inputs,
+                      run->opt->validation_note, &run->phrases);
+    for (size_t i = 0; i < n; i++)
+        report_sc_share_doc(&run->scs[i], &run->doc_vals);
+    return 0;
+}
+
+/* The files, in out_dir (made here with its parents when it is missing). */
+static int report_write_files(struct report_run *run, struct diag *d)
+{
+    const struct report_options *opt = run->opt;
+    if (out_make_dirs(opt->out_dir, d) != 0)
+        return -1;
+    out_remove_stale(opt->out_dir, run->started);
+    char path[4096];
+    if (out_join(path, sizeof path, opt->out_dir, opt->file_name ? opt->file_name : "report.pdf",
+                 "") != 0) {
+        diag_report(d, NULL, 0, "cannot write into '%s': path too long", opt->out_dir);
+        return -1;
+    }
+    int rc = report_combined(run, path, d);
+    if (opt->split && report_split(run, d) != 0)
+        rc = -1;
+    return rc;
+}
+
+int report_write(const struct scenario *scs, size_t n, const struct report_options *opt,
+                 struct diag *d)
+{
+    if (n == 0) {
+        diag_report(d, NULL, 0, "no scenario to report");
+        return -1;
+    }
+    struct report_run run;
+    memset(&run, 0, sizeof run);
+    run.opt = opt;
+    run.units = opt->units;
+    run.started = time(NULL);
+    report_phrases_init(&run.phrases);
+    template_init(&run.scenario_tmpl);
+    template_init(&run.summary_tmpl);
+    int rc = -1;
+    if (report_load_templates(&run, d) == 0 && report_compute(&run, scs, n, d) == 0)
+        rc = report_write_files(&run, d);
+    if (rc == 0 && run.left_out)
+        rc = 1;
+    free(run.scs);
+    template_release(&run.scenario_tmpl);
+    template_release(&run.summary_tmpl);
+    report_phrases_release(&run.phrases);
+    return rc;
+}

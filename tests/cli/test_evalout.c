@@ -1,0 +1,231 @@
+/* Tests of evalout's CSV rows: every number as printf writes it (the row is built by hand, two
+ * digits at a time), text fields quoted only when RFC 4180 needs it, long fields written whole;
+ * and peak_phase in the three formats: the step's phase under --peak step, an empty cell, null
+ * or no column under --peak lesson. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/evalout.h"
+#include "model/step.h"
+
+/* What the writer of format (table_cols columns for a table) writes of the n rows (sc[i], t[i],
+ * fix), the header included, into buf. */
+static void write_rows(enum evalout_format format, size_t table_cols, const struct scenario *sc,
+                       const struct terms *t, size_t n, const struct evalout_fix *f, char *buf,
+                       size_t size)
+{
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    struct evalout w;
+    evalout_init(&w, format, UNITS_GB, tmp);
+    w.table_cols = table_cols;
+    evalout_begin(&w);
+    for (size_t i = 0; i < n; i++)
+        evalout_row(&w, &sc[i], &t[i], f);
+    evalout_end(&w);
+    evalout_release(&w);
+    rewind(tmp);
+    size_t got = fread(buf, 1, size - 1, tmp);
+    buf[got] = '\0';
+    fclose(tmp);
+}
+
+/* The CSV row of (sc, t, fix), without the header, into buf. */
+static void csv_row(const struct scenario *sc, const struct terms *t, const struct evalout_fix *f,
+                    char *buf, size_t size)
+{
+    static char all[16384];
+    write_rows(EVALOUT_CSV, 0, sc, t, 1, f, all, sizeof all);
+    const char *row = strchr(all, '\n');
+    assert_non_null(row);
+    snprintf(buf, size, "%s", row + 1);
+}
+
+/* Every number of a row, for values around each power of ten and the extremes. */
+static void numbers_match_printf(void **state)
+{
+    (void)state;
+    uint64_t values[64];
+    size_t n = 0;
+    values[n++] = 0;
+    values[n++] = UINT64_MAX;
+    for (uint64_t p = 1; n + 3 <= 64; p *= 10) {
+        values[n++] = p - 1;
+        values[n++] = p;
+        values[n++] = p + 1;
+        if (p > UINT64_MAX / 10)
+            break;
+    }
+    struct scenario sc;
+    memset(&sc, 0, sizeof sc);
+    snprintf(sc.name, sizeof sc.name, "%s", "n");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = values[i];
+        struct terms t;
+        memset(&t, 0, sizeof t);
+        t.params = t.weights_bytes = t.grads_bytes = t.optimizer_bytes = t.states_bytes = v;
+        t.act_layer_bytes = t.act_bytes = t.logits_bytes = t.peak_bytes = t.budget_bytes = v;
+        t.k_best = t.max_micro_batch = t.active_params = t.expert_bytes = v;
+        t.fits = true;
+        struct evalout_fix fix = {"none", v, v, "", 0};
+        char got[1024], want[1024];
+        csv_row(&sc, &t, &fix, got, sizeof got);
+        snprintf(want, sizeof want,
+                 "n,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",1,%" PRIu64 ",%" PRIu64
+                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,0\n",
+                 v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
+        assert_string_equal(got, want);
+    }
+}
+
+static void text_is_quoted_when_needed(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    struct terms t;
+    memset(&sc, 0, sizeof sc);
+    memset(&t, 0, sizeof t);
+    snprintf(sc.name, sizeof sc.name, "%s", "a,\"b\"");
+    struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0};
+    char got[1024];
+    csv_row(&sc, &t, &fix, got, sizeof got);
+    assert_string_equal(got,
+                        "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,,0\n");
+}
+
+/* A plan longer than the row buffer is written whole. */
+static void long_fields_are_written_whole(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    struct terms t;
+    memset(&sc, 0, sizeof sc);
+    memset(&t, 0, sizeof t);
+    snprintf(sc.name, sizeof sc.name, "%s", "long");
+    static char plan[5000], got[6000], want[6000];
+    memset(plan, 'x', sizeof plan - 1);
+    plan[sizeof plan - 1] = '\0';
+    struct evalout_fix fix = {"nothing", 1, 1, plan, 0};
+    csv_row(&sc, &t, &fix, got, sizeof got);
+    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0\n", plan);
+    assert_string_equal(got, want);
+}
+
+/* The header ends with peak_phase and stage; a row under --peak step has the phase's name, one
+ * under --peak lesson an empty cell, then the pipeline stage of the most loaded GPU. */
+static void csv_peak_phase(void **state)
+{
+    (void)state;
+    static char got[16384];
+    struct scenario sc;
+    struct terms t;
+    memset(&sc, 0, sizeof sc);
+    memset(&t, 0, sizeof t);
+    snprintf(sc.name, sizeof sc.name, "%s", "p");
+    write_rows(EVALOUT_CSV, 0, &sc, &t, 1, NULL, got, sizeof got);
+    assert_non_null(strstr(got, ",active_params,expert_bytes,peak_phase,stage\n"));
+    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,,0\n"));
+    t.n_stages = 3;
+    t.peak_stage = 2;
+    t.stage[2].pipe.rank = 5;
+    sc.peak = PEAK_STEP;
+    static const char *const names[STEP_PHASES] = {"forward", "backward_start", "recompute",
+                                                   "backward_end", "optimizer"};
+    for (int p = 0; p < STEP_PHASES; p++) {
+        t.peak_phase = (enum step_phase)p;
+        char row[256];
+        csv_row(&sc, &t, NULL, row, sizeof row);
+        char want[256];
+        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s,5\n", names[p]);
+        assert_string_equal(row, want);
+        assert_string_equal(step_phase_name((enum step_phase)p), names[p]);
+    }
+}
+
+/* JSON: the phase as a string under --peak step, null under --peak lesson. */
+static void json_peak_phase(void **state)
+{
+    (void)state;
+    static char got[16384];
+    struct scenario sc[2];
+    struct terms t[2];
+    memset(sc, 0, sizeof sc);
+    memset(t, 0, sizeof t);
+    snprintf(sc[0].name, sizeof sc[0].name, "%s", "step");
+    sc[0].peak = PEAK_STEP;
+    t[0].peak_phase = STEP_RECOMPUTE;
+    snprintf(sc[1].name, sizeof sc[1].name, "%s", "lesson");
+    sc[1].peak = PEAK_LESSON;
+    t[1].peak_phase = STEP_RECOMPUTE; /* whatever it holds, it is no phase of the lesson's sum */
+    write_rows(EVALOUT_JSON, 0, sc, t, 2, NULL, got, sizeof got);
+    assert_non_null(strstr(got, "{\"name\": \"step\", "));
+    assert_non_null(
+        strstr(got, "\"expert_bytes\": 0, \"peak_phase\": \"recompute\", \"stage\": 0}"));
+    assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": null, \"stage\": 0}\n]\n"));
+}
+
+/* The table: a "peak phase" column under --peak step, the most wanted of those a narrow table
+ * may leave out (and named in "--wide adds" when it is); no such column under --peak lesson, not
+ * even with --wide. The line below the table says which peak it is. */
+static void table_peak_phase(void **state)
+{
+    (void)state;
+    static char got[16384];
+    struct scenario sc[2];
+    struct terms t[2];
+    memset(sc, 0, sizeof sc);
+    memset(t, 0, sizeof t);
+    for (int i = 0; i < 2; i++) {
+        snprintf(sc[i].name, sizeof sc[i].name, "s%d", i);
+        sc[i].peak = PEAK_STEP;
+        t[i].params = 1311528960;
+        t[i].peak_bytes = 120221716480;
+        t[i].budget_bytes = 68000000000;
+    }
+    t[0].peak_phase = STEP_BACKWARD_START;
+    t[1].peak_phase = STEP_OPTIMIZER;
+    write_rows(EVALOUT_TABLE, 0, sc, t, 2, NULL, got, sizeof got);
+    assert_non_null(strstr(got, "  peak GB  peak phase      budget GB  "));
+    assert_non_null(strstr(got, "  120.2  backward_start       68.0  "));
+    assert_non_null(strstr(got, "  120.2  optimizer            68.0  "));
+    assert_non_null(strstr(got, "; peak = the highest phase of a real step;"));
+    /* 80 columns: the phase is kept before the other columns that may go. */
+    write_rows(EVALOUT_TABLE, 80, sc, t, 2, NULL, got, sizeof got);
+    assert_non_null(strstr(got, "  peak GB  peak phase      budget GB  verdict  fix (peak)\n"));
+    assert_non_null(strstr(got, "--wide adds params, activations,"));
+    assert_null(strstr(strstr(got, "--wide adds"), "phase"));
+    /* 60 columns: no room for it; --wide offers it. */
+    write_rows(EVALOUT_TABLE, 60, sc, t, 2, NULL, got, sizeof got);
+    assert_non_null(strstr(got, "  peak GB  budget GB  verdict  fix (peak)\n"));
+    assert_non_null(strstr(strstr(got, "--wide adds"), "peak phase"));
+    /* --peak lesson: no phase column, whatever the width; none offered. */
+    sc[0].peak = sc[1].peak = PEAK_LESSON;
+    write_rows(EVALOUT_TABLE, 0, sc, t, 2, NULL, got, sizeof got);
+    assert_null(strstr(got, "phase"));
+    assert_null(strstr(got, "backward_start"));
+    assert_non_null(strstr(got, "; peak = states + activations + logits (--peak lesson);"));
+    write_rows(EVALOUT_TABLE, 60, sc, t, 2, NULL, got, sizeof got);
+    assert_null(strstr(got, "phase"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(numbers_match_printf),
+        cmocka_unit_test(text_is_quoted_when_needed),
+        cmocka_unit_test(long_fields_are_written_whole),
+        cmocka_unit_test(csv_peak_phase),
+        cmocka_unit_test(json_peak_phase),
+        cmocka_unit_test(table_peak_phase),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

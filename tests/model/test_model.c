@@ -1,0 +1,1146 @@
+/*
+ * Tests of model.c against the formulas of doc/model.md sections 2-8 (parameters, model states,
+ * activations, checkpointing, tensor/sequence/pipeline parallelism, logits, peak and budget) and
+ * every number of its worked example, section 9, with the reference numbers of section 9.9.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "model/model.h"
+#include "random_scenario.h"
+#include "testutil.h"
+
+static struct scenario lesson(void)
+{
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    return sc;
+}
+
+static struct scenario llama2_7b(void)
+{
+    struct scenario sc = lesson();
+    sc.arch = ARCH_LLAMA;
+    sc.layers = 32;
+    sc.hidden = 4096;
+    sc.heads = sc.kv_heads = 32;
+    sc.vocab = 32000;
+    sc.ffn = 11008;
+    sc.tied = false;
+    sc.dropout = false;
+    return sc;
+}
+
+static struct scenario llama2_70b(void)
+{
+    struct scenario sc = llama2_7b();
+    sc.layers = 80;
+    sc.hidden = 8192;
+    sc.heads = 64;
+    sc.kv_heads = 8;
+    sc.ffn = 28672;
+    return sc;
+}
+
+static uint64_t sbh_of(const struct scenario *sc)
+{
+    return sc->seq * sc->micro_batch * sc->hidden;
+}
+
+static struct terms peak_of(const struct scenario *sc)
+{
+    struct terms t;
+    assert_int_equal(model_peak(sc, &t), MODEL_OK);
+    return t;
+}
+
+/* ---- parameters (doc/model.md section 2; worked example 9.1) ---- */
+
+static void gpt_layer_params_are_12h2_plus_13h(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    uint64_t n;
+    assert_int_equal(model_layer_params(&sc, &n), MODEL_OK);
+    assert_int_equal(n, 50358272); /* 12 * 2048^2 + 13 * 2048 */
+}
+
+static void check_yourself_1_layer_of_h1024(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.hidden = 1024;
+    sc.ffn = 4096;
+    uint64_t n;
+    assert_int_equal(model_layer_params(&sc, &n), MODEL_OK);
+    assert_int_equal(n, 12596224);
+}
+
+static void worked_example_psi(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    uint64_t n;
+    assert_int_equal(model_params(&sc, &n), MODEL_OK);
+    assert_int_equal(n, 1311528960);
+    /* 12Lh^2 is only 92% of Psi at this size. */
+    assert_true(fabs(12.0 * 24 * 2048 * 2048 / (double)n - 0.921) < 0.0005);
+}
+
+static void llama2_7b_params(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_7b();
+    uint64_t n;
+    assert_int_equal(model_params(&sc, &n), MODEL_OK);
+    assert_int_equal(n, 6738415616);
+}
+
+static void llama2_70b_params_with_gqa(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_70b();
+    uint64_t n;
+    assert_int_equal(model_params(&sc, &n), MODEL_OK);
+    assert_int_equal(n, 68976648192);
+}
+
+static void gpt2_small_params_with_learned_positions(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.layers = 12;
+    sc.hidden = 768;
+    sc.heads = sc.kv_heads = 12;
+    sc.ffn = 3072;
+    sc.positions = 1024;
+    uint64_t n;
+    assert_int_equal(model_params(&sc, &n), MODEL_OK);
+    assert_int_equal(n, 124439808);
+}
+
+static void mistral_and_llama3_params(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_7b();
+    sc.kv_heads = 8;
+    sc.ffn = 14336;
+    uint64_t n;
+    assert_int_equal(model_params(&sc, &n), MODEL_OK);
+    assert_int_equal(n, 7241732096); /* Mistral 7B */
+    sc.vocab = 128256;
+    assert_int_equal(model_params(&sc, &n), MODEL_OK);
+    assert_int_equal(n, 8030261248); /* Llama 3 8B */
+}
+
+/* ---- model states (doc/model.md section 3, 16 bytes per parameter) ---- */
+
+static void worked_example_states_21gb(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    struct terms t = peak_of(&sc);
+    assert_int_equal(t.weights_bytes, 2ull * 1311528960);
+    assert_int_equal(t.grads_bytes, 2ull * 1311528960);
+    assert_int_equal(t.optimizer_bytes, 12ull * 1311528960);
+    assert_int_equal(t.states_bytes, 16ull * 1311528960);
+    assert_gb1(t.states_bytes, 21.0);
+}
+
+static void precisions_bytes_per_parameter(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    const unsigned want[] = {16, 16, 18, 2};
+    const enum precision ps[] = {PRECISION_MIXED, PRECISION_AUTOCAST, PRECISION_MEGATRON,
+                                 PRECISION_FROZEN};
+    for (int i = 0; i < 4; i++) {
+        sc.precision = ps[i];
+        struct terms t = peak_of(&sc);
+        assert_int_equal(t.states_bytes, want[i] * 1311528960ull);
+    }
+}
+
+static void quick_check_13b_needs_208gb(void **state)
+{
+    (void)state;
+    /* 13B parameters with mixed-precision Adam: 16 * 13e9 = 208 GB (Llama 2 13B: 208.3). */
+    struct scenario sc = llama2_7b();
+    sc.layers = 40;
+    sc.hidden = 5120;
+    sc.heads = sc.kv_heads = 40;
+    sc.ffn = 13824;
+    struct terms t = peak_of(&sc);
+    assert_int_equal(t.params, 13015864320);
+    assert_gb1(t.states_bytes, 208.3);
+}
+
+static void seven_b_needs_112gb(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_7b();
+    struct terms t = peak_of(&sc);
+    /* 16 bytes per parameter: 112 GB for 7B parameters (doc/model.md section 9.9); Llama 2 7B
+     * has 6.74B parameters: 107.8 GB. */
+    assert_gb1(t.states_bytes, 107.8);
+    assert_int_equal(model_gpus_for_states(7000000000ull, PRECISION_MIXED, 80000000000ull), 2);
+}
+
+static void check_yourself_2_70b_needs_14_gpus(void **state)
+{
+    (void)state;
+    assert_int_equal(model_gpus_for_states(70000000000ull, PRECISION_MIXED, 80000000000ull), 14);
+}
+
+static void zero_stages_divide_states(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.dp = 8;
+    uint64_t psi = 1311528960;
+    sc.zero = 1;
+    assert_int_equal(peak_of(&sc).states_bytes, 4 * psi + 12 * psi / 8);
+    sc.zero = 2;
+    assert_int_equal(peak_of(&sc).states_bytes, 2 * psi + 14 * psi / 8);
+    sc.zero = 3;
+    assert_int_equal(peak_of(&sc).states_bytes, 16 * psi / 8);
+}
+
+static void zero_rounds_up_to_the_byte(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.dp = 7; /* 12 * Psi is not a multiple of 7 */
+    sc.zero = 1;
+    uint64_t psi = 1311528960;
+    assert_int_equal(peak_of(&sc).optimizer_bytes, (12 * psi + 6) / 7);
+}
+
+static void offload_moves_optimizer_states(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.offload = OFFLOAD_OPTIMIZER;
+    struct terms t = peak_of(&sc);
+    assert_int_equal(t.optimizer_bytes, 0);
+    assert_int_equal(t.states_bytes, 4ull * 1311528960);
+}
+
+static void frozen_base_keeps_two_bytes(void **state)
+{
+    (void)state;
+    /* Fine-tuning with LoRA: about 2 bytes per frozen parameter; each layer keeps 14 sbh less,
+     * the inputs of its frozen linears (QKV, projection, fc1, fc2; doc/model.md 4.9). */
+    struct scenario sc = lesson();
+    sc.precision = PRECISION_FROZEN;
+    struct terms frozen = peak_of(&sc);
+    sc.precision = PRECISION_MIXED;
+    struct terms full = peak_of(&sc);
+    assert_int_equal(frozen.states_bytes, 2ull * 1311528960);
+    assert_int_equal(full.act_bytes - frozen.act_bytes, 24 * 14 * sbh_of(&sc));
+}
+
+/* ---- activations (doc/model.md section 4) ---- */
+
+static void activation_theorem_34_plus_5as_over_h(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    /* 5as/h = 80: 114 sbh = 3.83 GB per layer. */
+    assert_int_equal(a.total, 114 * sbh_of(&sc));
+    assert_int_equal(a.total, 34 * sbh_of(&sc) + 5ull * 16 * 2048 * 2048 * 8);
+    assert_gb2(a.total, 3.83);
+    /* The attention core is 80/114 = 70% of it. */
+    assert_true(fabs((double)a.attn / (double)a.total - 80.0 / 114) < 1e-12);
+}
+
+static void worked_example_activations_91_8gb(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    struct terms t = peak_of(&sc);
+    assert_int_equal(t.act_bytes, 24 * 114 * sbh_of(&sc));
+    assert_gb1(t.act_bytes, 91.8);
+}
+
+static void worked_example_logits_3_29gb(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    uint64_t l;
+    assert_int_equal(model_logits_bytes(&sc, &l), MODEL_OK);
+    assert_int_equal(l, 4ull * 2048 * 8 * 50257);
+    assert_gb2(l, 3.29);
+}
+
+static void worked_example_total_116_1gb_does_not_fit(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    struct terms t = peak_of(&sc);
+    assert_gb1(t.peak_bytes, 116.1);
+    assert_int_equal(t.budget_bytes, 68000000000);
+    assert_false(t.fits);
+}
+
+static void worked_example_flash_51_7gb_fits(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    struct terms t = peak_of(&sc);
+    assert_gb1(t.act_bytes, 27.4);
+    assert_gb1(t.peak_bytes, 51.7);
+    assert_true(t.fits);
+    /* 28 GB (35%) of the 80 GB GPU stay free (doc/model.md section 9.5). */
+    assert_true(fabs((80e9 - (double)t.peak_bytes) / 80e9 - 0.35) < 0.005);
+}
+
+static void worked_example_full_checkpointing_27gb(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 1;
+    struct terms t = peak_of(&sc);
+    /* Layer inputs 2sbh * 24 = 1.6 GB plus one rebuilt layer 34 sbh = 1.1 GB. */
+    assert_int_equal(t.act_bytes, (2 * 24 + 34) * sbh_of(&sc) + 4ull * 16 * 2048 * 8);
+    assert_gb1(t.peak_bytes, 27.0);
+}
+
+static void worked_example_largest_micro_batch_12_and_62(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    assert_int_equal(model_max_micro_batch(&sc), 12);
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 1;
+    assert_int_equal(model_max_micro_batch(&sc), 62);
+}
+
+static void worked_example_zero2_on_8x40gb(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    sc.gpu_mem_bytes = 40000000000;
+    sc.dp = 8;
+    assert_gb1(peak_of(&sc).peak_bytes, 51.7); /* plain data parallelism: no change */
+    sc.zero = 2;
+    struct terms t = peak_of(&sc);
+    assert_gb2(t.states_bytes, 4.92);
+    assert_gb1(t.peak_bytes, 35.6);
+    /* Only 4.4 GB (11%) of the 40 GB GPU stay free (doc/model.md section 9.8). */
+    assert_true(fabs((40e9 - (double)t.peak_bytes) / 1e9 - 4.4) < 0.05);
+    sc.micro_batch = 4;
+    assert_gb1(peak_of(&sc).peak_bytes, 20.3);
+}
+
+/* The lesson's verdict for ZeRO-2 on eight "40 GB" GPUs, "it fits", under the default 15% reserve:
+ * only on the 40,960 MiB an A100 40GB reports (the A100-40GB preset), not on 40 x 10^9 bytes. */
+static void worked_example_zero2_fits_the_a100_40gb_as_it_reports_itself(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    sc.dp = 8;
+    sc.zero = 2;
+    sc.reserve = 0.15;
+    sc.gpu_mem_bytes = 40000000000;
+    assert_false(peak_of(&sc).fits); /* budget 34.0 GB < 35.6 GB */
+    sc.gpu_mem_bytes = 40960ull << 20;
+    struct terms t = peak_of(&sc);
+    assert_true(t.fits);
+    assert_gb1(t.budget_bytes, 36.5);
+    assert_gb1(t.peak_bytes, 35.6);
+}
+
+static void quick_check_doubling_b_doubles_activations_only(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    struct terms t8 = peak_of(&sc);
+    sc.micro_batch = 16;
+    struct terms t16 = peak_of(&sc);
+    assert_int_equal(t16.states_bytes, t8.states_bytes);
+    assert_int_equal(t16.act_bytes, 2 * t8.act_bytes);
+    assert_int_equal(t16.logits_bytes, 2 * t8.logits_bytes);
+}
+
+static void section1_doubling_s_doubles_linear_part_per_token_core_grows(void **state)
+{
+    (void)state;
+    /* doc/model.md section 4.2: per token, 34sbh stays and the core 5as^2b = 5as(sb) doubles. */
+    struct scenario sc = lesson();
+    struct model_layer_act a1, a2;
+    assert_int_equal(model_layer_act(&sc, &a1), MODEL_OK);
+    sc.seq *= 2;
+    sc.micro_batch /= 2;
+    assert_int_equal(model_layer_act(&sc, &a2), MODEL_OK);
+    assert_int_equal(a2.whole + a2.split, a1.whole + a1.split);
+    assert_int_equal(a2.attn, 2 * a1.attn);
+}
+
+static void quick_check_core_crossover_870_tokens(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.hidden = 4096;
+    sc.heads = sc.kv_heads = 32;
+    sc.ffn = 4 * 4096;
+    sc.micro_batch = 1;
+    assert_true(fabs(model_core_crossover_seq(&sc) - 870.4) < 0.01); /* 34h/(5a) */
+    /* And it is where the two parts meet. */
+    struct model_layer_act a;
+    sc.seq = 870;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_true(a.attn < a.whole + a.split);
+    sc.seq = 871;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_true(a.attn > a.whole + a.split);
+    sc.dropout = false; /* 32 sbh against 2as^2b: 16h/a */
+    assert_true(fabs(model_core_crossover_seq(&sc) - 16.0 * 4096 / 32) < 1e-9);
+    struct scenario ll = llama2_70b(); /* ((12 + 4/8) h + 8f) / (2a) */
+    assert_true(fabs(model_core_crossover_seq(&ll) - (12.5 * 8192 + 8.0 * 28672) / 128) < 1e-9);
+}
+
+static void check_yourself_4_no_dropout(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.dropout = false;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 32 * sbh_of(&sc) + 2ull * 16 * 2048 * 2048 * 8);
+}
+
+static void selective_keeps_34sbh(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.recompute = RECOMPUTE_SELECTIVE;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 34 * sbh_of(&sc));
+    sc.attention = ATTENTION_FLASH; /* selective with flash keeps the flash term */
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 34 * sbh_of(&sc) + 4ull * 16 * 2048 * 8);
+}
+
+static void flash_keeps_fp32_logsumexp(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.attn, 4ull * 16 * 2048 * 8);
+}
+
+static void gpt3_selective_core_is_70_percent_and_costs_0_9_percent(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.hidden = 12288;
+    sc.heads = sc.kv_heads = 96;
+    sc.ffn = 4 * 12288;
+    sc.micro_batch = 1;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.attn, 80 * sbh_of(&sc)); /* 5as/h = 80 */
+    assert_true(fabs((double)a.attn / (double)a.total - 0.70) < 0.005);
+    assert_true(fabs(model_selective_overhead(2048, 12288) - 0.009) < 0.0005);
+}
+
+static void long_context_32k(void **state)
+{
+    (void)state;
+    /* s = 32768, a = 32, h = 4096, b = 1: 5as/h = 1280; 34sbh = 4.6 GB per layer, 146 GB for 32. */
+    struct scenario sc = lesson();
+    sc.seq = 32768;
+    sc.micro_batch = 1;
+    sc.hidden = 4096;
+    sc.heads = sc.kv_heads = 32;
+    sc.ffn = 4 * 4096;
+    sc.layers = 32;
+    sc.recompute = RECOMPUTE_SELECTIVE;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_gb1(a.total, 4.6);
+    assert_gb0(32 * a.total, 146);
+    sc.recompute = RECOMPUTE_NONE;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.attn, 1280 * sbh_of(&sc));
+}
+
+static void tensor_parallel_10_plus_24_over_t(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.tp = 4;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    /* sbh(10 + 24/t + 5as/(ht)) */
+    assert_int_equal(a.whole, 10 * sbh_of(&sc));
+    assert_int_equal(a.total, 10 * sbh_of(&sc) + (24 + 80) * sbh_of(&sc) / 4);
+    sc.dropout = false; /* doc/model.md 4.3: the two masks are part of the 10 */
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.whole, 8 * sbh_of(&sc));
+}
+
+static void sequence_parallel_divides_everything(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.tp = 8;
+    sc.sp = true;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 114 * sbh_of(&sc) / 8);
+    uint64_t c;
+    assert_int_equal(model_ckpt_bytes(&sc, &c), MODEL_OK);
+    assert_int_equal(c, 2 * sbh_of(&sc) / 8);
+}
+
+static void tp_division_rounds_up(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.seq = 7;
+    sc.micro_batch = 1;
+    sc.hidden = 16;
+    sc.heads = sc.kv_heads = 3 * 1; /* tp = 3 divides heads */
+    sc.hidden = 18;
+    sc.ffn = 72;
+    sc.tp = 3;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    uint64_t sbh = 7 * 18, split = 24 * sbh, attn = 5ull * 3 * 7 * 7;
+    assert_int_equal(a.total, 10 * sbh + (split + attn + 2) / 3);
+    uint64_t l;
+    sc.vocab = 50257;
+    assert_int_equal(model_logits_bytes(&sc, &l), MODEL_OK);
+    assert_int_equal(l, (4ull * 7 * 50257 + 2) / 3);
+}
+
+static void gqa_keeps_k_and_v_once(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.kv_heads = 4; /* g = 4: 30 + 4/g = 31 sbh */
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.whole + a.split, 31 * sbh_of(&sc));
+}
+
+static void llama_layer_activations(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_70b(); /* g = 8 */
+    sc.seq = 4096;
+    sc.micro_batch = 1;
+    struct model_layer_act a;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    uint64_t sbh = sbh_of(&sc), sbf = 4096ull * 28672;
+    /* (12 + 4/g) sbh + 8 sbf + 2as^2b */
+    assert_int_equal(a.total, 12 * sbh + sbh / 2 + 8 * sbf + 2ull * 64 * 4096 * 4096);
+    sc.attention = ATTENTION_FLASH;
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.total, 12 * sbh + sbh / 2 + 8 * sbf + 4ull * 64 * 4096);
+    sc.tp = 8; /* the two norm inputs and outputs stay whole */
+    assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+    assert_int_equal(a.whole, 8 * sbh);
+}
+
+/* ---- checkpointing every k (doc/model.md section 5) ---- */
+
+static uint64_t m_of_k_sbh(uint64_t layers, uint64_t k)
+{
+    struct scenario sc = lesson();
+    sc.layers = layers;
+    sc.attention = ATTENTION_FLASH;
+    sc.recompute = RECOMPUTE_SELECTIVE; /* A = 34 sbh exactly (no flash term) */
+    sc.attention = ATTENTION_PLAIN;
+    uint64_t out;
+    assert_int_equal(model_stage_act(&sc, 34 * sbh_of(&sc), 2 * sbh_of(&sc), 1, k, &out), MODEL_OK);
+    assert_int_equal(out % sbh_of(&sc), 0);
+    return out / sbh_of(&sc);
+}
+
+static void check_yourself_6_every_6_layers(void **state)
+{
+    (void)state;
+    assert_int_equal(m_of_k_sbh(24, 6), 212);
+    assert_int_equal(m_of_k_sbh(24, 1), 82);
+}
+
+static void checkpoint_80_layers_k2_is_best(void **state)
+{
+    (void)state;
+    assert_int_equal(m_of_k_sbh(80, 2), 148);
+    assert_int_equal(m_of_k_sbh(80, 1), 194);
+    struct scenario sc = lesson();
+    sc.layers = 80;
+    sc.recompute = RECOMPUTE_SELECTIVE;
+    uint64_t k, m;
+    assert_int_equal(model_k_best(&sc, &k, &m), MODEL_OK);
+    assert_int_equal(k, 2);
+    assert_int_equal(m, 148 * sbh_of(&sc));
+}
+
+static void k_star_for_24_layers(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.recompute = RECOMPUTE_SELECTIVE;
+    struct terms t;
+    assert_int_equal(model_eval(&sc, &t), MODEL_OK);
+    assert_true(fabs(t.k_star - sqrt(24.0 * 2 / 34)) < 1e-9); /* about 1.2 */
+    assert_int_equal(t.k_best, 1);
+    assert_int_equal(t.act_k_best_bytes, 82 * sbh_of(&sc));
+}
+
+static void k_best_is_the_minimum_of_all_k(void **state)
+{
+    (void)state;
+    for (uint64_t layers = 1; layers <= 120; layers += 7) {
+        struct scenario sc = lesson();
+        sc.layers = layers;
+        sc.seq = 512;
+        uint64_t k, m, best = UINT64_MAX, best_k = 0;
+        assert_int_equal(model_k_best(&sc, &k, &m), MODEL_OK);
+        struct model_layer_act a;
+        uint64_t c;
+        model_layer_act(&sc, &a);
+        model_ckpt_bytes(&sc, &c);
+        for (uint64_t j = 1; j <= layers; j++) {
+            uint64_t mj = (layers + j - 1) / j * c + j * a.total;
+            if (mj < best) {
+                best = mj;
+                best_k = j;
+            }
+        }
+        assert_int_equal(k, best_k);
+        assert_int_equal(m, best);
+    }
+}
+
+/* ---- pipeline parallelism (doc/model.md section 6) ---- */
+
+static void pipeline_first_stage_holds_l_layers_worth(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    sc.pp = 4;
+    sc.global_batch = 8 * 4; /* the default: pp micro-batches a step */
+    struct terms t = peak_of(&sc);
+    uint64_t A = 34 * sbh_of(&sc) + 4ull * 16 * 2048 * 8;
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].act_bytes, 24 * A);
+    assert_int_equal(t.stage[MODEL_STAGE_LAST].act_bytes, 6 * A);
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].logits_bytes, 0);
+    assert_int_equal(t.stage[MODEL_STAGE_LAST].logits_bytes, 4ull * 2048 * 8 * 50257);
+    /* Parameters: 6 layers + embedding first; 6 layers + tied copy + final norm last. */
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].params, 6ull * 50358272 + 102926336);
+    assert_int_equal(t.stage[MODEL_STAGE_LAST].params, 6ull * 50358272 + 102926336 + 4096);
+    assert_int_equal(t.peak_stage, MODEL_STAGE_FIRST);
+    assert_int_equal(t.logits_bytes, 0);
+    assert_int_equal(t.peak_bytes, t.states_bytes + t.act_bytes);
+}
+
+static void pipeline_last_stage_can_be_the_most_loaded(void **state)
+{
+    (void)state;
+    /* A huge vocabulary makes the output layer and the logits dominate. */
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    sc.vocab = 1000000;
+    sc.tied = false;
+    sc.pp = 2;
+    struct terms t = peak_of(&sc);
+    assert_int_equal(t.peak_stage, MODEL_STAGE_LAST);
+    assert_int_equal(t.logits_bytes, 4ull * 2048 * 8 * 1000000);
+}
+
+static void pipeline_checkpoint_segments_stay_inside_a_stage(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.pp = 4;
+    sc.global_batch = 8 * 4;
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 12; /* k' = min(12, 6) = 6 */
+    struct terms t = peak_of(&sc);
+    uint64_t A = 114 * sbh_of(&sc), c = 2 * sbh_of(&sc);
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].act_bytes, 4 * 1 * c + 6 * A);
+    assert_int_equal(t.stage[MODEL_STAGE_LAST].act_bytes, 1 * c + 6 * A);
+}
+
+/* ---- context parallelism, HSDP, offload of checkpoints (doc/model.md 3.2, 4.9, 5.3) ---- */
+
+/* cp = 2 on the lesson's model: every per-token term halves; plain attention keeps the scores
+ * of its 1024 queries against all 2048 keys, 5 a (s/cp) s b; the ring adds 8 (s/cp) b g d_h. */
+static void context_parallel_halves_the_tokens(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.cp = 2;
+    struct terms t = peak_of(&sc);
+    uint64_t half_sbh = 1024ull * 8 * 2048;
+    uint64_t A = 34 * half_sbh + 5ull * 16 * 1024 * 2048 * 8;
+    uint64_t ring = 8ull * 1024 * 8 * 16 * 128;
+    assert_int_equal(t.act_layer_bytes, A);
+    assert_int_equal(t.act_bytes, 24 * A + ring);
+    assert_int_equal(t.logits_bytes, 4ull * 1024 * 8 * 50257);
+    assert_int_equal(t.ckpt_bytes, 2 * half_sbh);
+    struct scenario one = lesson();
+    assert_int_equal(t.states_bytes, peak_of(&one).states_bytes); /* weights are not split */
+    sc.attention = ATTENTION_FLASH;
+    t = peak_of(&sc);
+    assert_int_equal(t.act_layer_bytes, 34 * half_sbh + 4ull * 16 * 1024 * 8);
+}
+
+/* ZeRO shards over dp cp GPUs, or over zero_group of them (HSDP). ZeRO-3, dp = 4, cp = 2:
+ * 16 Psi / 8; with zero_group = 2, 16 Psi / 2. Psi = 1,311,528,960. */
+static void zero_shards_over_dp_cp_or_the_group(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.dp = 4;
+    sc.cp = 2;
+    sc.zero = 3;
+    struct terms t = peak_of(&sc);
+    assert_int_equal(t.states_bytes, 16ull * 1311528960 / 8);
+    sc.zero_group = 2;
+    t = peak_of(&sc);
+    assert_int_equal(t.states_bytes, 16ull * 1311528960 / 2);
+    assert_int_equal(model_zero_group(&sc), 2);
+}
+
+/* offload=checkpoints with full checkpointing: the GPU keeps the one checkpoint in transit and
+ * the layer rebuilt, c + A; the 24 checkpoints are in CPU memory. */
+static void offloaded_checkpoints_leave_one_on_the_gpu(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 1;
+    struct terms kept = peak_of(&sc);
+    sc.offload = OFFLOAD_CHECKPOINTS;
+    struct terms t = peak_of(&sc);
+    uint64_t c = 2 * sbh_of(&sc), A = kept.act_layer_bytes;
+    assert_int_equal(kept.act_bytes, 24 * c + A);
+    assert_int_equal(t.act_bytes, c + A);
+    assert_int_equal(t.host_bytes, 24 * c);
+    assert_int_equal(kept.host_bytes, 0);
+}
+
+/* Pipeline stages over the rule m = global_batch / (b dp): with m = 2 < pp = 4 the first stage
+ * keeps 2 micro-batches, not 4; with vpp = 2 and m = 4 it keeps all 8 chunk-micro-batches of its
+ * 2 chunks of 3 layers: 24 layers' worth. */
+static void pipeline_in_flight_follows_the_micro_batches(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    sc.pp = 4;
+    sc.global_batch = 2 * 8;
+    struct terms t = peak_of(&sc);
+    uint64_t A = t.act_layer_bytes;
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].act_bytes, 2 * 6 * A);
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].pipe.in_flight, 2);
+    sc.global_batch = 4 * 8;
+    sc.vpp = 2;
+    t = peak_of(&sc);
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].pipe.in_flight, 8);
+    assert_int_equal(t.stage[MODEL_STAGE_FIRST].act_bytes, 24 * A);
+    assert_int_equal(t.stage[MODEL_STAGE_LAST].pipe.in_flight, 5);
+    assert_int_equal(t.stage[MODEL_STAGE_LAST].act_bytes, 5 * 3 * A);
+}
+
+/* ---- the memo of layer inventories (model_eval_cached) ---- */
+
+static void same_terms(const struct terms *a, const struct terms *b)
+{
+    assert_int_equal(a->params, b->params);
+    assert_int_equal(a->active_params, b->active_params);
+    assert_int_equal(a->states_bytes, b->states_bytes);
+    assert_int_equal(a->act_layer_bytes, b->act_layer_bytes);
+    assert_int_equal(a->act_bytes, b->act_bytes);
+    assert_int_equal(a->logits_bytes, b->logits_bytes);
+    assert_int_equal(a->peak_bytes, b->peak_bytes);
+    assert_int_equal(a->lesson_peak_bytes, b->lesson_peak_bytes);
+    assert_int_equal(a->k_best, b->k_best);
+    assert_int_equal(a->max_micro_batch, b->max_micro_batch);
+    assert_int_equal(a->peak_stage, b->peak_stage);
+}
+
+/* The memo answers as the model does: random scenarios through one memo, each evaluated again
+ * with every member that the memo's key leaves out changed (so that an entry is hit by a
+ * scenario that differs there), compared with model_eval. A member that layer_kinds reads but
+ * the key lacks fails here. */
+static void memo_matches_the_model(void **state)
+{
+    (void)state;
+    struct model_cache *memo = model_cache_new();
+    assert_non_null(memo);
+    uint64_t st = 4242;
+    int hits = 0;
+    for (int i = 0; i < 3000; i++) {
+        struct scenario sc;
+        random_scenario(&st, &sc);
+        if (i % 2)
+            sc.peak = PEAK_STEP;
+        for (int v = 0; v < 3; v++) {
+            if (v > 0) { /* the members outside the key */
+                sc.seq = rs_range(&st, 1, 8) * 512;
+                sc.micro_batch = rs_range(&st, 1, 8);
+                sc.dp = rs_range(&st, 1, 4);
+                sc.global_batch = sc.micro_batch * sc.dp * sc.pp;
+                sc.tp = sc.kv_heads % 2 == 0 && rs_range(&st, 0, 1) ? 2 : 1;
+                sc.sp = sc.tp > 1 && rs_range(&st, 0, 1);
+                sc.cp = sc.seq % 2 == 0 && rs_range(&st, 0, 1) ? 2 : 1;
+                sc.zero = (unsigned)rs_range(&st, 0, 3);
+                sc.zero_group = 0;
+                sc.vocab = rs_range(&st, 1000, 200000);
+                sc.tied = !sc.tied;
+                sc.gpu_mem_bytes = rs_range(&st, 16, 192) * 1000000000ull;
+                sc.loss = (enum loss_impl)rs_range(&st, 0, 1);
+                sc.grad_buffer = (enum grad_buffer)rs_range(&st, 0, 1);
+                sc.optimizer_impl = (enum optimizer_impl)rs_range(&st, 0, 2);
+                hits++;
+            }
+            struct terms plain, memoised;
+            enum model_status a = model_eval(&sc, &plain);
+            enum model_status b = model_eval_cached(&sc, memo, &memoised);
+            assert_int_equal(a, b);
+            if (a == MODEL_OK)
+                same_terms(&plain, &memoised);
+        }
+    }
+    assert_true(hits > 1000);
+    model_cache_free(memo);
+}
+
+/* ---- budget, overflow, micro-batch ---- */
+
+static void reserve_sets_the_budget(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.reserve = 0;
+    assert_int_equal(model_budget_bytes(&sc), 80000000000);
+    sc.reserve = 0.2;
+    assert_int_equal(model_budget_bytes(&sc), 64000000000);
+}
+
+static void overflow_is_reported_not_wrapped(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.seq = 1ull << 40; /* a s^2 b overflows */
+    struct terms t;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OVERFLOW);
+    sc = lesson();
+    sc.vocab = 1ull << 62;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OVERFLOW);
+    sc = lesson();
+    sc.layers = 1ull << 60;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OVERFLOW);
+}
+
+/* The cheap bound config uses instead of model_peak: whenever it says no overflow, model_peak
+ * agrees, on random scenarios scaled towards and past 64 bits. */
+/* ---- FP8 training (doc/model.md sections 3.7 and 4.10) ---- */
+
+/*
+ * Llama 3.1 8B (t = 1): 32 (2 * 4096^2 + 2 * 4096 * 1024 + 3 * 4096 * 14336) = 6,979,321,856 GEMM
+ * parameters; their cached FP8 copies take 2 bytes each with per-tensor scaling (a copy and its
+ * transpose), 1 on a GPU that reads one copy both ways, 2 (n + n/32) with MXFP8; ZeRO-3 over 8
+ * shards them. They are part of the weights, in every phase of the step.
+ */
+static void fp8_weight_copies_llama3_1_8b(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_7b();
+    sc.kv_heads = 8;
+    sc.ffn = 14336;
+    sc.vocab = 128256;
+    sc.attention = ATTENTION_FLASH;
+    struct terms t, bf;
+    assert_int_equal(model_peak(&sc, &bf), MODEL_OK);
+    assert_int_equal(bf.fp8_bytes, 0);
+    sc.fp8 = FP8_TENSOR;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(t.fp8_bytes, 13958643712);
+    assert_int_equal(t.weights_bytes, bf.weights_bytes + 13958643712);
+    assert_int_equal(t.states_bytes, bf.states_bytes + 13958643712);
+    assert_int_equal(t.expert_bytes, 0);
+    sc.fp8_one_copy = true;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(t.fp8_bytes, 6979321856);
+    sc.fp8 = FP8_MXFP8; /* two copies whatever the GPU, each with a scale per 32 */
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(t.fp8_bytes, 2 * (6979321856 + 218103808));
+    sc.fp8 = FP8_TENSOR;
+    sc.fp8_one_copy = false;
+    sc.dp = 8;
+    sc.global_batch = sc.micro_batch * 8;
+    sc.zero = 3;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(t.fp8_bytes, 13958643712 / 8);
+    sc.zero = 2;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(t.fp8_bytes, 13958643712);
+    /* The step model holds them with the weights. */
+    sc.peak = PEAK_STEP;
+    struct step_gpu g;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(model_step_gpu(&sc, &t, 0, &g), MODEL_OK);
+    assert_int_equal(g.weights, t.weights_bytes);
+    assert_int_equal(t.fp8_bytes, 13958643712);
+}
+
+/*
+ * The lesson's GPT model with tp = 2: 24 layers of ceil(12h^2 / 2) = 25,165,824 GEMM parameters
+ * (not the embedding, the biases or the norms), 2 bytes each: 1,207,959,552. Mixtral 8x7B with
+ * dp = 8, tp = 2, ep = 8, etp = 1: per layer the attention's 41,943,040 / 2 and the routed
+ * experts' 1,409,286,144 / 8 (the router stays bf16); ZeRO-3 shards the routed copies over the
+ * expert data-parallel size 2 and the others over dp.
+ */
+static void fp8_weight_copies_gpt(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.tp = 2;
+    sc.fp8 = FP8_TENSOR;
+    struct terms t;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(t.fp8_bytes, 1207959552);
+    sc = llama2_7b();
+    sc.kv_heads = 8;
+    sc.ffn = 14336;
+    sc.experts = 8;
+    sc.top_k = 2;
+    sc.expert_ffn = 14336;
+    sc.dp = 8;
+    sc.global_batch = sc.micro_batch * 8;
+    sc.tp = 2;
+    sc.ep = 8;
+    sc.etp = 1;
+    sc.zero = 1;
+    struct terms bf;
+    assert_int_equal(model_peak(&sc, &bf), MODEL_OK);
+    sc.fp8 = FP8_TENSOR;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    uint64_t dense = 32ull * 2 * (41943040 / 2), routed = 32ull * 2 * (1409286144 / 8);
+    assert_int_equal(t.fp8_bytes, dense + routed);
+    assert_int_equal(t.expert_bytes, bf.expert_bytes + routed);
+    sc.zero = 3;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(t.fp8_bytes, dense / 8 + routed / 2);
+}
+
+/* With FP8 the largest micro-batch stays exact (it fits, one more does not) and the cheap bound
+ * still implies that no count overflows, on random scenarios of either peak and recipe. */
+static void fp8_keeps_the_micro_batch_exact_and_the_bound(void **state)
+{
+    (void)state;
+    uint64_t st = 88;
+    for (int i = 0; i < 3000; i++) {
+        struct scenario sc, trial;
+        struct terms t, at;
+        random_scenario(&st, &sc);
+        sc.fp8 = rs_range(&st, 0, 1) ? FP8_MXFP8 : FP8_TENSOR;
+        sc.fp8_one_copy = rs_range(&st, 0, 1) != 0;
+        sc.peak = i % 2 ? PEAK_STEP : PEAK_LESSON;
+        if (model_eval(&sc, &t) != MODEL_OK)
+            continue;
+        uint64_t m = pipeline_micro_batches(&sc);
+        trial = sc;
+        if (t.max_micro_batch > 0) {
+            trial.micro_batch = t.max_micro_batch;
+            trial.global_batch = trial.micro_batch * sc.dp * m;
+            assert_true(model_peak(&trial, &at) == MODEL_OK && at.fits);
+        }
+        trial.micro_batch = t.max_micro_batch + 1;
+        trial.global_batch = trial.micro_batch * sc.dp * m;
+        assert_false(model_peak(&trial, &at) == MODEL_OK && at.fits);
+    }
+    for (int i = 0; i < 5000; i++) {
+        struct scenario sc;
+        struct terms t;
+        random_scenario(&st, &sc);
+        sc.fp8 = FP8_MXFP8;
+        sc.seq <<= rs_range(&st, 0, 20);
+        sc.vocab <<= rs_range(&st, 0, 20);
+        sc.layers <<= rs_range(&st, 0, 12);
+        uint64_t wider = rs_range(&st, 0, 10);
+        sc.hidden <<= wider;
+        sc.ffn <<= wider;
+        if (model_peak_cannot_overflow(&sc))
+            assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    }
+}
+
+static void peak_bound_implies_no_overflow(void **state)
+{
+    (void)state;
+    uint64_t st = 2026;
+    int sure = 0, overflow = 0;
+    for (int i = 0; i < 20000; i++) {
+        struct scenario sc;
+        struct terms t;
+        random_scenario(&st, &sc);
+        sc.seq <<= rs_range(&st, 0, 20);
+        sc.micro_batch <<= rs_range(&st, 0, 16);
+        sc.vocab <<= rs_range(&st, 0, 20);
+        sc.layers <<= rs_range(&st, 0, 12);
+        uint64_t wider = rs_range(&st, 0, 10);
+        sc.hidden <<= wider;
+        sc.ffn <<= wider;
+        enum model_status status = model_peak(&sc, &t);
+        if (model_peak_cannot_overflow(&sc)) {
+            sure++;
+            assert_int_equal(status, MODEL_OK);
+        }
+        overflow += status == MODEL_OVERFLOW;
+    }
+    assert_true(sure > 2000);     /* the bound is useful... */
+    assert_true(overflow > 2000); /* ...and the test reaches the limit */
+    struct scenario sc = lesson();
+    assert_true(model_peak_cannot_overflow(&sc));
+}
+
+static void max_micro_batch_is_exact(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.attention = ATTENTION_FLASH;
+    sc.tp = 2;
+    sc.pp = 2;
+    sc.dp = 4;
+    sc.zero = 1;
+    uint64_t b = model_max_micro_batch(&sc);
+    assert_true(b > 0);
+    sc.micro_batch = b;
+    assert_true(peak_of(&sc).fits);
+    sc.micro_batch = b + 1;
+    assert_false(peak_of(&sc).fits);
+}
+
+/* The largest micro-batch of model_eval (solved from the scenario's own b) and of
+ * model_max_micro_batch is the last b that fits, on random scenarios, under both peaks (the
+ * step's with every implementation choice). */
+static void max_micro_batch_is_exact_on_random_scenarios(void **state)
+{
+    (void)state;
+    uint64_t st = 7;
+    for (int i = 0; i < 6000; i++) {
+        struct scenario sc, trial;
+        struct terms t, at;
+        random_scenario(&st, &sc);
+        if (i % 2) {
+            sc.peak = PEAK_STEP;
+            sc.loss = (enum loss_impl)rs_range(&st, 0, 1);
+            sc.grad_buffer = (enum grad_buffer)rs_range(&st, 0, 1);
+            sc.optimizer_impl = (enum optimizer_impl)rs_range(&st, 0, 2);
+        }
+        if (model_eval(&sc, &t) != MODEL_OK)
+            continue;
+        assert_int_equal(t.max_micro_batch, model_max_micro_batch(&sc));
+        /* The trial micro-batch keeps the scenario's m micro-batches a step: its gradient
+         * accumulation and its pipeline's micro-batches in flight (doc/model.md 6.1, 10.2). */
+        uint64_t m = pipeline_micro_batches(&sc);
+        trial = sc;
+        if (t.max_micro_batch > 0) {
+            trial.micro_batch = t.max_micro_batch;
+            trial.global_batch = trial.micro_batch * sc.dp * m;
+            assert_true(model_peak(&trial, &at) == MODEL_OK && at.fits);
+        }
+        trial.micro_batch = t.max_micro_batch + 1;
+        trial.global_batch = trial.micro_batch * sc.dp * m;
+        assert_false(model_peak(&trial, &at) == MODEL_OK && at.fits);
+    }
+}
+
+static void max_micro_batch_zero_when_states_do_not_fit(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_70b();
+    assert_int_equal(model_max_micro_batch(&sc), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gpt_layer_params_are_12h2_plus_13h),
+        cmocka_unit_test(check_yourself_1_layer_of_h1024),
+        cmocka_unit_test(worked_example_psi),
+        cmocka_unit_test(llama2_7b_params),
+        cmocka_unit_test(llama2_70b_params_with_gqa),
+        cmocka_unit_test(gpt2_small_params_with_learned_positions),
+        cmocka_unit_test(mistral_and_llama3_params),
+        cmocka_unit_test(worked_example_states_21gb),
+        cmocka_unit_test(precisions_bytes_per_parameter),
+        cmocka_unit_test(quick_check_13b_needs_208gb),
+        cmocka_unit_test(seven_b_needs_112gb),
+        cmocka_unit_test(check_yourself_2_70b_needs_14_gpus),
+        cmocka_unit_test(zero_stages_divide_states),
+        cmocka_unit_test(zero_rounds_up_to_the_byte),
+        cmocka_unit_test(offload_moves_optimizer_states),
+        cmocka_unit_test(frozen_base_keeps_two_bytes),
+        cmocka_unit_test(activation_theorem_34_plus_5as_over_h),
+        cmocka_unit_test(worked_example_activations_91_8gb),
+        cmocka_unit_test(worked_example_logits_3_29gb),
+        cmocka_unit_test(worked_example_total_116_1gb_does_not_fit),
+        cmocka_unit_test(worked_example_flash_51_7gb_fits),
+        cmocka_unit_test(worked_example_full_checkpointing_27gb),
+        cmocka_unit_test(worked_example_largest_micro_batch_12_and_62),
+        cmocka_unit_test(worked_example_zero2_on_8x40gb),
+        cmocka_unit_test(worked_example_zero2_fits_the_a100_40gb_as_it_reports_itself),
+        cmocka_unit_test(quick_check_doubling_b_doubles_activations_only),
+        cmocka_unit_test(section1_doubling_s_doubles_linear_part_per_token_core_grows),
+        cmocka_unit_test(quick_check_core_crossover_870_tokens),
+        cmocka_unit_test(check_yourself_4_no_dropout),
+        cmocka_unit_test(selective_keeps_34sbh),
+        cmocka_unit_test(flash_keeps_fp32_logsumexp),
+        cmocka_unit_test(gpt3_selective_core_is_70_percent_and_costs_0_9_percent),
+        cmocka_unit_test(long_context_32k),
+        cmocka_unit_test(tensor_parallel_10_plus_24_over_t),
+        cmocka_unit_test(sequence_parallel_divides_everything),
+        cmocka_unit_test(tp_division_rounds_up),
+        cmocka_unit_test(gqa_keeps_k_and_v_once),
+        cmocka_unit_test(llama_layer_activations),
+        cmocka_unit_test(check_yourself_6_every_6_layers),
+        cmocka_unit_test(checkpoint_80_layers_k2_is_best),
+        cmocka_unit_test(k_star_for_24_layers),
+        cmocka_unit_test(k_best_is_the_minimum_of_all_k),
+        cmocka_unit_test(pipeline_first_stage_holds_l_layers_worth),
+        cmocka_unit_test(pipeline_last_stage_can_be_the_most_loaded),
+        cmocka_unit_test(pipeline_checkpoint_segments_stay_inside_a_stage),
+        cmocka_unit_test(context_parallel_halves_the_tokens),
+        cmocka_unit_test(memo_matches_the_model),
+        cmocka_unit_test(zero_shards_over_dp_cp_or_the_group),
+        cmocka_unit_test(offloaded_checkpoints_leave_one_on_the_gpu),
+        cmocka_unit_test(pipeline_in_flight_follows_the_micro_batches),
+        cmocka_unit_test(reserve_sets_the_budget),
+        cmocka_unit_test(overflow_is_reported_not_wrapped),
+        cmocka_unit_test(peak_bound_implies_no_overflow),
+        cmocka_unit_test(fp8_weight_copies_llama3_1_8b),
+        cmocka_unit_test(fp8_weight_copies_gpt),
+        cmocka_unit_test(fp8_keeps_the_micro_batch_exact_and_the_bound),
+        cmocka_unit_test(max_micro_batch_is_exact),
+        cmocka_unit_test(max_micro_batch_is_exact_on_random_scenarios),
+        cmocka_unit_test(max_micro_batch_zero_when_states_do_not_fit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

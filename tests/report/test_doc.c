@@ -1,0 +1,134 @@
+/* Tests of doc.c's word wrapping: a word longer than the line is broken at character boundaries
+ * in a few measures per line (it was cubic in the word's length), and a word too long for
+ * libharu to measure is laid out all the same. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/doc.h"
+
+/* The canvas of the document with its text_width counted. */
+struct counting {
+    struct canvas_ops ops;
+    const struct canvas_ops *real;
+    size_t measures, longest; /* the longest string measured, in bytes */
+};
+
+static struct counting counter;
+
+static double counted_width(struct canvas *c, double size_pt, const char *utf8)
+{
+    counter.measures++;
+    size_t len = strlen(utf8);
+    counter.longest = len > counter.longest ? len : counter.longest;
+    return counter.real->text_width(c, size_pt, utf8);
+}
+
+static void count_measures(struct doc *doc)
+{
+    counter.real = doc->c.ops;
+    counter.ops = *doc->c.ops;
+    counter.ops.text_width = counted_width;
+    counter.measures = counter.longest = 0;
+    doc->c.ops = &counter.ops;
+}
+
+struct lines {
+    size_t n, longest, total;
+    double widest;
+    double width;
+};
+
+static void take_line(struct doc *doc, const char *line, void *ctx)
+{
+    struct lines *l = ctx;
+    size_t len = strlen(line);
+    l->n++;
+    l->total += len;
+    l->longest = len > l->longest ? len : l->longest;
+    /* Measured with the real width, not counted. */
+    double w = counter.real->text_width(&doc->c, DOC_BODY_PT, line);
+    l->widest = w > l->widest ? w : l->widest;
+}
+
+static char *word(size_t n, char ch)
+{
+    char *s = malloc(n + 1);
+    assert_non_null(s);
+    memset(s, ch, n);
+    s[n] = '\0';
+    return s;
+}
+
+static void a_long_word_takes_a_few_measures_a_line(void **state)
+{
+    (void)state;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    struct doc doc;
+    assert_int_equal(doc_init(&doc, "t", false, NULL, &d), 0);
+    doc_new_page(&doc);
+    count_measures(&doc);
+    char *s = word(3000, 'x');
+    struct lines l = {0};
+    l.width = doc_width(&doc);
+    doc_wrap(&doc, s, DOC_BODY_PT, false, l.width, take_line, &l);
+    assert_int_equal(l.total, 3000); /* every character, once */
+    assert_true(l.n > 10);
+    assert_true(l.widest <= l.width);
+    /* A binary search per line: about log2(3000) = 12 measures, not one per character cut. */
+    assert_true(counter.measures <= 16 * l.n);
+    assert_int_equal(doc.error, 0);
+    free(s);
+    doc_release(&doc);
+}
+
+/* 70,000 bytes without a space (libharu measures at most 65,535) and as many zero-width
+ * characters (which never fill a line): laid out in lines of bounded length, no error. */
+static void a_word_beyond_libharu_is_laid_out(void **state)
+{
+    (void)state;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    struct doc doc;
+    assert_int_equal(doc_init(&doc, "t", false, NULL, &d), 0);
+    doc_new_page(&doc);
+    count_measures(&doc);
+    char *s = word(70000, 'i');
+    struct lines l = {0};
+    l.width = doc_width(&doc);
+    doc_wrap(&doc, s, DOC_BODY_PT, false, l.width, take_line, &l);
+    assert_int_equal(l.total, 70000);
+    assert_true(l.widest <= l.width);
+    assert_int_equal(doc.error, 0);
+    free(s);
+    /* U+200B ZERO WIDTH SPACE, 3 bytes each. */
+    size_t n = 30000;
+    s = malloc(3 * n + 1);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + 3 * i, "\xe2\x80\x8b", 3);
+    s[3 * n] = '\0';
+    memset(&l, 0, sizeof l);
+    l.width = doc_width(&doc);
+    doc_wrap(&doc, s, DOC_BODY_PT, false, l.width, take_line, &l);
+    assert_int_equal(l.total, 3 * n);
+    assert_true(l.longest <= 4096);
+    assert_int_equal(doc.error, 0);
+    assert_true(counter.longest <= 4096); /* never the whole word measured */
+    free(s);
+    doc_release(&doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_long_word_takes_a_few_measures_a_line),
+        cmocka_unit_test(a_word_beyond_libharu_is_laid_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
