@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +111,109 @@ static int out_fail(struct diag *d, const char *path, const char *reason)
     return -1;
 }
 
+/*
+ * Temporary files being written, for out_remove_live (a signal handler): a slot's path is
+ * complete before its flag is set, and the flag is cleared before the path changes.
+ */
+#define OUT_LIVE_SLOTS 8
+static char out_live_path[OUT_LIVE_SLOTS][4096];
+static volatile sig_atomic_t out_live_used[OUT_LIVE_SLOTS];
+
+static int out_live_add(const char *tmp)
+{
+    for (int i = 0; i < OUT_LIVE_SLOTS; i++) {
+        if (!out_live_used[i]) {
+            snprintf(out_live_path[i], sizeof out_live_path[i], "%s", tmp);
+            out_live_used[i] = 1;
+            return i;
+        }
+    }
+    return -1; /* more than OUT_LIVE_SLOTS at once: left to out_remove_stale */
+}
+
+static void out_live_drop(int slot)
+{
+    if (slot >= 0)
+        out_live_used[slot] = 0;
+}
+
+void out_remove_live(void)
+{
+    for (int i = 0; i < OUT_LIVE_SLOTS; i++)
+        if (out_live_used[i])
+            (void)unlink(out_live_path[i]); /* async-signal-safe */
+}
+
+/* Removes the temporary files being written, then dies of the signal as if it were not caught. */
+static void out_on_signal(int sig)
+{
+    out_remove_live();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void out_catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = out_on_signal;
+        sigemptyset(&sa.sa_mask);
+        struct sigaction old;
+        /* A signal the caller's parent ignored (nohup) stays ignored. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        (void)sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+/*
+ * Writes a target that is not a regular file - a character device such as /dev/null or
+ * /dev/stdout's terminal, a FIFO - in place, as a shell redirection does: such a file is never
+ * replaced. Flushed, not synced (devices refuse fsync).
+ */
+static int out_write_in_place(const char *path, out_write_fn *write, void *ctx, struct diag *d)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return out_fail(d, path, strerror(errno));
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        int err = errno;
+        close(fd);
+        return out_fail(d, path, strerror(err));
+    }
+    errno = 0;
+    int rc = out_write_stream(f, write, ctx);
+    int err = errno ? errno : EIO;
+    if (fclose(f) != 0 && rc == 0) {
+        rc = -1;
+        err = errno;
+    }
+    return rc == 0 ? 0 : out_fail(d, path, strerror(err));
+}
+
 int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d)
 {
+    /* What path names decides how it is written: only a regular file (or nothing) is replaced. */
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            /* The file the link points to is written; the link stays. */
+            char target[PATH_MAX];
+            if (!realpath(path, target))
+                return out_fail(d, path,
+                                errno == ENOENT ? "a symbolic link to nothing" : strerror(errno));
+            return out_write_atomic(target, write, ctx, d);
+        }
+        if (S_ISDIR(st.st_mode))
+            return out_fail(d, path, "is a folder");
+        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+            return out_write_in_place(path, write, ctx, d);
+        if (!S_ISREG(st.st_mode))
+            return out_fail(d, path, "not a regular file, a device or a pipe");
+    }
     char dir[4096], tmp[4096];
     if (out_dirname(path, dir, sizeof dir) != 0 ||
         out_join(tmp, sizeof tmp, dir, OUT_TMP_PREFIX, "XXXXXX") != 0)
@@ -118,6 +221,7 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
     int fd = mkstemp(tmp);
     if (fd < 0)
         return out_fail(d, path, strerror(errno));
+    int live = out_live_add(tmp);
     /* Held until the file is closed: out_remove_stale of another run leaves it alone. */
     (void)flock(fd, LOCK_EX | LOCK_NB);
     /* mkstemp creates 0600; an output file is as readable as any other the user writes. */
@@ -127,6 +231,7 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
         int err = errno;
         close(fd);
         unlink(tmp);
+        out_live_drop(live);
         return out_fail(d, path, strerror(err));
     }
     FILE *f = fdopen(fd, "wb");
@@ -134,6 +239,7 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
         int err = errno;
         close(fd);
         unlink(tmp);
+        out_live_drop(live);
         return out_fail(d, path, strerror(err));
     }
     errno = 0;
@@ -153,6 +259,7 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
     }
     if (rc != 0) {
         unlink(tmp);
+        out_live_drop(live);
         return out_fail(d, path, strerror(err));
     }
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);

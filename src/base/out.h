@@ -52,11 +52,31 @@ typedef int out_write_fn(FILE *f, void *ctx);
 int out_write_stream(FILE *f, out_write_fn *write, void *ctx);
 
 /*
- * Writes `path` atomically with write(f, ctx): temporary file in the same folder, flush, fsync,
- * rename. Returns 0, or -1 after a message "cannot write 'PATH': REASON" into d; the previous
- * file at path is then untouched and no temporary file is left behind.
+ * Writes `path` with write(f, ctx), whole or not at all, never replacing anything but a regular
+ * file (doc/memfit.1, OUTPUT):
+ * - a regular file, or nothing yet: atomically - a temporary file in the same folder, flush,
+ *   fsync, rename;
+ * - a symbolic link: the file it points to, by these rules (the link stays);
+ * - a character device or a FIFO (/dev/null, a terminal, a pipe): written in place, as a shell
+ *   redirection does;
+ * - a folder or anything else: refused.
+ * Returns 0, or -1 after a message "cannot write 'PATH': REASON" into d; a previous regular file
+ * at path is then untouched and no temporary file is left behind. One thread writes at a time.
  */
 int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d);
+
+/*
+ * Removes the temporary files out_write_atomic is writing now. Async-signal-safe: for a signal
+ * handler, so that an interrupted run leaves nothing behind.
+ */
+void out_remove_live(void);
+
+/*
+ * Installs, for SIGINT, SIGTERM and SIGHUP, a handler that calls out_remove_live and then dies
+ * of the signal as it would have (a signal ignored when the program started stays ignored).
+ * What SIGKILL leaves, out_remove_stale removes on a later run.
+ */
+void out_catch_signals(void);
 
 /* mkdir -p: makes dir and its missing parents. Returns 0, or -1 after a message into d. */
 int out_make_dirs(const char *dir, struct diag *d);

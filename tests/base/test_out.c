@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -364,6 +365,125 @@ static void test_stale_temporaries_removed(void **state)
     assert_int_equal(out_remove_stale(dir, time(NULL)), 1); /* held01, no longer locked */
 }
 
+/* --- what -o names: only a regular file is ever replaced --- */
+
+/* A symbolic link: the file it points to is written, the link stays a link. */
+static void test_atomic_through_symlink(void **state)
+{
+    const char *dir = *state;
+    char target[256], link[256], got[64];
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    out_join(target, sizeof target, dir, "target", ".csv");
+    out_join(link, sizeof link, dir, "link", ".csv");
+    assert_int_equal(out_write_atomic(target, write_text, "old", &d), 0);
+    assert_int_equal(symlink("target.csv", link), 0);
+    assert_int_equal(out_write_atomic(link, write_text, "new", &d), 0);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    slurp(target, got, sizeof got);
+    assert_string_equal(got, "new");
+    assert_int_equal(test_count_entries(dir), 2);
+    /* A link to nothing is refused, and stays. */
+    out_join(link, sizeof link, dir, "dangling", "");
+    assert_int_equal(symlink("nowhere", link), 0);
+    assert_int_equal(out_write_atomic(link, write_text, "x", &d), -1);
+    assert_non_null(strstr(d.first, "a symbolic link to nothing"));
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(test_count_entries(dir), 3);
+}
+
+/* A folder is refused with a reason, and nothing is left beside it. */
+static void test_atomic_refuses_folder(void **state)
+{
+    const char *dir = *state;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(out_write_atomic(dir, write_text, "x", &d), -1);
+    char want[300];
+    snprintf(want, sizeof want, "cannot write '%s': is a folder", dir);
+    assert_string_equal(d.first, want);
+    assert_int_equal(test_count_entries(dir), 0);
+}
+
+/* A FIFO is written in place (a reader gets the text) and stays a FIFO. */
+static void test_atomic_fifo_in_place(void **state)
+{
+    const char *dir = *state;
+    char fifo[256];
+    out_join(fifo, sizeof fifo, dir, "pipe", "");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+    assert_true(rfd >= 0);
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(out_write_atomic(fifo, write_text, "through", &d), 0);
+    char got[16] = {0};
+    assert_int_equal(read(rfd, got, sizeof got - 1), 7);
+    assert_string_equal(got, "through");
+    close(rfd);
+    struct stat st;
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(test_count_entries(dir), 1);
+}
+
+/*
+ * A character device is written in place, never replaced: a copy of /dev/null's node (root only:
+ * mknod; skipped elsewhere), and /dev/full, whose failure is reported.
+ */
+static void test_atomic_device_in_place(void **state)
+{
+    const char *dir = *state;
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    char node[256];
+    out_join(node, sizeof node, dir, "null", "");
+    if (mknod(node, S_IFCHR | 0666, makedev(1, 3)) != 0)
+        skip();
+    assert_int_equal(out_write_atomic(node, write_a_lot, NULL, &d), 0);
+    struct stat st;
+    assert_int_equal(lstat(node, &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    assert_int_equal(test_count_entries(dir), 1);
+    out_join(node, sizeof node, dir, "full", "");
+    assert_int_equal(mknod(node, S_IFCHR | 0666, makedev(1, 7)), 0);
+    assert_int_equal(out_write_atomic(node, write_text, "x", &d), -1);
+    assert_non_null(strstr(d.first, "No space left on device"));
+    assert_int_equal(lstat(node, &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    assert_int_equal(test_count_entries(dir), 2);
+}
+
+/* What a signal handler does mid-write: the temporary file goes, the target is never made. */
+static int write_then_interrupted(FILE *f, void *ctx)
+{
+    const char *dir = ctx;
+    fputs("half", f);
+    fflush(f);
+    assert_int_equal(test_count_entries(dir), 1); /* the temporary file */
+    out_remove_live();
+    assert_int_equal(test_count_entries(dir), 0);
+    return 0;
+}
+
+static void test_live_temporary_removed(void **state)
+{
+    const char *dir = *state;
+    char path[256];
+    out_join(path, sizeof path, dir, "r", ".csv");
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(out_write_atomic(path, write_then_interrupted, (void *)dir, &d), -1);
+    assert_int_equal(test_count_entries(dir), 0);
+    /* Once a write is over, nothing of it is live: a later call removes nothing. */
+    assert_int_equal(out_write_atomic(path, write_text, "whole", &d), 0);
+    out_remove_live();
+    assert_int_equal(test_count_entries(dir), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +505,11 @@ int main(void)
         cmocka_unit_test(test_make_dirs),
         cmocka_unit_test(test_source_date_epoch),
         cmocka_unit_test_setup_teardown(test_stale_temporaries_removed, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_atomic_through_symlink, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_atomic_refuses_folder, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_atomic_fifo_in_place, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_atomic_device_in_place, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_live_temporary_removed, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
