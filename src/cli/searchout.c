@@ -26,6 +26,7 @@ struct searchout_table_row {
 struct searchout_job {
     char name[SCENARIO_NAME_BYTES];
     uint64_t tried, fit, shown, gpus, from, to;
+    uint64_t last; /* a range cut short by the work limit: the last count searched (else 0) */
 };
 
 void searchout_init(struct searchout *w, enum evalout_format format, enum units units, bool range,
@@ -253,6 +254,7 @@ static void note_job(struct searchout *w, const struct scenario *job,
     j->gpus = gpus;
     j->from = from;
     j->to = to;
+    j->last = res->range_last;
 }
 
 void searchout_job(struct searchout *w, const struct scenario *job, const struct search_result *res,
@@ -414,6 +416,11 @@ static void table_print_jobs(struct searchout *w, const struct texttable *lay)
                      "on %s: %" PRIu64 " layouts tried, %" PRIu64 " fit; the fastest %" PRIu64
                      " shown",
                      where, j->tried, j->fit, j->shown);
+        else if (j->from && !j->gpus && j->last)
+            snprintf(text, sizeof text,
+                     "no layout fits on %" PRIu64 "-%" PRIu64 " GPUs; the search stopped there, "
+                     "short of %" PRIu64 " (its work limit): narrow the range",
+                     j->from, j->last, j->to);
         else if (j->from && !j->gpus)
             snprintf(text, sizeof text, "no layout fits on %s", where);
         else

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "base/divisors.h"
 #include "model/cost.h"
 #include "model/pipeline.h"
 
@@ -91,44 +92,6 @@ static bool pinned(const struct run *r, enum scenario_pin pin)
 static uint64_t or_one(uint64_t v)
 {
     return v ? v : 1;
-}
-
-/* The divisors of n > 0, ascending, in a new array the caller frees (*count of them); NULL when
- * out of memory. Trial division up to sqrt(n): the small ones ascending, then their cofactors. */
-static uint64_t *divisors(uint64_t n, size_t *count)
-{
-    size_t cap = 64, lo = 0, hi = 0;
-    uint64_t *small = malloc(cap * sizeof *small), *big = malloc(cap * sizeof *big), *all = NULL;
-    if (!small || !big)
-        goto out;
-    for (uint64_t d = 1; d <= n / d; d++) {
-        if (n % d)
-            continue;
-        if (lo == cap || hi == cap) {
-            cap *= 2;
-            uint64_t *s2 = realloc(small, cap * sizeof *s2);
-            if (s2)
-                small = s2;
-            uint64_t *b2 = s2 ? realloc(big, cap * sizeof *b2) : NULL;
-            if (!b2)
-                goto out;
-            big = b2;
-        }
-        small[lo++] = d;
-        if (d != n / d)
-            big[hi++] = n / d;
-    }
-    all = realloc(small, (lo + hi) * sizeof *all);
-    if (!all)
-        goto out;
-    small = NULL;
-    for (size_t i = 0; i < hi; i++)
-        all[lo + i] = big[hi - 1 - i];
-    *count = lo + hi;
-out:
-    free(small);
-    free(big);
-    return all;
 }
 
 /*
@@ -614,7 +577,7 @@ static void experts(struct run *r, struct scenario *sc)
     uint64_t group = sc->dp * sc->tp;
     bool pin_etp = pinned(r, SCENARIO_PIN_ETP);
     size_t n_edivs = 0;
-    uint64_t *edivs = divisors(job->experts, &n_edivs);
+    uint64_t *edivs = divisors_of(job->experts, &n_edivs);
     if (!edivs) {
         r->no_memory = r->stop = true;
         return;
@@ -657,7 +620,7 @@ static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t 
             if ((gpus / tp) % pp || job->layers % pp || !allowed(r, SCENARIO_PIN_PP, pp, job->pp))
                 continue;
             size_t n_vdivs = 0;
-            uint64_t *vdivs = divisors(job->layers / pp, &n_vdivs);
+            uint64_t *vdivs = divisors_of(job->layers / pp, &n_vdivs);
             if (!vdivs) {
                 r->no_memory = r->stop = true;
                 break;
@@ -717,8 +680,8 @@ static uint64_t job_gpus(const struct scenario *job)
 static enum search_status enumerate(struct run *r, uint64_t gpus)
 {
     size_t n_gdivs = 0;
-    uint64_t *gdivs = divisors(gpus, &n_gdivs);
-    r->divs = divisors(r->gb, &r->n_divs);
+    uint64_t *gdivs = divisors_of(gpus, &n_gdivs);
+    r->divs = divisors_of(r->gb, &r->n_divs);
     r->bs = r->divs ? malloc(r->n_divs * sizeof *r->bs) : NULL;
     r->probes = r->divs ? calloc(r->n_divs, sizeof *r->probes) : NULL;
     r->top_place = r->top_cap ? malloc(r->top_cap * sizeof *r->top_place) : NULL;
@@ -740,7 +703,7 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
                                      search_point_fn *each, void *ctx, struct model_cache *memo,
                                      struct search_result *out)
 {
-    *out = (struct search_result){0, 0, 0, 0};
+    *out = (struct search_result){0};
     if (gpus == 0)
         return SEARCH_NO_SPLIT;
     uint64_t gb = job_global_batch(job, gpus);
@@ -796,16 +759,22 @@ uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, siz
                          struct search_result *out)
 {
     uint64_t node = or_one(job->gpus_per_node);
-    *out = (struct search_result){0, 0, 0, 0};
+    *out = (struct search_result){0};
     struct model_cache *own = memo ? NULL : model_cache_new();
     memo = memo ? memo : own;
     uint64_t g = a % node ? a + (node - a % node) : a;
     if (g == 0)
         g = node;
+    uint64_t work = 0;
     for (; g <= b && g >= node; g += node) {
-        struct search_result probe;
-        if (run_search(job, g, true, 0, NULL, NULL, NULL, memo, &probe) != SEARCH_OK ||
-            probe.layouts_fit == 0)
+        if (work >= SEARCH_RANGE_WORK) {
+            out->range_last = g - node;
+            break;
+        }
+        struct search_result probe = {0};
+        enum search_status st = run_search(job, g, true, 0, NULL, NULL, NULL, memo, &probe);
+        work += SEARCH_PROBE_WORK + probe.layouts_evaluated;
+        if (st != SEARCH_OK || probe.layouts_fit == 0)
             continue;
         run_search(job, g, false, top_cap, top, NULL, NULL, memo, out);
         model_cache_free(own);

@@ -49,7 +49,18 @@ struct search_result {
     uint64_t layouts_tried, layouts_fit;
     size_t n_top;               /* of the caller's top array, the best first */
     uint64_t layouts_evaluated; /* peaks computed one by one (model_peak_cached calls) */
+    uint64_t range_last; /* search_min_gpus: the last count searched when its work ran out before
+                            the range's end (SEARCH_RANGE_WORK); 0: the range was searched whole */
 };
+
+/*
+ * The work search_min_gpus spends on a range before it stops and says how far it got: the
+ * layouts evaluated, plus SEARCH_PROBE_WORK for each count probed (its lists of divisors and the
+ * count of its layouts, about 25 evaluations' time), summed over the counts. About a second on
+ * one core (100,000 counts with nothing to evaluate); a range that needs more is narrowed.
+ */
+#define SEARCH_RANGE_WORK 2500000u
+#define SEARCH_PROBE_WORK 25u
 
 enum search_status {
     SEARCH_OK = 0,
@@ -72,7 +83,9 @@ enum search_status search_run(const struct scenario *job, size_t top_cap, struct
 
 /*
  * --gpus-range a:b: the smallest GPU count in [a, b], multiples of the job's gpus_per_node, at
- * which a layout fits (0: none), with the search's result there as search_run gives it.
+ * which a layout fits (0: none), with the search's result there as search_run gives it. When the
+ * counts searched without a fit used up SEARCH_RANGE_WORK, it stops: 0, with out->range_last the
+ * last count searched.
  */
 uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, size_t top_cap,
                          struct search_layout *top, struct model_cache *memo,

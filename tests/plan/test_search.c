@@ -487,6 +487,41 @@ static void min_gpus_over_a_range(void **state)
     assert_int_equal(res.n_top, 0);
 }
 
+/* A range too wide to search whole stops at the work limit and says where, well short of its
+ * end; one it can search whole says 0. */
+static void min_gpus_work_is_bounded(void **state)
+{
+    (void)state;
+    struct scenario job;
+    job_llama(&job);
+    h100(&job, 1e-7); /* a hundred bytes: nothing ever fits */
+    struct search_layout top[TOP];
+    struct search_result res;
+    assert_int_equal(search_min_gpus(&job, 8, UINT64_C(1000000000000), TOP, top, NULL, &res), 0);
+    assert_true(res.range_last >= 8 && res.range_last < UINT64_C(100000000));
+    assert_int_equal(res.range_last % job.gpus_per_node, 0);
+    assert_int_equal(res.n_top, 0);
+    assert_int_equal(search_min_gpus(&job, 8, 64, TOP, top, NULL, &res), 0);
+    assert_int_equal(res.range_last, 0);
+}
+
+/* GPU counts and global batches near 2^64 are answered from their factors (a prime: no split). */
+static void huge_counts_answered(void **state)
+{
+    (void)state;
+    struct scenario job;
+    job_llama(&job);
+    h100(&job, 80);
+    struct search_layout top[TOP];
+    struct search_result res;
+    job.gpus = 18446744073709551557u; /* prime: dp alone, which must divide the global batch */
+    assert_int_equal(search_run(&job, TOP, top, NULL, NULL, NULL, &res), SEARCH_NO_SPLIT);
+    job.gpus = UINT64_MAX;
+    job.global_batch = UINT64_MAX; /* 3 5 17 257 641 65537 6700417 */
+    assert_int_equal(search_run(&job, TOP, top, NULL, NULL, NULL, &res), SEARCH_OK);
+    assert_true(res.layouts_tried > 0);
+}
+
 /* ---- the properties the shortcuts rest on (doc/model.md 11.5), on random layouts ---- */
 
 /* A random layout of a random model, MoE in a third of them; `b` over the valid micro-batches of
@@ -661,6 +696,8 @@ int main(void)
         cmocka_unit_test(too_large_a_space),
         cmocka_unit_test(global_batch_default),
         cmocka_unit_test(min_gpus_over_a_range),
+        cmocka_unit_test(min_gpus_work_is_bounded),
+        cmocka_unit_test(huge_counts_answered),
         cmocka_unit_test(peak_grows_with_b),
         cmocka_unit_test(dominance_and_states_floor),
         cmocka_unit_test(step_floor_holds),
