@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "base/infile.h"
 #include "base/suggest.h"
 #include "input/columns.h"
 
@@ -726,9 +727,10 @@ enum modeljson_status modeljson_read(const char *path, struct modeljson *out, ch
         snprintf(err, err_size, "%s: the path is too long", path);
         return MODELJSON_UNREADABLE;
     }
-    FILE *f = fopen(file, "rb");
+    char reason[128];
+    FILE *f = infile_open(file, reason, sizeof reason);
     if (!f) {
-        snprintf(err, err_size, "%s: cannot open: %s", file, strerror(errno));
+        snprintf(err, err_size, "%s: cannot open: %s", file, reason);
         return MODELJSON_UNREADABLE;
     }
     enum modeljson_status rc = MODELJSON_UNREADABLE;

@@ -1,6 +1,7 @@
 /* template: see template.h. */
 #include "report/template.h"
 
+#include "base/infile.h"
 #include "base/strbuf.h"
 #include "base/suggest.h"
 
@@ -595,9 +596,16 @@ int template_load_with_phrases(struct template *t, const char *path,
                                const struct template_phrases *phrases, struct diag *d)
 {
     template_init(t);
-    FILE *f = fopen(path, "rb");
+    if (strcmp(path, "-") == 0) {
+        diag_report(d, NULL, 0,
+                    "cannot read '-': a template is read from a file (standard input is for the "
+                    "scenarios)");
+        return -1;
+    }
+    char why[128];
+    FILE *f = infile_open(path, why, sizeof why);
     if (!f) {
-        diag_report(d, NULL, 0, "cannot read '%s': %s", path, strerror(errno));
+        diag_report(d, NULL, 0, "cannot read '%s': %s", path, why);
         return -1;
     }
     char *buf = malloc(TEMPLATE_MAX_BYTES + 1);
@@ -611,7 +619,7 @@ int template_load_with_phrases(struct template *t, const char *path,
     fclose(f);
     int rc = -1;
     if (bad)
-        diag_report(d, NULL, 0, "cannot read '%s'", path);
+        diag_report(d, NULL, 0, "cannot read '%s': %s", path, strerror(EIO));
     else if (n > TEMPLATE_MAX_BYTES)
         diag_report(d, path, 0, "template larger than %u bytes", TEMPLATE_MAX_BYTES);
     else
