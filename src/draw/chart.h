@@ -16,6 +16,11 @@
  * against k, one layer's activations walked operation by operation (sbh units; the attention core
  * in as^2b units), one layer's parameters matrix by matrix (h^2 units); for memfit search,
  * every layout's peak against its step time and the tp x pp map of the fastest step time.
+ *
+ * Written in chart.c (the colours, names and ticks) and one file per family: chart_bars.c (the
+ * bars and the phases), chart_step.c, chart_kcurve.c, chart_layer.c (the walk and the
+ * parameters), chart_search.c (the scatter and the map); the frame they share to lay a chart out
+ * in chart_frame.h, not public.
  */
 #ifndef MEMFIT_CHART_H
 #define MEMFIT_CHART_H

@@ -1,6 +1,6 @@
 /*
  * draw: the drawing idioms every picture repeats, on any canvas (canvas.h): a filled rectangle,
- * a stroke style, a straight line, text in a colour. Shared by the charts (chart.c) and the
+ * a stroke style, a straight line, text in a colour. Shared by the charts (chart_*.c) and the
  * report's pages (doc.c), so both draw these the same way.
  *
  * Pure: each is a fixed sequence of canvas calls; the libharu rule of canvas.h holds (colours,
