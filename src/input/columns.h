@@ -2,7 +2,7 @@
  * columns: the columns of the scenario CSV (doc/memfit.1, THE SCENARIO CSV; doc/model.md section
  * 13.1), named once, in the order config reads and lists them. Each module makes its own enum
  * and names from this list, keeping the columns it deals with:
- * - config.c: every column (enum col);
+ * - config (config_internal.h): every column (enum col);
  * - scenario_csv.c: the columns a scenario is written back with (WRITTEN: all but model and
  *   gpus, which the written columns replace);
  * - modeljson.c: the model's shape (MODEL: arch to v_head_dim, what a model preset or a

@@ -31,7 +31,8 @@ const char *const *scenario_csv_columns(size_t *n)
     return columns;
 }
 
-/* The words of config.c's parsers, indexed by the enum each sets. */
+/* The words of config's parsers (config_model.c, config_training.c), indexed by the enum each
+ * sets. */
 static const char *word(const char *const *words, size_t n, unsigned v)
 {
     return v < n ? words[v] : "?";

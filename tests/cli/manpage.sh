@@ -91,8 +91,8 @@ done <"$T/columns"
 
 # The preset tables: the columns the preset reader knows and those of the shipped files.
 {
-    sed -n '/^static int preset_column/,/^}/p' src/input/config.c | grep -o '"[a-z_0-9]*"'
-    sed -n '/gpu_speed_names\[GPU_SPEED_COLUMNS\] = {/,/};/p' src/input/config.c | grep -o '"[a-z_0-9]*"'
+    sed -n '/^static int preset_column/,/^}/p' src/input/config_presets.c | grep -o '"[a-z_0-9]*"'
+    sed -n '/gpu_speed_names\[GPU_SPEED_COLUMNS\] = {/,/};/p' src/input/config_presets.c | grep -o '"[a-z_0-9]*"'
 } | tr -d '"' >"$T/presetcols"
 head -n 1 configs/models.csv configs/gpus.csv | grep -v '^==>' | tr -d '\r' | tr ',' '\n' \
     >>"$T/presetcols"

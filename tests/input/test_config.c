@@ -1,7 +1,8 @@
 /*
- * Tests of csvin.c and config.c: the CSV dialect (quotes, CRLF, BOM, physical line numbers),
- * presets and defaults, and a table with one row per bad-input class of doc/model.md section
- * 13.2: each gives "FILE:LINE: column 'X': ...", skips its row and lets the others through.
+ * Tests of csvin.c and config (src/input/config*.c): the CSV dialect (quotes, CRLF, BOM, physical
+ * line numbers), presets and defaults, and a table with one row per bad-input class of
+ * doc/model.md section 13.2: each gives "FILE:LINE: column 'X': ...", skips its row and lets the
+ * others through.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,8 +1,9 @@
 /*
  * random_scenario: valid random scenarios from a fixed-seed PRNG, for the property tests of
- * timeline and plan. Every rule of doc/model.md section 13.2 that config.c enforces holds:
- * kv_heads divides heads, tp divides heads and kv_heads, pp divides layers, dropout only with gpt,
- * cp divides seq, pp * vpp divides layers with m a multiple of pp, zero_group divides dp * cp.
+ * timeline and plan. Every rule of doc/model.md section 13.2 that config (src/input/config*.c)
+ * enforces holds: kv_heads divides heads, tp divides heads and kv_heads, pp divides layers,
+ * dropout only with gpt, cp divides seq, pp * vpp divides layers with m a multiple of pp,
+ * zero_group divides dp * cp.
  */
 #ifndef MEMFIT_TEST_RANDOM_SCENARIO_H
 #define MEMFIT_TEST_RANDOM_SCENARIO_H
