@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/infile.h"
 #include "input/config_internal.h"
 #include "input/csvin.h"
 
@@ -256,9 +257,10 @@ static bool preset_header(const struct csvin_record *rec, int *map, bool gpu, co
 
 static bool preset_table_load(struct preset_table *t, const char *path, bool gpu, struct diag *d)
 {
-    FILE *f = fopen(path, "r");
+    char why[128];
+    FILE *f = infile_open(path, why, sizeof why);
     if (!f) {
-        diag_report(d, path, 0, "cannot open preset table: %s", strerror(errno));
+        diag_report(d, path, 0, "cannot open preset table: %s", why);
         return false;
     }
     bool ok = true;
