@@ -22,6 +22,7 @@ parts="base model plan input draw report cli"
 for d in src/*/; do
     p=$(basename "$d")
     check "src/$p is a known part" test -n "$(allowed "$p")"
+    check "src/$p says what it owns (README.md)" test -s "src/$p/README.md"
 done
 check "nothing left in src/ outside the parts" test -z "$(find src -maxdepth 1 -type f)"
 
