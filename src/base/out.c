@@ -115,7 +115,7 @@ static int out_fail(struct diag *d, const char *path, const char *reason)
  * Temporary files being written, for out_remove_live (a signal handler): a slot's path is
  * complete before its flag is set, and the flag is cleared before the path changes.
  */
-#define OUT_LIVE_SLOTS 8
+#define OUT_LIVE_SLOTS (OUT_SET_MAX + 4)
 static char out_live_path[OUT_LIVE_SLOTS][4096];
 static volatile sig_atomic_t out_live_used[OUT_LIVE_SLOTS];
 
@@ -194,52 +194,32 @@ static int out_write_in_place(const char *path, out_write_fn *write, void *ctx, 
     return rc == 0 ? 0 : out_fail(d, path, strerror(err));
 }
 
-int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d)
+/*
+ * Writes path's content under a temporary name in its folder (tmp, live slot *live): created,
+ * written, flushed, synced and closed. Returns 0, or -1 after a message, the temporary file gone.
+ */
+static int out_stage(const char *path, out_write_fn *write, void *ctx, struct diag *d, char *tmp,
+                     size_t tmp_size, int *live)
 {
-    /* What path names decides how it is written: only a regular file (or nothing) is replaced. */
-    struct stat st;
-    if (lstat(path, &st) == 0) {
-        if (S_ISLNK(st.st_mode)) {
-            /* The file the link points to is written; the link stays. */
-            char target[PATH_MAX];
-            if (!realpath(path, target))
-                return out_fail(d, path,
-                                errno == ENOENT ? "a symbolic link to nothing" : strerror(errno));
-            return out_write_atomic(target, write, ctx, d);
-        }
-        if (S_ISDIR(st.st_mode))
-            return out_fail(d, path, "is a folder");
-        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
-            return out_write_in_place(path, write, ctx, d);
-        if (!S_ISREG(st.st_mode))
-            return out_fail(d, path, "not a regular file, a device or a pipe");
-    }
-    char dir[4096], tmp[4096];
+    char dir[4096];
     if (out_dirname(path, dir, sizeof dir) != 0 ||
-        out_join(tmp, sizeof tmp, dir, OUT_TMP_PREFIX, "XXXXXX") != 0)
+        out_join(tmp, tmp_size, dir, OUT_TMP_PREFIX, "XXXXXX") != 0)
         return out_fail(d, path, "path too long");
     int fd = mkstemp(tmp);
     if (fd < 0)
         return out_fail(d, path, strerror(errno));
-    int live = out_live_add(tmp);
+    *live = out_live_add(tmp);
     /* Held until the file is closed: out_remove_stale of another run leaves it alone. */
     (void)flock(fd, LOCK_EX | LOCK_NB);
     /* mkstemp creates 0600; an output file is as readable as any other the user writes. */
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) {
-        int err = errno;
-        close(fd);
-        unlink(tmp);
-        out_live_drop(live);
-        return out_fail(d, path, strerror(err));
-    }
-    FILE *f = fdopen(fd, "wb");
+    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
         int err = errno;
         close(fd);
         unlink(tmp);
-        out_live_drop(live);
+        out_live_drop(*live);
         return out_fail(d, path, strerror(err));
     }
     errno = 0;
@@ -253,21 +233,123 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
         rc = -1;
         err = errno;
     }
-    if (rc == 0 && rename(tmp, path) != 0) {
-        rc = -1;
-        err = errno;
-    }
     if (rc != 0) {
         unlink(tmp);
-        out_live_drop(live);
+        out_live_drop(*live);
         return out_fail(d, path, strerror(err));
     }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    return 0;
+}
+
+/* Renames a staged temporary file over path and makes the rename durable; -1 after a message. */
+static int out_commit(const char *tmp, int live, const char *path, struct diag *d)
+{
+    int rc = rename(tmp, path) == 0 ? 0 : -1;
+    int err = errno;
+    if (rc != 0)
+        unlink(tmp);
+    out_live_drop(live);
+    if (rc != 0)
+        return out_fail(d, path, strerror(err));
+    char dir[4096];
+    int dfd = out_dirname(path, dir, sizeof dir) == 0 ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
     if (dfd >= 0) {
         (void)fsync(dfd); /* best effort: makes the rename itself durable */
         close(dfd);
     }
     return 0;
+}
+
+/* What path names: 0 a regular file or nothing (written atomically at *real, path itself or a
+ * link's target), 1 a device or a FIFO (written in place), -1 refused (after a message). */
+static int out_target(const char *path, char *real, size_t size, struct diag *d)
+{
+    struct stat st;
+    snprintf(real, size, "%s", path);
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (S_ISLNK(st.st_mode)) {
+        /* The file the link points to is written; the link stays. */
+        char target[PATH_MAX];
+        if (!realpath(path, target))
+            return out_fail(d, path,
+                            errno == ENOENT ? "a symbolic link to nothing" : strerror(errno));
+        if (snprintf(real, size, "%s", target) >= (int)size)
+            return out_fail(d, path, "path too long");
+        if (stat(target, &st) != 0)
+            return 0;
+    }
+    if (S_ISDIR(st.st_mode))
+        return out_fail(d, path, "is a folder");
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+        return 1;
+    if (!S_ISREG(st.st_mode))
+        return out_fail(d, path, "not a regular file, a device or a pipe");
+    return 0;
+}
+
+int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d)
+{
+    char real[4096], tmp[4096];
+    int kind = out_target(path, real, sizeof real, d);
+    if (kind < 0)
+        return -1;
+    if (kind == 1)
+        return out_write_in_place(real, write, ctx, d);
+    int live;
+    if (out_stage(real, write, ctx, d, tmp, sizeof tmp, &live) != 0)
+        return -1;
+    return out_commit(tmp, live, real, d);
+}
+
+void out_set_init(struct out_set *set)
+{
+    memset(set, 0, sizeof *set);
+}
+
+int out_set_add(struct out_set *set, const char *path, out_write_fn *write, void *ctx,
+                struct diag *d)
+{
+    if (set->n == OUT_SET_MAX) {
+        out_set_abort(set);
+        return out_fail(d, path, "too many files in one set");
+    }
+    struct out_staged *s = &set->files[set->n];
+    int kind = out_target(path, s->path, sizeof s->path, d);
+    if (kind == 1)
+        kind = out_write_in_place(s->path, write, ctx, d); /* nothing to rename */
+    else if (kind == 0 && out_stage(s->path, write, ctx, d, s->tmp, sizeof s->tmp, &s->live) == 0)
+        set->n++;
+    else
+        kind = -1;
+    if (kind < 0)
+        out_set_abort(set);
+    return kind < 0 ? -1 : 0;
+}
+
+int out_set_commit(struct out_set *set, struct diag *d)
+{
+    int rc = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        struct out_staged *s = &set->files[i];
+        if (rc == 0)
+            rc = out_commit(s->tmp, s->live, s->path, d);
+        else {
+            unlink(s->tmp);
+            out_live_drop(s->live);
+        }
+    }
+    set->n = 0;
+    return rc;
+}
+
+void out_set_abort(struct out_set *set)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        unlink(set->files[i].tmp);
+        out_live_drop(set->files[i].live);
+    }
+    set->n = 0;
 }
 
 int out_make_dirs(const char *dir, struct diag *d)

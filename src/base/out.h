@@ -66,8 +66,35 @@ int out_write_stream(FILE *f, out_write_fn *write, void *ctx);
 int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d);
 
 /*
- * Removes the temporary files out_write_atomic is writing now. Async-signal-safe: for a signal
- * handler, so that an interrupted run leaves nothing behind.
+ * A set of files written whole or not at all (the lesson's figures): each is written by
+ * out_set_add under a temporary name, by out_write_atomic's rules, and out_set_commit renames
+ * them all once every one was written; a failed add removes what the set staged. A full disk
+ * thus leaves the previous files, never half of a new set.
+ */
+#define OUT_SET_MAX 16
+
+struct out_staged {
+    char path[4096], tmp[4096];
+    int live;
+};
+
+struct out_set {
+    size_t n; /* staged so far */
+    struct out_staged files[OUT_SET_MAX];
+};
+
+void out_set_init(struct out_set *set);
+/* Stages path; 0, or -1 after a message into d (the set is then aborted). */
+int out_set_add(struct out_set *set, const char *path, out_write_fn *write, void *ctx,
+                struct diag *d);
+/* Renames every staged file over its path; 0, or -1 after a message. */
+int out_set_commit(struct out_set *set, struct diag *d);
+/* Removes every staged file. */
+void out_set_abort(struct out_set *set);
+
+/*
+ * Removes the temporary files out_write_atomic or a set is writing now. Async-signal-safe: for a
+ * signal handler, so that an interrupted run leaves nothing behind.
  */
 void out_remove_live(void);
 

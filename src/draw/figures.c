@@ -337,17 +337,22 @@ int figures_write(const char *dir, const char *source_date_epoch, struct diag *d
     if (out_source_date_epoch(source_date_epoch, &epoch, d) < 0 || out_make_dirs(dir, d) != 0)
         return -1;
     out_remove_stale(dir, started); /* a killed run's temporary files */
+    /* Every file or none: a full disk leaves the previous set, not half of a new one. */
+    static struct out_set set;
+    out_set_init(&set);
+    _Static_assert(FIGURES_COUNT * 3 <= OUT_SET_MAX, "every figure file in one set");
     for (unsigned i = 0; i < FIGURES_COUNT; i++) {
         for (int fmt = CANVAS_CAIRO_PNG; fmt <= CANVAS_CAIRO_PDF; fmt++) {
             char path[4096];
             if (out_join(path, sizeof path, dir, figures[i].name, ext[fmt]) != 0) {
+                out_set_abort(&set);
                 diag_report(d, dir, 0, "path too long");
                 return -1;
             }
             struct figure_job job = {&figures[i], (enum canvas_cairo_format)fmt, epoch, path, d};
-            if (out_write_atomic(path, write_figure, &job, d) != 0)
+            if (out_set_add(&set, path, write_figure, &job, d) != 0)
                 return -1;
         }
     }
-    return 0;
+    return out_set_commit(&set, d);
 }

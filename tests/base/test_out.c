@@ -469,6 +469,18 @@ static int write_then_interrupted(FILE *f, void *ctx)
     return 0;
 }
 
+/* The same, the temporary file one of two in its folder (the target written before). */
+static int write_then_interrupted_beside(FILE *f, void *ctx)
+{
+    const char *dir = ctx;
+    fputs("half", f);
+    fflush(f);
+    assert_int_equal(test_count_entries(dir), 2);
+    out_remove_live();
+    assert_int_equal(test_count_entries(dir), 1);
+    return 0;
+}
+
 static void test_live_temporary_removed(void **state)
 {
     const char *dir = *state;
@@ -478,10 +490,49 @@ static void test_live_temporary_removed(void **state)
     diag_init(&d, NULL, NULL);
     assert_int_equal(out_write_atomic(path, write_then_interrupted, (void *)dir, &d), -1);
     assert_int_equal(test_count_entries(dir), 0);
-    /* Once a write is over, nothing of it is live: a later call removes nothing. */
-    assert_int_equal(out_write_atomic(path, write_text, "whole", &d), 0);
+    /* Once a write is over, nothing of it is live: a later call removes nothing, and the slots
+     * are free again however many writes came before. */
+    for (int i = 0; i < 3 * OUT_SET_MAX; i++)
+        assert_int_equal(out_write_atomic(path, write_text, "whole", &d), 0);
     out_remove_live();
     assert_int_equal(test_count_entries(dir), 1);
+    char other[256];
+    out_join(other, sizeof other, dir, "s", ".csv");
+    assert_int_equal(out_write_atomic(other, write_then_interrupted_beside, (void *)dir, &d), -1);
+    assert_int_equal(test_count_entries(dir), 1);
+}
+
+/* A set: every file or none. A failure on the third leaves the first two as they were. */
+static void test_set_whole_or_nothing(void **state)
+{
+    const char *dir = *state;
+    char p[3][256], got[64];
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "f%d", i);
+        out_join(p[i], sizeof p[i], dir, name, ".png");
+    }
+    assert_int_equal(out_write_atomic(p[0], write_text, "old", &d), 0);
+    struct out_set set;
+    out_set_init(&set);
+    assert_int_equal(out_set_add(&set, p[0], write_text, "new0", &d), 0);
+    assert_int_equal(out_set_add(&set, p[1], write_text, "new1", &d), 0);
+    assert_int_equal(test_count_entries(dir), 3); /* f0 and two staged files */
+    assert_int_equal(out_set_add(&set, p[2], write_fail_halfway, NULL, &d), -1);
+    assert_int_equal(test_count_entries(dir), 1);
+    slurp(p[0], got, sizeof got);
+    assert_string_equal(got, "old");
+    /* And whole: all renamed at the commit, no temporary file left. */
+    out_set_init(&set);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(out_set_add(&set, p[i], write_text, "new", &d), 0);
+    assert_int_equal(access(p[2], F_OK), -1); /* nothing in place before the commit */
+    assert_int_equal(out_set_commit(&set, &d), 0);
+    assert_int_equal(test_count_entries(dir), 3);
+    slurp(p[2], got, sizeof got);
+    assert_string_equal(got, "new");
 }
 
 int main(void)
@@ -510,6 +561,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_atomic_fifo_in_place, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_atomic_device_in_place, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_live_temporary_removed, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_set_whole_or_nothing, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
