@@ -2,7 +2,7 @@
 # that take one of a few words, and file names (scenario CSV files, templates, folders).
 # Installed by `make install` as $(PREFIX)/share/bash-completion/completions/memfit.
 # tests/cli/completion.sh checks it against `memfit help COMMAND`: a command or an option added
-# to src/cli/main.c must be added here too.
+# to src/cli/help.c (the tables of commands and options) must be added here too.
 
 _memfit_commands="eval report figures search import-config help"
 

@@ -3,8 +3,8 @@
  *
  * Modules report problems here instead of printing. Each message is formatted once as
  * "FILE:LINE: TEXT" (or "FILE: TEXT" when the line is 0) and handed to the sink, if one is set
- * (main.c prints it at once, so a stream of a million rows keeps no list); the first message is
- * kept for callers and tests, and every message is counted.
+ * (cli/session.c prints it at once, so a stream of a million rows keeps no list); the first
+ * message is kept for callers and tests, and every message is counted.
  *
  * A message quotes what the user wrote (cells, header names, file names), so control characters
  * in it are written escaped, as "\x1b": a cell cannot move the cursor, clear the terminal or set

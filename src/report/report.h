@@ -32,8 +32,8 @@
 
 enum report_paper { REPORT_PAPER_A4, REPORT_PAPER_LETTER };
 
-/* What report_write tells its caller as it goes (main.c: the progress bar and the closing
- * message on stderr); a NULL function is not called. */
+/* What report_write tells its caller as it goes (cli/cmd_report.c: the progress bar and the
+ * closing message on stderr); a NULL function is not called. */
 struct report_listener {
     /* One more scenario's section drawn: done of total (with split, each scenario twice). */
     void (*section)(void *ctx, size_t done, size_t total);

@@ -53,18 +53,26 @@ done
 check "SYNOPSIS shows --help and --version" sh -c "grep -q 'memfit --help' '$T/synopsis' && grep -q 'memfit --version' '$T/synopsis'"
 check "SYNOPSIS shows -h" grep -q 'memfit --help | -h' "$T/synopsis"
 
-# Options: those --help lists, those of main.c's long_options table and its short options.
+# Options: those --help lists, those of the option table (src/cli/help.c) and the short options
+# of getopt_long's string (src/cli/options.c), read from every file of src/cli.
 section OPTIONS >"$T/options"
 {
+    sed -n 's/^ *{"\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' src/cli/*.c
+    sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' src/cli/*.c | tr -d ':' | sed 's/./-&\n/g'
+} | grep -v '^$' | sort -u >"$T/srcopts"
+n_long=$(grep -c -- '^--' "$T/srcopts")
+n_short=$(grep -c -- '^-[a-z]$' "$T/srcopts")
+check "options found in src/cli/*.c (the table's long names, getopt_long's letters)" \
+    test "$n_long" -ge 15 -a "$n_short" -ge 3
+{
     grep -oE -- '(^|[ ,|])--?[a-z][a-z-]*' "$T/help" | sed 's/^[ ,|]//'
-    sed -n 's/^ *{"\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' src/cli/main.c
-    sed -n 's/.*getopt_long([^"]*"\([^"]*\)".*/\1/p' src/cli/main.c | tr -d ':' | sed 's/./-&\n/g'
+    cat "$T/srcopts"
     # and those of each command's own help
     for c in $(sed -n 's/^\(usage:\)\{0,1\} *memfit \([a-z][a-z-]*\) .*/\2/p' "$T/help"); do
         run help "$c" | grep -oE -- '^ +(-[a-z], )?--[a-z][a-z-]*' | tr ',' '\n' | tr -d ' '
     done
 } | grep -v '^$' | sort -u >"$T/optlist"
-check "options found (--help and src/cli/main.c)" test "$(wc -l <"$T/optlist")" -ge 10
+check "options found (--help and src/cli/*.c)" test "$(wc -l <"$T/optlist")" -ge 10
 while read -r opt; do
     if has_tag "$T/options" "$opt"; then echo "ok OPTIONS documents $opt"; else
         echo "not ok OPTIONS documents $opt"; fi

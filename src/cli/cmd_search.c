@@ -1,0 +1,346 @@
+/* cmd_search: see commands.h. memfit search: the fastest layouts of each job that fit, as rows
+ * that memfit eval reads, and with --report their PDF. */
+#include "cli/commands.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/diag.h"
+#include "base/out.h"
+#include "cli/options.h"
+#include "cli/progress.h"
+#include "cli/searchout.h"
+#include "cli/session.h"
+#include "draw/canvas_cairo.h"
+#include "model/model.h"
+#include "plan/search.h"
+#include "report/report_search.h"
+
+/* A job and where it was read: the search's messages point to its line. */
+struct job {
+    struct scenario sc;
+    const char *file;
+    unsigned long line;
+};
+
+/* What --report keeps of a job searched: its counts, its fastest layouts and every layout
+ * evaluated (owned). */
+struct searched {
+    const struct job *job;
+    struct search_result res;
+    struct search_layout *top;
+    struct search_point *points;
+    size_t n_points, cap_points;
+    bool lost; /* a point could not be kept (no memory) */
+    uint64_t gpus;
+};
+
+struct search_ctx {
+    const struct options *o;
+    struct job *jobs;
+    size_t n_jobs, cap;
+    bool opened;  /* a file could be opened: the header is written */
+    bool aborted; /* search_write wrote nothing: -o's file is left as it was */
+    bool range;   /* a range of GPU counts is searched: the rows carry gpus */
+    bool rows;    /* the rows are written (not with --report, unless -o) */
+    struct searchout out;
+    struct search_layout *top; /* o->top of them */
+    struct model_cache *memo;
+    struct searched *done; /* --report: n_done of n_jobs */
+    size_t n_done;
+    struct diag *d; /* the jobs' messages */
+};
+
+static bool keep_job(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
+                     struct diag *d)
+{
+    struct search_ctx *s = ctx;
+    if (s->n_jobs == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        struct job *jobs = realloc(s->jobs, cap * sizeof *jobs);
+        if (!jobs) {
+            diag_report(d, NULL, 0, "out of memory");
+            return false;
+        }
+        s->jobs = jobs;
+        s->cap = cap;
+    }
+    s->jobs[s->n_jobs++] = (struct job){*sc, file, line};
+    s->range |= sc->gpus_from > 0;
+    return true;
+}
+
+static void search_opened(void *ctx)
+{
+    struct search_ctx *s = ctx;
+    s->opened = true;
+}
+
+/* search_point_fn for --report: every layout evaluated, kept. */
+static void keep_point(void *ctx, const struct search_point *p)
+{
+    struct searched *j = ctx;
+    if (j->n_points == j->cap_points) {
+        size_t cap = j->cap_points ? 2 * j->cap_points : 1024;
+        struct search_point *points = j->lost ? NULL : realloc(j->points, cap * sizeof *points);
+        if (!points) {
+            j->lost = true;
+            return;
+        }
+        j->points = points;
+        j->cap_points = cap;
+    }
+    j->points[j->n_points++] = *p;
+}
+
+/* The pinned degrees of a job, for a message: "tp=4, pp=2". */
+static void pinned_degrees(const struct scenario *job, char *buf, size_t size)
+{
+    const struct {
+        unsigned pin;
+        const char *name;
+        uint64_t value;
+    } degrees[] = {{SCENARIO_PIN_TP, "tp", job->tp},
+                   {SCENARIO_PIN_PP, "pp", job->pp},
+                   {SCENARIO_PIN_CP, "cp", job->cp},
+                   {SCENARIO_PIN_DP, "dp", job->dp},
+                   {SCENARIO_PIN_VPP, "vpp", job->vpp},
+                   {SCENARIO_PIN_EP, "ep", job->ep},
+                   {SCENARIO_PIN_ETP, "etp", job->etp},
+                   {SCENARIO_PIN_MICRO_BATCH, "micro_batch", job->micro_batch}};
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof degrees / sizeof degrees[0]; i++)
+        if (job->pinned & degrees[i].pin)
+            snprintf(buf + strlen(buf), size - strlen(buf), "%s%s=%llu", buf[0] ? ", " : "",
+                     degrees[i].name, (unsigned long long)degrees[i].value);
+    if (!buf[0])
+        snprintf(buf, size, "the pinned columns");
+}
+
+/* Why search_run could not search job j, said with its line. */
+static void search_failed(struct search_ctx *s, const struct job *j, enum search_status st)
+{
+    const struct scenario *job = &j->sc;
+    unsigned long long gpus = job->gpus;
+    char pins[160];
+    switch (st) {
+    case SEARCH_NO_SPLIT:
+        diag_report(s->d, j->file, j->line,
+                    "column 'gpus': '%llu' cannot be split: no tp (dividing heads and kv_heads, at "
+                    "most gpus_per_node), pp (dividing layers), cp (dividing seq) and dp (dividing "
+                    "global_batch) multiply to it",
+                    gpus);
+        return;
+    case SEARCH_PIN_CLASH:
+        pinned_degrees(job, pins, sizeof pins);
+        diag_report(s->d, j->file, j->line,
+                    "column 'gpus': no layout of %llu GPUs keeps the pinned %s", gpus, pins);
+        return;
+    case SEARCH_OVERFLOW:
+        diag_report(s->d, j->file, j->line, "job '%s': a byte count overflows 64 bits", job->name);
+        return;
+    case SEARCH_TOO_LARGE:
+        diag_report(s->d, j->file, j->line,
+                    "job '%s': too many layouts to search one by one (more than 2^24 but the "
+                    "micro-batch): pin some layout columns",
+                    job->name);
+        return;
+    default:
+        diag_report(s->d, j->file, j->line, "job '%s': out of memory", job->name);
+        return;
+    }
+}
+
+/*
+ * Searches one job into s->top and *res: on its gpus, or for the fewest of a range (the count
+ * into *gpus, 0 when none fits). With --report, every layout evaluated goes to keep (of the
+ * count found, for a range). false when the job cannot be searched (reported).
+ */
+static bool search_job(struct search_ctx *s, const struct job *j, struct search_result *res,
+                       uint64_t *gpus, uint64_t *from, uint64_t *to, struct searched *keep)
+{
+    const struct scenario *job = &j->sc;
+    const struct options *o = s->o;
+    search_point_fn *each = keep ? keep_point : NULL;
+    *from = o->range_from ? o->range_from : job->gpus_from;
+    *to = o->range_from ? o->range_to : job->gpus;
+    *gpus = job->gpus;
+    if (*from) {
+        *gpus = search_min_gpus(job, *from, *to, o->top, s->top, s->memo, res);
+        if (!keep || !*gpus)
+            return true;
+        /* Once more at the count found, for the report's every layout. */
+        struct scenario at = *job;
+        at.gpus = *gpus;
+        at.gpus_from = 0;
+        enum search_status st = search_run(&at, o->top, s->top, each, keep, s->memo, res);
+        if (st != SEARCH_OK)
+            search_failed(s, j, st);
+        return st == SEARCH_OK;
+    }
+    if (!job->gpus) {
+        diag_report(s->d, j->file, j->line,
+                    "column 'gpus': a value is required: the job's GPUs (a count, or a range A:B; "
+                    "or --gpus-range)");
+        return false;
+    }
+    enum search_status st = search_run(job, o->top, s->top, each, keep, s->memo, res);
+    if (st != SEARCH_OK)
+        search_failed(s, j, st);
+    return st == SEARCH_OK;
+}
+
+/* Searches every job: its rows into f (when s->rows), and with --report what the PDF needs into
+ * s->done. Returns -1 (write nothing) when no input could be opened. */
+static int search_write(FILE *f, void *ctx)
+{
+    struct search_ctx *s = ctx;
+    bool to_stdout = f == stdout;
+    s->aborted = !s->opened;
+    if (!s->opened)
+        return -1;
+    s->out.out = f;
+    s->out.table_cols = session_table_cols(s->o, to_stdout);
+    s->out.range = s->range || s->o->range_from > 0;
+    if (s->rows)
+        searchout_begin(&s->out);
+    struct progress bar;
+    progress_start(&bar, s->o, "search", s->n_jobs > 4, to_stdout && s->rows);
+    for (size_t i = 0; i < s->n_jobs; i++) {
+        struct searched *keep = s->done ? &s->done[s->n_done] : NULL;
+        struct search_result res;
+        uint64_t gpus, from, to;
+        if (keep)
+            *keep = (struct searched){.job = &s->jobs[i]};
+        if (search_job(s, &s->jobs[i], &res, &gpus, &from, &to, keep)) {
+            if (s->rows)
+                searchout_job(&s->out, &s->jobs[i].sc, &res, s->top, gpus, from, to);
+            if (keep) {
+                keep->res = res;
+                keep->gpus = gpus;
+                keep->top = malloc((res.n_top ? res.n_top : 1) * sizeof *keep->top);
+                if (keep->top)
+                    memcpy(keep->top, s->top, res.n_top * sizeof *keep->top);
+                keep->lost |= !keep->top;
+                s->n_done++;
+            }
+        } else if (keep) {
+            free(keep->points);
+        }
+        progress_show(&bar, (double)(i + 1), (double)s->n_jobs);
+    }
+    progress_end(&bar);
+    if (s->rows)
+        searchout_end(&s->out);
+    return 0;
+}
+
+/* Messages of out_write_atomic, unless the file was left alone on purpose (nothing was read). */
+static void search_file_message(void *ctx, const char *msg)
+{
+    struct search_ctx *s = ctx;
+    if (!s->aborted)
+        fprintf(stderr, "memfit: %s\n", msg);
+}
+
+/* --report: the PDF of the jobs searched. Returns false when it could not be written
+ * (reported). */
+static bool search_report(struct search_ctx *s)
+{
+    const struct options *o = s->o;
+    if (s->n_done == 0) {
+        diag_report(s->d, NULL, 0, "no job searched: '%s' is not written", o->report_path);
+        return true;
+    }
+    struct report_search_job *jobs = calloc(s->n_done, sizeof *jobs);
+    bool lost = false;
+    if (!jobs) {
+        fprintf(stderr, "memfit: out of memory\n");
+        return false;
+    }
+    for (size_t i = 0; i < s->n_done; i++) {
+        const struct searched *d = &s->done[i];
+        jobs[i] = (struct report_search_job){d->job->sc.name, &d->job->sc, &d->res, d->top,
+                                             d->points,       d->n_points, d->gpus};
+        lost |= d->lost;
+    }
+    if (lost) {
+        fprintf(stderr, "memfit: out of memory: the layouts of the report could not be kept\n");
+        free(jobs);
+        return false;
+    }
+    struct diag d;
+    diag_init(&d, session_print_message, (void *)o);
+    int rc = report_search_write(jobs, s->n_done, o->report_path, o->units, &d);
+    free(jobs);
+    canvas_cairo_shutdown();
+    if (rc != 0)
+        return false;
+    if (!o->quiet)
+        fprintf(stderr, "memfit: wrote %s (%zu job%s)\n", o->report_path, s->n_done,
+                s->n_done == 1 ? "" : "s");
+    return true;
+}
+
+int cmd_search(const struct options *o)
+{
+    if (o->n_files == 0)
+        return options_usage_error(o, "%s: at least one FILE.csv (or -) is needed", "search");
+    bool to_file = o->out && strcmp(o->out, "-") != 0;
+    struct stat st;
+    if (to_file && stat(o->out, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "memfit: cannot write '%s': it is a folder (search -o names a file)\n",
+                o->out);
+        return EXIT_USAGE;
+    }
+    struct diag d;
+    diag_init(&d, session_print_message, (void *)o);
+    struct search_ctx s;
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    s.d = &d;
+    s.rows = !o->report_path || o->out;
+    s.top = malloc(o->top * sizeof *s.top);
+    if (!s.top) {
+        fprintf(stderr, "memfit: out of memory\n");
+        return EXIT_USAGE;
+    }
+    s.memo = model_cache_new(); /* NULL only makes the search slower */
+    searchout_init(&s.out, o->format, o->units, false, stdout);
+    struct reading rd = {keep_job, search_opened, NULL, &s, false, false};
+    bool io_ok = session_read_files(o, &rd, &d);
+    bool write_failed = false;
+    if (o->report_path && s.n_jobs) {
+        s.done = calloc(s.n_jobs, sizeof *s.done);
+        write_failed = !s.done;
+    }
+    if (write_failed)
+        fprintf(stderr, "memfit: out of memory\n");
+    else if (to_file && s.rows) {
+        struct diag fd;
+        diag_init(&fd, search_file_message, &s);
+        write_failed = out_write_atomic(o->out, search_write, &s, &fd) != 0 && !s.aborted;
+    } else {
+        search_write(stdout, &s);
+        write_failed = ferror(stdout) || fflush(stdout) != 0;
+        if (write_failed)
+            fprintf(stderr, "memfit: cannot write the output\n");
+    }
+    write_failed |= s.out.error != 0;
+    if (o->report_path && s.opened && !write_failed)
+        write_failed = !search_report(&s);
+    for (size_t i = 0; i < s.n_done; i++) {
+        free(s.done[i].top);
+        free(s.done[i].points);
+    }
+    free(s.done);
+    searchout_release(&s.out);
+    model_cache_free(s.memo);
+    free(s.top);
+    free(s.jobs);
+    if (write_failed || !io_ok)
+        return EXIT_USAGE;
+    return d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
+}

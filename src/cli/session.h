@@ -1,0 +1,42 @@
+/*
+ * session: what the commands' drivers share: the modules' messages printed as they come (the
+ * sink of a diag), the scenarios of the command line's files read with the presets (--models,
+ * --gpus) and the uniqueness of names shared, and the width of a table for the terminal.
+ */
+#ifndef MEMFIT_SESSION_H
+#define MEMFIT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/diag.h"
+#include "cli/options.h"
+#include "model/scenario.h"
+
+/* Prints every message at once (so a million-row run keeps no list), with the program name. */
+void session_print_message(void *ctx, const char *msg);
+
+/* Called for each valid scenario; returns false to stop reading (a fatal error, reported). */
+typedef bool scenario_fn(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
+                         struct diag *d);
+
+/* What a command does with the scenarios it reads. */
+struct reading {
+    scenario_fn *row;
+    void (*opened)(void *ctx); /* a file was opened and is about to be read; may be NULL */
+    /* Where the next row is parsed (row gets it back); NULL: the reader's own. It returns NULL
+     * when no more rows are wanted. */
+    struct scenario *(*next)(void *ctx);
+    void *ctx;
+    bool bar;            /* reading is the work: a progress bar over each file's bytes */
+    bool rows_on_stdout; /* the rows go to stdout as they are read */
+};
+
+/* Reads every file of the command line, with the presets and the uniqueness of names shared. */
+bool session_read_files(const struct options *o, const struct reading *rd, struct diag *d);
+
+/* The table's width: COLUMNS when set, as for ls(1); else the terminal's when the table goes to
+ * one; else 80. 0 (every column) with --wide. */
+size_t session_table_cols(const struct options *o, bool to_stdout);
+
+#endif
