@@ -57,5 +57,5 @@ void diag_report(struct diag *d, const char *file, unsigned long line, const cha
     memcpy(d->last, msg, sizeof msg);
     d->count++;
     if (d->sink)
-        d->sink(d->sink_ctx, msg);
+        d->sink(d->sink_ctx, msg, file, line);
 }

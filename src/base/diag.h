@@ -17,7 +17,8 @@
 
 #define DIAG_MSG_MAX 512
 
-typedef void diag_sink_fn(void *ctx, const char *msg);
+/* A message, formatted, with the position it names (file NULL: none; line 0: the whole file). */
+typedef void diag_sink_fn(void *ctx, const char *msg, const char *file, unsigned long line);
 
 struct diag {
     size_t count;

@@ -195,6 +195,23 @@ static int out_write_in_place(const char *path, out_write_fn *write, void *ctx, 
 }
 
 /*
+ * A killed run's temporary files in dir are removed before the first write into it (the last
+ * folder cleaned is remembered: a report of many files into one folder reads it once). "Before"
+ * is the first write of this process: a live run's files are newer, or locked.
+ */
+static void out_clean_once(const char *dir)
+{
+    static char last[4096];
+    static time_t first;
+    if (!first)
+        first = time(NULL);
+    if (strcmp(last, dir) == 0)
+        return;
+    snprintf(last, sizeof last, "%s", dir);
+    out_remove_stale(dir, first);
+}
+
+/*
  * Writes path's content under a temporary name in its folder (tmp, live slot *live): created,
  * written, flushed, synced and closed. Returns 0, or -1 after a message, the temporary file gone.
  */
@@ -205,6 +222,7 @@ static int out_stage(const char *path, out_write_fn *write, void *ctx, struct di
     if (out_dirname(path, dir, sizeof dir) != 0 ||
         out_join(tmp, tmp_size, dir, OUT_TMP_PREFIX, "XXXXXX") != 0)
         return out_fail(d, path, "path too long");
+    out_clean_once(dir);
     int fd = mkstemp(tmp);
     if (fd < 0)
         return out_fail(d, path, strerror(errno));
@@ -354,7 +372,14 @@ void out_set_abort(struct out_set *set)
 
 int out_make_dirs(const char *dir, struct diag *d)
 {
+    char made[4096];
+    return out_make_dirs_noting(dir, made, sizeof made, d);
+}
+
+int out_make_dirs_noting(const char *dir, char *made, size_t made_size, struct diag *d)
+{
     char path[4096];
+    made[0] = '\0';
     if (dir[0] == '\0') {
         diag_report(d, NULL, 0, "empty output folder name");
         return -1;
@@ -368,8 +393,12 @@ int out_make_dirs(const char *dir, struct diag *d)
         if (ch != '/' && ch != '\0')
             continue;
         *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+        if (mkdir(path, 0777) == 0) {
+            if (!made[0])
+                snprintf(made, made_size, "%s", path);
+        } else if (errno != EEXIST) {
             diag_report(d, path, 0, "cannot create folder: %s", strerror(errno));
+            out_unmake_dirs(path, made);
             return -1;
         }
         *p = ch;
@@ -382,6 +411,24 @@ int out_make_dirs(const char *dir, struct diag *d)
         return -1;
     }
     return 0;
+}
+
+void out_unmake_dirs(const char *dir, const char *made)
+{
+    if (!made[0])
+        return;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return;
+    size_t stop = strlen(made);
+    for (;;) {
+        if (rmdir(path) != 0 || strlen(path) <= stop)
+            return; /* not empty (or not ours): what is above it stays too */
+        char *slash = strrchr(path, '/');
+        if (!slash)
+            return;
+        *slash = '\0';
+    }
 }
 
 int out_source_date_epoch(const char *value, long long *seconds, struct diag *d)

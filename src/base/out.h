@@ -108,6 +108,15 @@ void out_catch_signals(void);
 /* mkdir -p: makes dir and its missing parents. Returns 0, or -1 after a message into d. */
 int out_make_dirs(const char *dir, struct diag *d);
 
+/*
+ * The same, the topmost folder it made into made[0..made_size) ("" when dir was there), for
+ * out_unmake_dirs: a run that fails then leaves no folder behind. A failure removes what it made.
+ */
+int out_make_dirs_noting(const char *dir, char *made, size_t made_size, struct diag *d);
+
+/* Removes dir and its parents up to made (out_make_dirs_noting's), each only while empty. */
+void out_unmake_dirs(const char *dir, const char *made);
+
 /* The prefix of out_write_atomic's temporary files (then mkstemp's six characters). */
 #define OUT_TMP_PREFIX ".memfit-tmp-"
 

@@ -29,9 +29,11 @@ int paths_find_data(const char *rel, char *buf, size_t size)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = '\0';
-            /* The last two: a build folder of its own in a source checkout (build/asan/memfit,
-             * build/asan/tests/test_report), taken only where the checkout's sources are. */
-            static const char *const up[] = {"", "/..", "/../share/memfit", "/../..", "/../../.."};
+            /* The last three: a build folder in a source checkout (build/asan/memfit, a test
+             * build/tests/PART/test_x or build/asan/tests/PART/test_x), taken only where the
+             * checkout's sources are. */
+            static const char *const up[] = {"",       "/..",       "/../share/memfit",
+                                             "/../..", "/../../..", "/../../../.."};
             for (size_t i = 0; i < sizeof up / sizeof *up; i++) {
                 char dir[4200];
                 snprintf(dir, sizeof dir, "%s%s", exe, up[i]);

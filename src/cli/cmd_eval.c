@@ -306,8 +306,10 @@ static int eval_write(FILE *f, void *ctx)
 }
 
 /* Messages of out_write_atomic, unless the file was left alone on purpose (nothing was read). */
-static void eval_file_message(void *ctx, const char *msg)
+static void eval_file_message(void *ctx, const char *msg, const char *file, unsigned long line)
 {
+    (void)file;
+    (void)line;
     struct eval_ctx *e = ctx;
     if (!e->aborted)
         fprintf(stderr, "memfit: %s\n", msg);

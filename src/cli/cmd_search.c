@@ -238,8 +238,10 @@ static int search_write(FILE *f, void *ctx)
 }
 
 /* Messages of out_write_atomic, unless the file was left alone on purpose (nothing was read). */
-static void search_file_message(void *ctx, const char *msg)
+static void search_file_message(void *ctx, const char *msg, const char *file, unsigned long line)
 {
+    (void)file;
+    (void)line;
     struct search_ctx *s = ctx;
     if (!s->aborted)
         fprintf(stderr, "memfit: %s\n", msg);

@@ -2,6 +2,7 @@
 #include "cli/session.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +15,27 @@
 #include "cli/progress.h"
 #include "input/config.h"
 
-void session_print_message(void *ctx, const char *msg)
+/* Whether file is one of the scenario CSVs of the command line (standard input's label too). */
+static bool is_input(const struct options *o, const char *file)
+{
+    if (!file)
+        return false;
+    if (strcmp(file, "<stdin>") == 0)
+        return true;
+    for (int i = 0; i < o->n_files; i++)
+        if (strcmp(file, o->files[i]) == 0)
+            return true;
+    return false;
+}
+
+void session_print_message(void *ctx, const char *msg, const char *file, unsigned long line)
 {
     const struct options *o = ctx;
-    if (!o->quiet)
-        fprintf(stderr, "memfit: %s\n", msg);
+    /* --quiet hides what is said of a row (a rejected scenario, a job without a layout), never
+     * why the run failed: a file that cannot be read or written, a template's error. */
+    if (o->quiet && line > 0 && is_input(o, file))
+        return;
+    fprintf(stderr, "memfit: %s\n", msg);
 }
 
 /* ---- presets ---- */

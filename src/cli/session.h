@@ -13,8 +13,11 @@
 #include "cli/options.h"
 #include "model/scenario.h"
 
-/* Prints every message at once (so a million-row run keeps no list), with the program name. */
-void session_print_message(void *ctx, const char *msg);
+/*
+ * Prints every message at once (so a million-row run keeps no list), with the program name; under
+ * --quiet, not those about a row of a scenario CSV (they carry its line), never a fatal one.
+ */
+void session_print_message(void *ctx, const char *msg, const char *file, unsigned long line);
 
 /* Called for each valid scenario; returns false to stop reading (a fatal error, reported). */
 typedef bool scenario_fn(void *ctx, const struct scenario *sc, const char *file, unsigned long line,

@@ -333,10 +333,10 @@ int figures_write(const char *dir, const char *source_date_epoch, struct diag *d
 {
     static const char *const ext[] = {".png", ".svg", ".pdf"};
     long long epoch;
-    time_t started = time(NULL);
-    if (out_source_date_epoch(source_date_epoch, &epoch, d) < 0 || out_make_dirs(dir, d) != 0)
+    char made[4096];
+    if (out_source_date_epoch(source_date_epoch, &epoch, d) < 0 ||
+        out_make_dirs_noting(dir, made, sizeof made, d) != 0)
         return -1;
-    out_remove_stale(dir, started); /* a killed run's temporary files */
     /* Every file or none: a full disk leaves the previous set, not half of a new one. */
     static struct out_set set;
     out_set_init(&set);
@@ -344,15 +344,19 @@ int figures_write(const char *dir, const char *source_date_epoch, struct diag *d
     for (unsigned i = 0; i < FIGURES_COUNT; i++) {
         for (int fmt = CANVAS_CAIRO_PNG; fmt <= CANVAS_CAIRO_PDF; fmt++) {
             char path[4096];
+            struct figure_job job = {&figures[i], (enum canvas_cairo_format)fmt, epoch, path, d};
             if (out_join(path, sizeof path, dir, figures[i].name, ext[fmt]) != 0) {
                 out_set_abort(&set);
                 diag_report(d, dir, 0, "path too long");
-                return -1;
+            } else if (out_set_add(&set, path, write_figure, &job, d) == 0) {
+                continue;
             }
-            struct figure_job job = {&figures[i], (enum canvas_cairo_format)fmt, epoch, path, d};
-            if (out_set_add(&set, path, write_figure, &job, d) != 0)
-                return -1;
+            out_unmake_dirs(dir, made); /* a folder made for nothing goes */
+            return -1;
         }
     }
-    return out_set_commit(&set, d);
+    int rc = out_set_commit(&set, d);
+    if (rc != 0)
+        out_unmake_dirs(dir, made);
+    return rc;
 }

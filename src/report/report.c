@@ -31,7 +31,6 @@ struct report_run {
     size_t n;
     size_t sections_done; /* for the listener */
     size_t left_out;      /* scenarios that could not be computed (reported) */
-    time_t started;       /* temporary files older than this are a killed run's */
 };
 
 /* Tells the listener that one more scenario's section is drawn. */
@@ -525,18 +524,21 @@ static int report_compute(struct report_run *run, const struct scenario *scs, si
 static int report_write_files(struct report_run *run, struct diag *d)
 {
     const struct report_options *opt = run->opt;
-    if (out_make_dirs(opt->out_dir, d) != 0)
+    char made[4096];
+    if (out_make_dirs_noting(opt->out_dir, made, sizeof made, d) != 0)
         return -1;
-    out_remove_stale(opt->out_dir, run->started);
     char path[4096];
+    int rc = -1;
     if (out_join(path, sizeof path, opt->out_dir, opt->file_name ? opt->file_name : "report.pdf",
                  "") != 0) {
         diag_report(d, NULL, 0, "cannot write into '%s': path too long", opt->out_dir);
-        return -1;
+    } else {
+        rc = report_combined(run, path, d);
+        if (opt->split && report_split(run, d) != 0)
+            rc = -1;
     }
-    int rc = report_combined(run, path, d);
-    if (opt->split && report_split(run, d) != 0)
-        rc = -1;
+    if (rc != 0)
+        out_unmake_dirs(opt->out_dir, made); /* a folder made for nothing goes (a full one stays) */
     return rc;
 }
 
@@ -551,7 +553,6 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
     memset(&run, 0, sizeof run);
     run.opt = opt;
     run.units = opt->units;
-    run.started = time(NULL);
     report_phrases_init(&run.phrases);
     template_init(&run.scenario_tmpl);
     template_init(&run.summary_tmpl);

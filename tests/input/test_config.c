@@ -29,8 +29,10 @@ struct run {
     size_t n_messages;
 };
 
-static void collect(void *ctx, const char *msg)
+static void collect(void *ctx, const char *msg, const char *file, unsigned long line)
 {
+    (void)file;
+    (void)line;
     struct run *r = ctx;
     size_t used = strlen(r->messages);
     snprintf(r->messages + used, sizeof r->messages - used, "%s\n", msg);

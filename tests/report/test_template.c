@@ -128,8 +128,10 @@ static void test_every_error_is_reported(void **state)
         d.last, "r.tmpl:9: unknown placeholder '{{verdikt}}' (did you mean '{{verdict}}'?)");
 }
 
-static void collect(void *ctx, const char *msg)
+static void collect(void *ctx, const char *msg, const char *file, unsigned long line)
 {
+    (void)file;
+    (void)line;
     char *all = ctx;
     size_t n = strlen(all);
     snprintf(all + n, 1024 - n, "%s\n", msg);
