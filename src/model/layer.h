@@ -4,7 +4,7 @@
  * A layer is two lists: its parameter tensors (name, count, which part of the layer: attention,
  * norms and biases, dense MLP, shared experts, router, routed experts) and the tensors it keeps
  * for the backward pass (name, bytes per token or per attention score, what tensor and sequence
- * parallelism do to it, whether the scenario's recomputation drops it). model.c's totals, the
+ * parallelism do to it, whether the scenario's recomputation drops it). The model's totals, the
  * report's layer walk and parameter charts and their tests all read these lists; a new layer kind
  * is new entries here, not new code in three places.
  *

@@ -10,6 +10,11 @@
  * (parameters section 2, model states 3, activations 4, checkpointing every k 5, pipeline 6,
  * logits 7, peak and budget 8, the worked example 9); above all Korthikanti et al. 2022,
  * "Reducing Activation Recomputation in Large Transformer Models", Section 4.
+ *
+ * Implemented by concern (model_internal.h holds what the files share): parameter counts and
+ * layer kinds in model_params.c, activations, logits and M(k) in model_acts.c, each stage's
+ * terms, the most loaded stage and the budget in model_stage.c, the step model's GPU in
+ * model_step.c, the largest micro-batch in model_batch.c, the entry points in model_eval.c.
  */
 #ifndef MEMFIT_MODEL_H
 #define MEMFIT_MODEL_H
@@ -66,8 +71,8 @@ struct model_gpu {
     uint64_t peak_bytes;         /* the lesson's or the step's, as the scenario's peak says */
 };
 
-/* Every term of a scenario, on its most loaded GPU. (model.c's peak_terms sets each member by
- * name: a new member must be set there too.) */
+/* Every term of a scenario, on its most loaded GPU. (model_stage.c's model_peak_terms sets each
+ * member by name: a new member must be set there too.) */
 struct terms {
     uint64_t params;              /* Psi of the whole model */
     uint64_t active_params;       /* Psi with k of the E routed experts of each MoE layer */

@@ -2,8 +2,8 @@
  * scenario: one training configuration, typed and validated.
  *
  * A scenario is plain data: config (src/input/config*.c) fills it from a CSV row (presets merged,
- * defaults applied, every rule checked), model.c and plan.c read it. Sizes are counts (uint64_t);
- * the GPU is described by its memory and the speeds the planner's cost model needs.
+ * defaults applied, every rule checked), the model (model.h) and plan.c read it. Sizes are counts
+ * (uint64_t); the GPU is described by its memory and the speeds the planner's cost model needs.
  */
 #ifndef MEMFIT_SCENARIO_H
 #define MEMFIT_SCENARIO_H

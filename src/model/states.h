@@ -10,7 +10,7 @@
  * are sized tensor by tensor, and the adapters from the linear layers' shapes, all read from the
  * layer inventory (layer.h).
  *
- * A pool is a set of parameters on one GPU, before ZeRO: model.c adds up a stage's pools (the
+ * A pool is a set of parameters on one GPU, before ZeRO: model_stage.c adds up a stage's pools (the
  * layers' dense parts and the parameters outside the layers, sharded over the ZeRO group; the
  * routed experts, over the expert data-parallel group) and shards them with states_sharded.
  *

@@ -10,7 +10,7 @@
  * measured on a whole step of the lesson's GPT stack (tests/validation/step.csv); a test holds
  * the model to every measured peak and phase.
  *
- * Pure: model.c fills a struct step_gpu from its own terms; no I/O, no allocation, no globals.
+ * Pure: model_step.c fills a struct step_gpu from its own terms; no I/O, no allocation, no globals.
  */
 #ifndef MEMFIT_STEP_H
 #define MEMFIT_STEP_H
@@ -32,7 +32,7 @@ enum step_phase {
 /* "forward", "backward_start", ...: eval's peak_phase. */
 const char *step_phase_name(enum step_phase p);
 
-/* What one GPU of a pipeline stage holds, in bytes, at one micro-batch (model.c fills it). */
+/* What one GPU of a pipeline stage holds, in bytes, at one micro-batch (model_step.c fills it). */
 struct step_gpu {
     bool first, last;                   /* holds the embedding, the output layer */
     uint64_t weights, grads, optimizer; /* its model states */

@@ -1,7 +1,7 @@
 /*
  * Tests of chart, through the recording canvas: nice ticks, bar heights proportional to the
  * terms, the reserve line at 85%, nothing drawn outside the plot area or the chart's rectangle,
- * no overlapping text, the libharu state rule; and the data helpers against model.c. The search's
+ * no overlapping text, the libharu state rule; and the data helpers against the model. The search's
  * charts: log ticks, the scatter's bins (a million layouts, a few thousand marks) and the tp x pp
  * map.
  */

@@ -1,7 +1,7 @@
 /*
  * Tests of the model states of the optimizers and of LoRA / QLoRA fine-tuning (states.c and its
- * use in model.c and cost.c; doc/model.md sections 3.5, 3.6, 10.2 and 12.1), with the published
- * counts of Llama-3.1-8B worked out in the comments.
+ * use in model_stage.c, model_step.c and cost.c; doc/model.md sections 3.5, 3.6, 10.2 and 12.1),
+ * with the published counts of Llama-3.1-8B worked out in the comments.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /*
- * Tests of layer.c (the inventory of a layer) and of the parameter counts model.c sums from it:
- * every published total and active count of doc/model.md section 2.5 comes out exactly, the
+ * Tests of layer.c (the inventory of a layer) and of the parameter counts model_params.c sums from
+ * it: every published total and active count of doc/model.md section 2.5 comes out exactly, the
  * inventory's sums are the model's totals, and the states of routed experts are divided by
  * etp * ep and sharded over the expert data-parallel size.
  */

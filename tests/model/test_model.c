@@ -1,7 +1,8 @@
 /*
- * Tests of model.c against the formulas of doc/model.md sections 2-8 (parameters, model states,
- * activations, checkpointing, tensor/sequence/pipeline parallelism, logits, peak and budget) and
- * every number of its worked example, section 9, with the reference numbers of section 9.9.
+ * Tests of the model (model.h) against the formulas of doc/model.md sections 2-8 (parameters, model
+ * states, activations, checkpointing, tensor/sequence/pipeline parallelism, logits, peak and
+ * budget) and every number of its worked example, section 9, with the reference numbers of
+ * section 9.9.
  */
 #include <stdarg.h>
 #include <stddef.h>
