@@ -168,6 +168,7 @@ FUZZ_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
 # Each target starts from the shipped files of its kind (read only) and keeps what it finds in
 # build/fuzz/corpus-NAME.
 fuzz:
+	@sh tools/deps.sh fuzz
 	@mkdir -p build/fuzz
 	for t in tests/fuzz/fuzz_*.c; do \
 	  n=$$(basename $$t .c); \

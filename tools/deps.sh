@@ -3,10 +3,12 @@
 #   sh tools/deps.sh            building, the report and the test suite
 #   sh tools/deps.sh validate   also PyTorch and matplotlib (make validate: measure.py, lora.py,
 #                               step.py; make bench)
+#   sh tools/deps.sh fuzz       also clang (make fuzz: libFuzzer)
 set -eu
 PKGS="build-essential pkg-config libhpdf-dev libcairo2-dev libfreetype-dev libcsv-dev libcmocka-dev
 libjansson-dev fonts-dejavu-core poppler-utils qpdf valgrind python3 groff-base clang-format"
 [ "${1:-}" = validate ] && PKGS="$PKGS python3-torch python3-matplotlib libopenblas0-pthread"
+[ "${1:-}" = fuzz ] && PKGS="$PKGS clang"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
