@@ -186,8 +186,9 @@ bool config_check_experts(struct row *row, const struct scenario *sc)
     if (sc->experts % sc->ep)
         return config_row_error(row, COL_EP, "'%llu' does not divide experts (%llu)", ULL(sc->ep),
                                 ULL(sc->experts));
-    /* The expert groups tile the GPUs of a pipeline stage, and an expert-tensor-parallel group
-     * nests with a tensor-parallel one (doc/model.md sections 4.7 and 13.2). */
+    /* The expert groups tile the GPUs of a pipeline stage, context parallelism folded in
+     * (dp cp tp: Megatron-Core's MoE parallel folding), and an expert-tensor-parallel group nests
+     * with a tensor-parallel one (doc/model.md sections 4.7 and 13.2). */
     uint64_t etp = sc->etp ? sc->etp : sc->tp, group, stage;
     if (sc->tp % etp && etp % sc->tp)
         return config_row_error(row, COL_ETP,
@@ -195,18 +196,19 @@ bool config_check_experts(struct row *row, const struct scenario *sc)
                                 ULL(etp), ULL(sc->tp));
     if (row->job) /* the search tiles the stage (parse_job_gpus: ep divides gpus) */
         return true;
-    if (__builtin_mul_overflow(sc->dp, sc->tp, &stage))
-        return config_row_error(row, COL_DP, "'%llu' times tp is too large", ULL(sc->dp));
+    if (__builtin_mul_overflow(sc->dp, sc->tp, &stage) ||
+        __builtin_mul_overflow(stage, sc->cp ? sc->cp : 1, &stage))
+        return config_row_error(row, COL_DP, "'%llu' times tp and cp is too large", ULL(sc->dp));
     if (__builtin_mul_overflow(sc->ep, etp, &group) || stage % group) {
         if (sc->ep > 1)
             return config_row_error(
                 row, COL_EP,
-                "'%llu' times etp (%llu) does not divide dp * tp (%llu), the GPUs "
-                "of a pipeline stage",
+                "'%llu' times etp (%llu) does not divide dp * cp * tp (%llu), the "
+                "GPUs of a pipeline stage",
                 ULL(sc->ep), ULL(etp), ULL(stage));
         return config_row_error(
             row, COL_ETP,
-            "'%llu' times ep (%llu) does not divide dp * tp (%llu), the GPUs of a "
+            "'%llu' times ep (%llu) does not divide dp * cp * tp (%llu), the GPUs of a "
             "pipeline stage",
             ULL(etp), ULL(sc->ep), ULL(stage));
     }

@@ -131,12 +131,13 @@ static bool rung_recompute_or_shard(struct ladder *ld)
 }
 
 /* Whether a layout of the same GPUs keeps config's rules for the degrees the tp and pp rungs
- * change (doc/model.md 13.2): the expert groups tile a stage, an HSDP group divides dp * cp. */
+ * change (doc/model.md 13.2): the expert groups tile a stage (dp cp tp), an HSDP group divides
+ * dp * cp. */
 static bool layout_ok(const struct scenario *sc)
 {
     uint64_t etp = sc->etp ? sc->etp : sc->tp, ep = sc->ep ? sc->ep : 1;
     uint64_t cp = sc->cp ? sc->cp : 1;
-    if ((sc->dp * sc->tp) % (etp * ep) != 0)
+    if ((sc->dp * cp * sc->tp) % (etp * ep) != 0)
         return false;
     return !sc->zero_group || (sc->dp * cp) % sc->zero_group == 0;
 }

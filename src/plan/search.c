@@ -563,8 +563,9 @@ static uint64_t or_tp(uint64_t etp, uint64_t tp)
     return etp ? etp : tp;
 }
 
-/* ep and etp of an MoE model - ep dividing experts, etp dividing tp, ep etp dividing dp tp - then
- * the structure; a dense model keeps the job's. An HSDP group must divide dp cp (13.2). */
+/* ep and etp of an MoE model - ep dividing experts, etp dividing tp, ep etp dividing dp cp tp (the
+ * GPUs of a stage, context parallelism folded in) - then the structure; a dense model keeps the
+ * job's. An HSDP group must divide dp cp (13.2). */
 static void experts(struct run *r, struct scenario *sc)
 {
     const struct scenario *job = r->job;
@@ -574,7 +575,7 @@ static void experts(struct run *r, struct scenario *sc)
         structure(r, sc);
         return;
     }
-    uint64_t group = sc->dp * sc->tp;
+    uint64_t group = sc->dp * or_one(sc->cp) * sc->tp;
     bool pin_etp = pinned(r, SCENARIO_PIN_ETP);
     size_t n_edivs = 0;
     uint64_t *edivs = divisors_of(job->experts, &n_edivs);

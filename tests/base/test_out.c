@@ -510,7 +510,7 @@ static void test_set_whole_or_nothing(void **state)
     struct diag d;
     diag_init(&d, NULL, NULL);
     for (int i = 0; i < 3; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "f%d", i);
         out_join(p[i], sizeof p[i], dir, name, ".png");
     }

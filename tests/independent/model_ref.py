@@ -630,8 +630,9 @@ def random_scenario(rng, i):
             if "capacity-factor-decimal" not in KNOWN_GAPS:
                 cfs += ["1.1", "1.2", "0.3", "2.2"]
             cell["capacity_factor"] = rng.choice(cfs)
-        # Expert grid: ep divides E, ep * etp divides dp * tp (13.2), and etp and tp nest (4.7).
-        stage = dp * tp
+        # Expert grid: ep divides E, ep * etp divides dp * cp * tp (13.2: context parallelism
+        # folded into the expert groups), and etp and tp nest (4.7).
+        stage = dp * cp * tp
         u = tp
         if rng.random() < 0.5:
             us = [x for x in (1, 2, 4, 8, 16) if stage % x == 0 and (tp % x == 0 or x % tp == 0)]
@@ -701,7 +702,8 @@ def published_counts():
 def coverage(rows):
     """How often the cases of sections 3.2, 4.11, 5.3 and 6.1 occur among the scenarios, and
     which stage is the most loaded in the reference (the first on a tie)."""
-    seen = dict.fromkeys(["pp > 1", "vpp > 1", "m < pp", "m > pp", "cp > 1", "zero_group",
+    seen = dict.fromkeys(["pp > 1", "vpp > 1", "m < pp", "m > pp", "cp > 1", "expert groups fold cp",
+                          "zero_group",
                           "offload=checkpoints", "heaviest stage 0", "heaviest middle stage",
                           "heaviest last stage"], 0)
     for row in rows:
@@ -712,6 +714,8 @@ def coverage(rows):
         seen["m < pp"] += p > 1 and c["m"] < p
         seen["m > pp"] += p > 1 and c["m"] > p
         seen["cp > 1"] += c["cp"] > 1
+        seen["expert groups fold cp"] += (c["experts"] > 0 and c["cp"] > 1 and
+                                          (c["dp"] * c["tp"]) % (c["ep"] * c["etp"]) != 0)
         seen["zero_group"] += row["zero_group"] != ""
         seen["offload=checkpoints"] += c["offload"] == "checkpoints"
         if p > 1:
@@ -724,6 +728,7 @@ def coverage(rows):
 
 # Each of these occurs at least this often among the default 400 scenarios (and any larger N).
 COVERAGE_MIN = {"vpp > 1": 5, "m < pp": 5, "m > pp": 5, "cp > 1": 5, "zero_group": 5,
+                "expert groups fold cp": 2,
                 "offload=checkpoints": 5, "heaviest middle stage": 5, "heaviest last stage": 5}
 
 

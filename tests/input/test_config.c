@@ -1024,23 +1024,29 @@ static const struct bad_input BAD[] = {
      "in.csv:3: column 'capacity_factor': '-1' must be a positive number (empty: dropless)\n"
      "in.csv:4: column 'capacity_factor': 'lots' is not a number\n"},
 
-    /* expert parallelism: ep divides experts; the expert groups (ep * etp) tile dp * tp */
-    {LLAMA ",experts,top_k,expert_ffn,dp,tp,ep,etp\n"
-           "e," LLAMA_ROW ",8,2,512,3,1,3,\n"
-           "g," LLAMA_ROW ",8,2,512,2,2,8,\n"
-           "t," LLAMA_ROW ",8,2,512,1,2,,4\n"
-           "z," LLAMA_ROW ",8,2,512,1,1,0,\n"
-           "o," LLAMA_ROW ",8,2,512,9223372036854775808,2,,\n"
-           "ok," LLAMA_ROW ",8,2,512,2,2,4,1\n"
-           "ok2," LLAMA_ROW ",8,2,512,4,2,4,\n",
-     "ok,ok2",
+    /* expert parallelism: ep divides experts; the expert groups (ep * etp) tile dp * cp * tp,
+     * context parallelism folded in (cf: dp 1, tp 1, cp 2, ep 2) */
+    {LLAMA ",experts,top_k,expert_ffn,dp,tp,ep,etp,cp\n"
+           "e," LLAMA_ROW ",8,2,512,3,1,3,,\n"
+           "g," LLAMA_ROW ",8,2,512,2,2,8,,\n"
+           "t," LLAMA_ROW ",8,2,512,1,2,,4,\n"
+           "z," LLAMA_ROW ",8,2,512,1,1,0,,\n"
+           "o," LLAMA_ROW ",8,2,512,9223372036854775808,2,,,\n"
+           "c," LLAMA_ROW ",8,2,512,1,1,4,,2\n"
+           "ok," LLAMA_ROW ",8,2,512,2,2,4,1,\n"
+           "ok2," LLAMA_ROW ",8,2,512,4,2,4,,\n"
+           "cf," LLAMA_ROW ",8,2,512,1,1,2,,2\n"
+           "cf2," LLAMA_ROW ",8,2,512,1,2,8,1,4\n",
+     "ok,ok2,cf,cf2",
      "in.csv:2: column 'ep': '3' does not divide experts (8)\n"
-     "in.csv:3: column 'ep': '8' times etp (2) does not divide dp * tp (4), the GPUs of a "
+     "in.csv:3: column 'ep': '8' times etp (2) does not divide dp * cp * tp (4), the GPUs of a "
      "pipeline stage\n"
-     "in.csv:4: column 'etp': '4' times ep (1) does not divide dp * tp (2), the GPUs of a "
+     "in.csv:4: column 'etp': '4' times ep (1) does not divide dp * cp * tp (2), the GPUs of a "
      "pipeline stage\n"
      "in.csv:5: column 'ep': '0' is zero: expected a positive integer\n"
-     "in.csv:6: column 'dp': '9223372036854775808' times tp is too large\n"},
+     "in.csv:6: column 'dp': '9223372036854775808' times tp and cp is too large\n"
+     "in.csv:7: column 'ep': '4' times etp (1) does not divide dp * cp * tp (2), the GPUs of a "
+     "pipeline stage\n"},
 
     /* multi-head latent attention: all its widths or none, its own heads */
     {LLAMA ",q_lora_rank,kv_lora_rank,qk_nope_dim,qk_rope_dim,v_head_dim\n"

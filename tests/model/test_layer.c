@@ -436,7 +436,7 @@ static void test_fp8_gemm_params(void **state)
 
 /*
  * Routed experts are divided by etp * ep on a GPU and their states sharded by ZeRO over the
- * expert data-parallel size dp * tp / (etp * ep); the dense states over dp (doc/model.md 3.2).
+ * expert data-parallel size dp * cp * tp / (etp * ep); the dense states over dp (doc/model.md 3.2).
  */
 static void test_expert_states_sharding(void **state)
 {

@@ -507,12 +507,12 @@ static double ref_overhead(const struct scenario *sc)
 }
 
 /* Config's rules for a layout of tp, dp and pp: the expert groups (ep * etp, etp = tp by
- * default) tile dp * tp; an HSDP group divides dp * cp. */
+ * default) tile dp * cp * tp; an HSDP group divides dp * cp. */
 static bool ref_layout_ok(const struct scenario *sc, uint64_t tp, uint64_t dp, uint64_t pp)
 {
     (void)pp;
     uint64_t etp = sc->etp ? sc->etp : tp, ep = sc->ep ? sc->ep : 1, cp = sc->cp ? sc->cp : 1;
-    return (dp * tp) % (etp * ep) == 0 && (!sc->zero_group || (dp * cp) % sc->zero_group == 0);
+    return (dp * cp * tp) % (etp * ep) == 0 && (!sc->zero_group || (dp * cp) % sc->zero_group == 0);
 }
 
 static bool ref_ladder(const struct scenario *sc, struct ref_plan *rp)

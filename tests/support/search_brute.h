@@ -90,7 +90,7 @@ static inline void brute_degrees(struct brute *br, struct scenario *sc, uint64_t
     /* On a ZeRO group of one GPU (and, with experts, an expert data-parallel size of one) the
      * four stages are one layout, the lowest allowed. */
     uint64_t group = sc->zero_group ? sc->zero_group : dp * cp;
-    bool moot = group == 1 && (sc->experts == 0 || dp * tp / (sc->etp * sc->ep) == 1);
+    bool moot = group == 1 && (sc->experts == 0 || dp * cp * tp / (sc->etp * sc->ep) == 1);
     for (unsigned zero = 0; zero <= 3; zero++) {
         if (!brute_allows(br, SCENARIO_PIN_ZERO, zero, job->zero) || (sc->zero_group && zero == 0))
             continue;
@@ -200,7 +200,7 @@ static inline void brute_sample(const struct scenario *job, struct model_cache *
                             uint64_t etp = pin_etp ? (job->etp ? job->etp : tp) : e;
                             if (!pin_etp && tp % etp != 0)
                                 continue;
-                            if ((dp * tp) % (ep * etp) || (tp % etp != 0 && etp % tp != 0))
+                            if ((dp * cp * tp) % (ep * etp) || (tp % etp != 0 && etp % tp != 0))
                                 continue;
                             sc.ep = ep;
                             sc.etp = etp;
