@@ -88,11 +88,32 @@ size_t textwidth_prefix(const char *s, size_t max_cols, size_t *cols)
     return bytes;
 }
 
+/* The byte where the longest suffix of s (total columns) that takes at most max_cols begins. */
+static size_t textwidth_suffix(const char *s, size_t total, size_t max_cols)
+{
+    size_t skip = total - max_cols, used;
+    size_t bytes = textwidth_prefix(s, skip, &used);
+    unsigned long cp;
+    while (used < skip) { /* a wide character straddles the cut: it goes with the prefix */
+        size_t n = textwidth_decode(s + bytes, &cp);
+        if (n == 0)
+            break;
+        used += textwidth_char(cp);
+        bytes += n;
+    }
+    return bytes;
+}
+
 const char *textwidth_fit(const char *s, size_t cols, char *buf, size_t size)
 {
-    if (textwidth_cols(s) <= cols)
+    size_t total = textwidth_cols(s);
+    if (total <= cols)
         return s;
-    size_t bytes = textwidth_prefix(s, cols > 0 ? cols - 1 : 0, NULL);
-    snprintf(buf, size, "%.*s%s", (int)bytes, s, "\xe2\x80\xa6"); /* U+2026, one column */
+    /* Cut in the middle: names of a sweep share their beginning ("l3-8b-qlora-4090-b1",
+     * "...-b2") and often differ at the end, so both ends stay. */
+    size_t room = cols > 0 ? cols - 1 : 0, head_cols = (room + 1) / 2;
+    size_t head = textwidth_prefix(s, head_cols, &head_cols);
+    size_t tail = textwidth_suffix(s, total, room - head_cols);
+    snprintf(buf, size, "%.*s%s%s", (int)head, s, "\xe2\x80\xa6", s + tail); /* U+2026 */
     return buf;
 }

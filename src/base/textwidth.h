@@ -26,8 +26,10 @@ size_t textwidth_cols(const char *s);
  */
 size_t textwidth_prefix(const char *s, size_t max_cols, size_t *cols);
 
-/* s itself when it takes at most cols columns; else its longest prefix that leaves one column
- * for an ellipsis (U+2026) and the ellipsis, into buf (size bytes). For a table's names. */
+/* s itself when it takes at most cols columns; else s cut in the middle to cols columns: its
+ * beginning (the larger half), an ellipsis (U+2026) and its end, into buf (size bytes), cut
+ * between characters. For a table's names: a sweep's names that share a long beginning stay
+ * told apart by their ends. */
 const char *textwidth_fit(const char *s, size_t cols, char *buf, size_t size);
 
 #endif

@@ -2,8 +2,8 @@
  * texttable: a table for people on a terminal (eval's and search's --format table). Every column
  * is as wide as its widest cell, measured in terminal columns (textwidth.h); on a narrow
  * terminal the optional columns are kept, the most wanted first, while they fit, and the first
- * column (the names) is cut, with an ellipsis, down to its header's width. Cells are the
- * caller's strings; this module lays them out and writes them.
+ * column (the names) is cut in the middle, with an ellipsis, down to its header's width. Cells
+ * are the caller's strings; this module lays them out and writes them.
  */
 #ifndef MEMFIT_TEXTTABLE_H
 #define MEMFIT_TEXTTABLE_H

@@ -68,18 +68,31 @@ static void test_prefix_cuts_between_characters(void **state)
     assert_int_equal(cols, 0);
 }
 
-/* A name that fits is itself; a longer one keeps the columns left for an ellipsis, cut between
- * characters (a wide one is not split). */
+/* A name that fits is itself; a longer one is cut in the middle, both ends kept around an
+ * ellipsis, between characters (a wide one is not split). */
 static void test_fit_cuts_with_an_ellipsis(void **state)
 {
     (void)state;
     char buf[64];
     assert_string_equal(textwidth_fit("abc", 3, buf, sizeof buf), "abc");
-    assert_string_equal(textwidth_fit("abcdef", 4, buf, sizeof buf), "abc\xe2\x80\xa6");
+    assert_string_equal(textwidth_fit("abcdef", 4, buf, sizeof buf), "ab\xe2\x80\xa6"
+                                                                     "f");
     assert_int_equal(textwidth_cols(textwidth_fit("abcdef", 4, buf, sizeof buf)), 4);
-    /* Two wide characters (2 columns each) in 4 columns: one of them and the ellipsis. */
+    assert_string_equal(textwidth_fit("abcdef", 1, buf, sizeof buf), "\xe2\x80\xa6");
+    /* A sweep's names stay distinguishable (they used to come out as the same prefix). */
+    assert_string_equal(textwidth_fit("l3-8b-qlora-4090-b1", 12, buf, sizeof buf),
+                        "l3-8b-\xe2\x80\xa6"
+                        "90-b1");
+    assert_string_equal(textwidth_fit("l3-8b-qlora-4090-b2", 12, buf, sizeof buf),
+                        "l3-8b-\xe2\x80\xa6"
+                        "90-b2");
+    /* Three wide characters (2 columns each) in 4 columns: one and the ellipsis; the end gets
+     * none, as its one column cannot hold a wide character. */
     assert_string_equal(textwidth_fit("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 4, buf, sizeof buf),
                         "\xe6\x97\xa5\xe2\x80\xa6");
+    assert_int_equal(
+        textwidth_cols(textwidth_fit("\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 5, buf, sizeof buf)),
+        5);
 }
 
 int main(void)
