@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/progress.h"
 #include "cli/searchout.h"
+#include "cli/searchplot.h"
 #include "cli/session.h"
 #include "draw/canvas_cairo.h"
 #include "model/model.h"
@@ -25,15 +26,14 @@ struct job {
     unsigned long line;
 };
 
-/* What --report keeps of a job searched: its counts, its fastest layouts and every layout
- * evaluated (owned). */
+/* What --report keeps of a job searched: its counts, its fastest layouts and the plot of the
+ * layouts evaluated (both owned; the plot of a fixed size, whatever their number). */
 struct searched {
     const struct job *job;
     struct search_result res;
     struct search_layout *top;
-    struct search_point *points;
-    size_t n_points, cap_points;
-    bool lost; /* a point could not be kept (no memory) */
+    struct report_search_plot *plot;
+    bool lost; /* the top or the plot could not be allocated */
     uint64_t gpus;
 };
 
@@ -50,7 +50,8 @@ struct search_ctx {
     struct model_cache *memo;
     struct searched *done; /* --report: n_done of n_jobs */
     size_t n_done;
-    struct diag *d; /* the jobs' messages */
+    struct searchplot plotter; /* --report: the layouts of the job being searched */
+    struct diag *d;            /* the jobs' messages */
 };
 
 static bool keep_job(void *ctx, const struct scenario *sc, const char *file, unsigned long line,
@@ -76,23 +77,6 @@ static void search_opened(void *ctx)
 {
     struct search_ctx *s = ctx;
     s->opened = true;
-}
-
-/* search_point_fn for --report: every layout evaluated, kept. */
-static void keep_point(void *ctx, const struct search_point *p)
-{
-    struct searched *j = ctx;
-    if (j->n_points == j->cap_points) {
-        size_t cap = j->cap_points ? 2 * j->cap_points : 1024;
-        struct search_point *points = j->lost ? NULL : realloc(j->points, cap * sizeof *points);
-        if (!points) {
-            j->lost = true;
-            return;
-        }
-        j->points = points;
-        j->cap_points = cap;
-    }
-    j->points[j->n_points++] = *p;
 }
 
 /* The pinned degrees of a job, for a message: "tp=4, pp=2". */
@@ -154,28 +138,46 @@ static void search_failed(struct search_ctx *s, const struct job *j, enum search
 }
 
 /*
+ * search_run of sc into s->top and *res; with plot, every layout it evaluates goes to plot, in
+ * a second search when they were too many to keep meanwhile (searchplot.h).
+ */
+static enum search_status search_plotted(struct search_ctx *s, const struct scenario *sc,
+                                         struct search_result *res, struct report_search_plot *plot)
+{
+    size_t top = s->o->top;
+    if (!plot)
+        return search_run(sc, top, s->top, NULL, NULL, s->memo, res);
+    searchplot_begin(&s->plotter, plot);
+    enum search_status st = search_run(sc, top, s->top, searchplot_note, &s->plotter, s->memo, res);
+    if (st != SEARCH_OK || searchplot_end(&s->plotter, sc->gpu_mem_bytes))
+        return st;
+    struct search_result again;
+    return search_run(sc, top, s->top, searchplot_bin, &s->plotter, s->memo, &again);
+}
+
+/*
  * Searches one job into s->top and *res: on its gpus, or for the fewest of a range (the count
- * into *gpus, 0 when none fits). With --report, every layout evaluated goes to keep (of the
+ * into *gpus, 0 when none fits). With --report, every layout evaluated goes to plot (of the
  * count found, for a range). false when the job cannot be searched (reported).
  */
 static bool search_job(struct search_ctx *s, const struct job *j, struct search_result *res,
-                       uint64_t *gpus, uint64_t *from, uint64_t *to, struct searched *keep)
+                       uint64_t *gpus, uint64_t *from, uint64_t *to,
+                       struct report_search_plot *plot)
 {
     const struct scenario *job = &j->sc;
     const struct options *o = s->o;
-    search_point_fn *each = keep ? keep_point : NULL;
     *from = o->range_from ? o->range_from : job->gpus_from;
     *to = o->range_from ? o->range_to : job->gpus;
     *gpus = job->gpus;
     if (*from) {
         *gpus = search_min_gpus(job, *from, *to, o->top, s->top, s->memo, res);
-        if (!keep || !*gpus)
+        if (!plot || !*gpus)
             return true;
         /* Once more at the count found, for the report's every layout. */
         struct scenario at = *job;
         at.gpus = *gpus;
         at.gpus_from = 0;
-        enum search_status st = search_run(&at, o->top, s->top, each, keep, s->memo, res);
+        enum search_status st = search_plotted(s, &at, res, plot);
         if (st != SEARCH_OK)
             search_failed(s, j, st);
         return st == SEARCH_OK;
@@ -186,7 +188,7 @@ static bool search_job(struct search_ctx *s, const struct job *j, struct search_
                     "or --gpus-range)");
         return false;
     }
-    enum search_status st = search_run(job, o->top, s->top, each, keep, s->memo, res);
+    enum search_status st = search_plotted(s, job, res, plot);
     if (st != SEARCH_OK)
         search_failed(s, j, st);
     return st == SEARCH_OK;
@@ -212,9 +214,13 @@ static int search_write(FILE *f, void *ctx)
         struct searched *keep = s->done ? &s->done[s->n_done] : NULL;
         struct search_result res;
         uint64_t gpus, from, to;
-        if (keep)
-            *keep = (struct searched){.job = &s->jobs[i]};
-        if (search_job(s, &s->jobs[i], &res, &gpus, &from, &to, keep)) {
+        if (keep) {
+            *keep = (struct searched){.job = &s->jobs[i], .plot = malloc(sizeof *keep->plot)};
+            keep->lost = !keep->plot;
+            if (keep->plot)
+                report_search_plot_init(keep->plot);
+        }
+        if (search_job(s, &s->jobs[i], &res, &gpus, &from, &to, keep ? keep->plot : NULL)) {
             if (s->rows)
                 searchout_job(&s->out, &s->jobs[i].sc, &res, s->top, gpus, from, to);
             if (keep) {
@@ -227,7 +233,7 @@ static int search_write(FILE *f, void *ctx)
                 s->n_done++;
             }
         } else if (keep) {
-            free(keep->points);
+            free(keep->plot);
         }
         progress_show(&bar, (double)(i + 1), (double)s->n_jobs);
     }
@@ -264,8 +270,8 @@ static bool search_report(struct search_ctx *s)
     }
     for (size_t i = 0; i < s->n_done; i++) {
         const struct searched *d = &s->done[i];
-        jobs[i] = (struct report_search_job){d->job->sc.name, &d->job->sc, &d->res, d->top,
-                                             d->points,       d->n_points, d->gpus};
+        jobs[i] = (struct report_search_job){d->job->sc.name, &d->job->sc, &d->res,
+                                             d->top,          d->plot,     d->gpus};
         lost |= d->lost;
     }
     if (lost) {
@@ -310,6 +316,7 @@ int cmd_search(const struct options *o)
         return EXIT_USAGE;
     }
     s.memo = model_cache_new(); /* NULL only makes the search slower */
+    searchplot_init(&s.plotter, SEARCHPLOT_KEEP);
     searchout_init(&s.out, o->format, o->units, false, stdout);
     struct reading rd = {keep_job, search_opened, NULL, &s, false, false};
     bool io_ok = session_read_files(o, &rd, &d);
@@ -335,9 +342,10 @@ int cmd_search(const struct options *o)
         write_failed = !search_report(&s);
     for (size_t i = 0; i < s.n_done; i++) {
         free(s.done[i].top);
-        free(s.done[i].points);
+        free(s.done[i].plot);
     }
     free(s.done);
+    searchplot_release(&s.plotter);
     searchout_release(&s.out);
     model_cache_free(s.memo);
     free(s.top);

@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/numfmt.h"
@@ -25,13 +24,45 @@
 
 #define SCATTER_H 250.0 /* pt: the scatter's height on the page */
 
-/* One run: the words, the units, and the scatter's bins (about 150 KB, reused job after job). */
+/* One run: the words and the units. */
 struct search_run {
     struct report_phrases ph;
     struct template overrides; /* the template whose '@phrase' blocks replace the catalogue's */
     enum units units;
-    struct chart_scatter *scatter;
 };
+
+/* ------------------------------------------------------------------------------------------ */
+/* A job's layouts, as the pages draw them.                                                    */
+
+void report_search_plot_init(struct report_search_plot *p)
+{
+    memset(p, 0, sizeof *p);
+    chart_map_init(&p->map);
+}
+
+void report_search_plot_note(struct report_search_plot *p, const struct search_point *pt)
+{
+    p->n_points++;
+    p->max_bytes = fmax(p->max_bytes, (double)pt->peak_bytes);
+    chart_map_add(&p->map, pt->tp, pt->pp, pt->step_time_s, pt->fits);
+    double s = pt->step_time_s;
+    if (!(s > 0) || !isfinite(s))
+        return;
+    p->min_s = p->timed ? fmin(p->min_s, s) : s;
+    p->max_s = p->timed ? fmax(p->max_s, s) : s;
+    p->timed = true;
+}
+
+void report_search_plot_axes(struct report_search_plot *p, uint64_t gpu_bytes)
+{
+    chart_scatter_init(&p->scatter, p->min_s, p->max_s, p->max_bytes, gpu_bytes);
+}
+
+void report_search_plot_bin(struct report_search_plot *p, double step_s, uint64_t peak_bytes,
+                            bool fits)
+{
+    chart_scatter_add(&p->scatter, step_s, peak_bytes, fits);
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Values.                                                                                     */
@@ -328,7 +359,7 @@ static void search_verdict(struct doc *doc, struct search_run *run,
     numfmt_count(gpus, sizeof gpus, j->gpus);
     numfmt_count(tried, sizeof tried, j->result->layouts_tried);
     numfmt_count(fit, sizeof fit, j->result->layouts_fit);
-    numfmt_count(evaluated, sizeof evaluated, j->n_points);
+    numfmt_count(evaluated, sizeof evaluated, j->plot ? j->plot->n_points : 0);
     search_budget(run, j->job, budget, sizeof budget, reserve, sizeof reserve);
     if (j->gpus == 0) {
         report_say(text, sizeof text, ph, NULL, REPORT_PHRASE_SEARCH_VERDICT_NO_GPUS, NULL);
@@ -411,24 +442,6 @@ static double search_caption_height(struct doc *doc, const char *text)
     return doc_lines(doc, text, DOC_BODY_PT, false, doc_width(doc)) * DOC_BODY_LEAD + 6;
 }
 
-/* The step times' range and the highest peak of the points; false when none has a step time. */
-static bool search_ranges(const struct report_search_job *j, double *min_s, double *max_s,
-                          double *max_bytes)
-{
-    bool any = false;
-    *max_bytes = 0;
-    for (size_t i = 0; i < j->n_points; i++) {
-        const struct search_point *p = &j->points[i];
-        *max_bytes = fmax(*max_bytes, (double)p->peak_bytes);
-        if (!(p->step_time_s > 0) || !isfinite(p->step_time_s))
-            continue;
-        *min_s = any ? fmin(*min_s, p->step_time_s) : p->step_time_s;
-        *max_s = any ? fmax(*max_s, p->step_time_s) : p->step_time_s;
-        any = true;
-    }
-    return any;
-}
-
 /* The scatter of every layout evaluated, its caption under it. */
 static void search_scatter(struct doc *doc, struct search_run *run,
                            const struct report_search_job *j, const struct chart_scatter *s)
@@ -459,7 +472,7 @@ static void search_scatter(struct doc *doc, struct search_run *run,
     search_budget(run, job, budget, sizeof budget, reserve, sizeof reserve);
     report_say(budget_line, sizeof budget_line, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_BUDGET,
                "reserve", reserve, "budget", budget, NULL);
-    numfmt_count(evaluated, sizeof evaluated, j->n_points);
+    numfmt_count(evaluated, sizeof evaluated, j->plot->n_points);
     numfmt_count(tried, sizeof tried, j->result->layouts_tried);
     numfmt_count(marks, sizeof marks, s->marks);
     report_say(caption, sizeof caption, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_CAPTION, "evaluated",
@@ -510,29 +523,14 @@ static void search_map(struct doc *doc, struct search_run *run, const struct cha
     doc_paragraph(doc, caption, 0, NULL);
 }
 
-/* The charts of a job: its points binned for the scatter and the map in one pass, then drawn. */
+/* The charts of a job, when one of its layouts has a step time. */
 static void search_charts(struct doc *doc, struct search_run *run,
                           const struct report_search_job *j)
 {
-    double min_s = 0, max_s = 0, max_bytes = 0;
-    if (j->n_points == 0 || !j->points || !search_ranges(j, &min_s, &max_s, &max_bytes))
+    if (!j->plot || !j->plot->timed)
         return;
-    struct chart_scatter *s = run->scatter;
-    struct chart_map *m = malloc(sizeof *m);
-    if (!m) {
-        doc_fail(doc, -1);
-        return;
-    }
-    chart_scatter_init(s, min_s, max_s, max_bytes, j->job->gpu_mem_bytes);
-    chart_map_init(m);
-    for (size_t i = 0; i < j->n_points; i++) {
-        const struct search_point *p = &j->points[i];
-        chart_scatter_add(s, p->step_time_s, p->peak_bytes, p->fits);
-        chart_map_add(m, p->tp, p->pp, p->step_time_s, p->fits);
-    }
-    search_scatter(doc, run, j, s);
-    search_map(doc, run, m);
-    free(m);
+    search_scatter(doc, run, j, &j->plot->scatter);
+    search_map(doc, run, &j->plot->map);
 }
 
 _Static_assert(DOC_RUNNING_BYTES >= SCENARIO_NAME_BYTES, "a job's name fits the running head");
@@ -635,12 +633,8 @@ int report_search_write_opts(const struct report_search_job *jobs, size_t n, con
     report_phrases_init(&run.ph);
     template_init(&run.overrides);
     int rc = -1;
-    run.scatter = malloc(sizeof *run.scatter);
-    if (!run.scatter)
-        diag_report(d, NULL, 0, "out of memory");
-    else if (search_load_phrases(&run, opt, d) == 0)
+    if (search_load_phrases(&run, opt, d) == 0)
         rc = search_document(&run, jobs, n, path, d);
-    free(run.scatter);
     report_phrases_release(&run.ph);
     template_release(&run.overrides);
     return rc;

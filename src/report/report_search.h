@@ -8,8 +8,11 @@
  * tp, pp, vpp, cp, ep, dp, ZeRO, attention, recompute, offload, b, peak, step time), the scatter
  * of every layout evaluated (peak against step time, chart.h) and the tp x pp map of the fastest
  * step time. Every word is a phrase of templates/phrases.tmpl (report_phrases.h); sizes in GB or
- * GiB. The charts bin the layouts as they come: the document costs the same for ten layouts or
- * ten million. The same input gives the same bytes (no date is written).
+ * GiB. The same input gives the same bytes (no date is written).
+ *
+ * A job's layouts are not kept: a struct report_search_plot takes them one by one as the search
+ * evaluates them and keeps what the pages draw of them - their count, the scatter's bins and the
+ * map's cells - in a fixed size (about 160 KB), the same for ten layouts or ten million.
  *
  * The caller owns the jobs and everything they point to; report_search_write allocates and frees
  * what else it uses. The file is written through out_write_atomic: the folder must exist, and a
@@ -18,21 +21,51 @@
 #ifndef MEMFIT_REPORT_SEARCH_H
 #define MEMFIT_REPORT_SEARCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/diag.h"
 #include "base/units.h"
+#include "draw/chart.h"
 #include "model/scenario.h"
 #include "plan/search.h"
 
+/*
+ * What a job's pages draw of the layouts its search evaluated: their count, the tp x pp map of
+ * the fastest step time and the scatter of peak against step time (chart.h), each layout binned
+ * as it comes. The scatter's axes span every layout, so a layout's bin is known only once the
+ * last one is seen: the layouts are given twice, first to report_search_plot_note (the count, the
+ * axes' ranges, the map, in the search's order), then, once report_search_plot_axes has set the
+ * axes, to report_search_plot_bin (the scatter, in any order). Fixed size: nothing else is kept.
+ */
+struct report_search_plot {
+    uint64_t n_points;              /* layouts noted */
+    bool timed;                     /* one has a step time: the charts are drawn */
+    double min_s, max_s, max_bytes; /* the step times' range (timed ones), the highest peak */
+    struct chart_map map;
+    struct chart_scatter scatter; /* set by report_search_plot_axes */
+};
+
+/* An empty plot. */
+void report_search_plot_init(struct report_search_plot *p);
+
+/* The first pass: one more layout evaluated (its count, the ranges, the map). */
+void report_search_plot_note(struct report_search_plot *p, const struct search_point *pt);
+
+/* Between the passes: the scatter's axes from the ranges noted, on a GPU of gpu_bytes. */
+void report_search_plot_axes(struct report_search_plot *p, uint64_t gpu_bytes);
+
+/* The second pass: a layout noted, into its bin of the scatter. */
+void report_search_plot_bin(struct report_search_plot *p, double step_s, uint64_t peak_bytes,
+                            bool fits);
+
 struct report_search_job {
-    const char *name;                   /* the job's name */
-    const struct scenario *job;         /* the job's row */
-    const struct search_result *result; /* counts, n_top */
-    const struct search_layout *top;    /* result->n_top layouts, the best first */
-    const struct search_point *points;  /* every evaluated layout (may be many: 10^5-10^6) */
-    size_t n_points;
+    const char *name;                      /* the job's name */
+    const struct scenario *job;            /* the job's row */
+    const struct search_result *result;    /* counts, n_top */
+    const struct search_layout *top;       /* result->n_top layouts, the best first */
+    const struct report_search_plot *plot; /* its layouts evaluated; NULL: none */
     uint64_t gpus; /* the GPUs searched (--gpus-range: the count found; 0: none fits) */
 };
 

@@ -222,6 +222,24 @@ check "the jobs searched are reported" sh -c "pdftotext '$T/bad.pdf' - | grep -q
 expect_status "--report into a missing folder: exit 2" 2 search "$T/jobs.csv" --report "$T/no/such/x.pdf"
 expect_status "--report with a range: exit 0" 0 search "$T/range.csv" --gpus-range 8:256 --report "$T/range.pdf"
 
+# --report keeps what its pages draw, not the layouts: its memory does not grow with them. Each of
+# these jobs evaluates 114,713 layouts (7 MB of them kept, before); under an address-space limit
+# (ulimit -v, KB) that the report of one fits in, the report of sixteen must fit too. Skipped
+# under valgrind or a sanitizer, whose own reservations exceed any such limit.
+printf 'name,model,seq,global_batch,gpu,gpus\n' >"$T/many.csv"
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
+    printf 'j%s,llama3.1-70b,8192,512,H100-80GB,64\n' "$i" >>"$T/many.csv"
+done
+head -n 2 "$T/many.csv" >"$T/one.csv"
+limited() { (ulimit -v 81920 && exec "$MEMFIT" search -q --report "$@" -o /dev/null); }
+if [ -z "$VALGRIND" ] && limited "$T/one.pdf" "$T/one.csv" 2>/dev/null; then
+    check "--report of 16 jobs within the memory of one's" limited "$T/many.pdf" "$T/many.csv"
+    check "--report of 16 jobs: every job's section" \
+        sh -c "test \"\$(pdftotext '$T/many.pdf' - | grep -c '^Each of the 114,713 layouts')\" -eq 16"
+else
+    echo "ok --report of 16 jobs within the memory of one's # skip: no address-space limit here"
+fi
+
 # ---- the ladder's verdict: where nothing fits, the fewest GPUs on which search finds a layout ----
 printf 'name,model,seq,micro_batch,global_batch,gpu,dp
 405b,llama3.1-405b,8192,1,64,H100-80GB,8

@@ -11,15 +11,15 @@
  *                map shows), choices pinned;
  *   no-gpus      no GPU count of the range fits: no layout, no point.
  *
- * The points are a deterministic function of their index; n_points is the first job's count
- * (the second has a tenth of it). Everything is the fixture's: search_fixture_release frees it.
+ * The points are a deterministic function of their index, given to each job's plot as memfit
+ * search gives them (noted, then binned: searchplot.h) and not kept; n is the first job's count
+ * (the second has a tenth of it). Everything is the fixture's (about 330 KB: allocate it).
  */
 #ifndef MEMFIT_SEARCH_FIXTURE_H
 #define MEMFIT_SEARCH_FIXTURE_H
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "report/report_search.h"
@@ -33,7 +33,7 @@ struct search_fixture {
     struct scenario jobs[SEARCH_FIXTURE_JOBS];
     struct search_result results[SEARCH_FIXTURE_JOBS];
     struct search_layout top[SEARCH_FIXTURE_TOP];
-    struct search_point *points[SEARCH_FIXTURE_JOBS];
+    struct report_search_plot plots[SEARCH_FIXTURE_JOBS - 1]; /* the third job has none */
     struct report_search_job rj[SEARCH_FIXTURE_JOBS];
 };
 
@@ -47,6 +47,72 @@ static inline double search_fixture_u(uint64_t i, uint64_t salt)
     return (double)(x >> 11) / 9007199254740992.0;
 }
 
+/* Point i of the first job: the fastest layouts first (f->top set). */
+static inline struct search_point search_fixture_dense_point(const struct search_fixture *f,
+                                                             size_t i)
+{
+    uint64_t budget = 68000000000ull;
+    if (i < SEARCH_FIXTURE_TOP) /* the fastest are points too */
+        return (struct search_point){.tp = f->top[i].sc.tp,
+                                     .pp = f->top[i].sc.pp,
+                                     .cp = 1,
+                                     .dp = f->top[i].sc.dp,
+                                     .peak_bytes = f->top[i].peak_bytes,
+                                     .budget_bytes = budget,
+                                     .step_time_s = f->top[i].step_time_s,
+                                     .fits = true};
+    static const uint64_t degrees[] = {1, 2, 4, 8};
+    struct search_point p = {0};
+    p.tp = degrees[i % 4];
+    p.pp = degrees[(i / 4) % 4];
+    p.dp = 64 / (p.tp * p.pp);
+    p.cp = 1;
+    /* Faster with more tensor parallelism, slower with the bubble; up to 3x apart for the other
+     * choices, so that the slowest is about 20x the fastest. */
+    double t = 2.0 * (1 + 0.35 * (double)p.pp) / (1 + 0.1 * (double)p.tp);
+    p.step_time_s = t * (1 + 2.5 * search_fixture_u(i, 1)) * (i % 7 == 0 ? 2.5 : 1);
+    double peak =
+        12e9 + 380e9 * search_fixture_u(i, 2) * search_fixture_u(i, 3) / (double)(p.tp * p.pp);
+    p.peak_bytes = (uint64_t)peak;
+    p.budget_bytes = budget;
+    p.fits = p.peak_bytes <= budget;
+    return p;
+}
+
+/* Point i of the second job. */
+static inline struct search_point search_fixture_moe_point(const struct search_fixture *f, size_t i)
+{
+    (void)f;
+    struct search_point p = {0};
+    p.tp = 2;
+    p.pp = 1 + i % 20; /* 20 values: the map shows 16 */
+    p.dp = 1;
+    p.cp = 1;
+    p.step_time_s = 3.0 + 2.5 * search_fixture_u(i, 4);
+    p.peak_bytes = 70000000000ull + (uint64_t)(80e9 * search_fixture_u(i, 5));
+    p.budget_bytes = 68000000000ull;
+    p.fits = false;
+    return p;
+}
+
+/* The plot of job j from its points point(f, 0..n), as memfit search makes it. */
+static inline void search_fixture_plot(struct search_fixture *f, size_t j, size_t n,
+                                       struct search_point (*point)(const struct search_fixture *,
+                                                                    size_t))
+{
+    struct report_search_plot *plot = &f->plots[j];
+    report_search_plot_init(plot);
+    for (size_t i = 0; i < n; i++) {
+        struct search_point p = point(f, i);
+        report_search_plot_note(plot, &p);
+    }
+    report_search_plot_axes(plot, f->jobs[j].gpu_mem_bytes);
+    for (size_t i = 0; i < n; i++) {
+        struct search_point p = point(f, i);
+        report_search_plot_bin(plot, p.step_time_s, p.peak_bytes, p.fits);
+    }
+}
+
 static inline void search_fixture_dense(struct search_fixture *f, size_t n)
 {
     struct scenario *job = &f->jobs[0];
@@ -58,23 +124,6 @@ static inline void search_fixture_dense(struct search_fixture *f, size_t n)
     job->gpus = 64;
     job->global_batch = 512;
     uint64_t budget = 68000000000ull;
-    static const uint64_t degrees[] = {1, 2, 4, 8};
-    for (size_t i = 0; i < n; i++) {
-        struct search_point *p = &f->points[0][i];
-        p->tp = degrees[i % 4];
-        p->pp = degrees[(i / 4) % 4];
-        p->dp = 64 / (p->tp * p->pp);
-        p->cp = 1;
-        /* Faster with more tensor parallelism, slower with the bubble; up to 3x apart for the
-         * other choices, so that the slowest is about 20x the fastest. */
-        double t = 2.0 * (1 + 0.35 * (double)p->pp) / (1 + 0.1 * (double)p->tp);
-        p->step_time_s = t * (1 + 2.5 * search_fixture_u(i, 1)) * (i % 7 == 0 ? 2.5 : 1);
-        double peak = 12e9 + 380e9 * search_fixture_u(i, 2) * search_fixture_u(i, 3) /
-                                 (double)(p->tp * p->pp);
-        p->peak_bytes = (uint64_t)peak;
-        p->budget_bytes = budget;
-        p->fits = p->peak_bytes <= budget;
-    }
     static const enum offload offloads[SEARCH_FIXTURE_TOP] = {OFFLOAD_NONE, OFFLOAD_OPTIMIZER,
                                                               OFFLOAD_CHECKPOINTS, OFFLOAD_NONE};
     for (size_t i = 0; i < SEARCH_FIXTURE_TOP; i++) {
@@ -99,23 +148,14 @@ static inline void search_fixture_dense(struct search_fixture *f, size_t n)
         l->budget_bytes = budget;
         l->step_time_s = 1.234 + 0.1 * (double)i;
     }
-    for (size_t i = 0; i < SEARCH_FIXTURE_TOP && i < n; i++) /* the fastest are points too */
-        f->points[0][i] = (struct search_point){.tp = f->top[i].sc.tp,
-                                                .pp = f->top[i].sc.pp,
-                                                .cp = 1,
-                                                .dp = f->top[i].sc.dp,
-                                                .peak_bytes = f->top[i].peak_bytes,
-                                                .budget_bytes = budget,
-                                                .step_time_s = f->top[i].step_time_s,
-                                                .fits = true};
+    search_fixture_plot(f, 0, n, search_fixture_dense_point);
     f->results[0] = (struct search_result){
         .layouts_tried = 123456789, .layouts_fit = 4567890, .n_top = SEARCH_FIXTURE_TOP};
     f->rj[0] = (struct report_search_job){.name = job->name,
                                           .job = job,
                                           .result = &f->results[0],
                                           .top = f->top,
-                                          .points = f->points[0],
-                                          .n_points = n,
+                                          .plot = &f->plots[0],
                                           .gpus = 64};
 }
 
@@ -144,35 +184,16 @@ static inline void search_fixture_moe(struct search_fixture *f, size_t n)
     job->recompute = RECOMPUTE_EVERY_K;
     job->ckpt_every = 1;
     job->offload = OFFLOAD_OPTIMIZER;
-    for (size_t i = 0; i < n; i++) {
-        struct search_point *p = &f->points[1][i];
-        p->tp = 2;
-        p->pp = 1 + i % 20; /* 20 values: the map shows 16 */
-        p->dp = 1;
-        p->cp = 1;
-        p->step_time_s = 3.0 + 2.5 * search_fixture_u(i, 4);
-        p->peak_bytes = 70000000000ull + (uint64_t)(80e9 * search_fixture_u(i, 5));
-        p->budget_bytes = 68000000000ull;
-        p->fits = false;
-    }
+    search_fixture_plot(f, 1, n, search_fixture_moe_point);
     f->results[1] = (struct search_result){.layouts_tried = 9876};
-    f->rj[1] = (struct report_search_job){.name = job->name,
-                                          .job = job,
-                                          .result = &f->results[1],
-                                          .points = f->points[1],
-                                          .n_points = n,
-                                          .gpus = 16};
+    f->rj[1] = (struct report_search_job){
+        .name = job->name, .job = job, .result = &f->results[1], .plot = &f->plots[1], .gpus = 16};
 }
 
-/* The fixture with n points for the first job (n / 10 for the second); false when out of
- * memory. */
+/* The fixture with n points for the first job (n / 10 for the second); 0. */
 static inline int search_fixture_init(struct search_fixture *f, size_t n)
 {
     memset(f, 0, sizeof *f);
-    f->points[0] = calloc(n ? n : 1, sizeof *f->points[0]);
-    f->points[1] = calloc(n / 10 ? n / 10 : 1, sizeof *f->points[1]);
-    if (!f->points[0] || !f->points[1])
-        return -1;
     search_fixture_dense(f, n);
     search_fixture_moe(f, n / 10);
     struct scenario *job = &f->jobs[2];
@@ -186,8 +207,6 @@ static inline int search_fixture_init(struct search_fixture *f, size_t n)
 
 static inline void search_fixture_release(struct search_fixture *f)
 {
-    for (size_t i = 0; i < SEARCH_FIXTURE_JOBS; i++)
-        free(f->points[i]);
     memset(f, 0, sizeof *f);
 }
 
