@@ -154,6 +154,41 @@ static void test_error_messages(void **state)
                              "r.tmpl:6: heading level 4: at most '###'\n");
 }
 
+/* A file of errors says the first TEMPLATE_ERRORS_SHOWN, then how many more in one line; the
+ * template is rejected all the same. */
+static void test_errors_are_capped(void **state)
+{
+    (void)state;
+    struct template t;
+    struct diag d;
+    size_t lines = 100000, n = 0;
+    char *text = malloc(lines * 12);
+    assert_non_null(text);
+    for (size_t i = 0; i < lines; i++)
+        n += (size_t)snprintf(text + n, 12, "{{peek}}\n");
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(template_parse(&t, "r.tmpl", text, n, &names, &d), -1);
+    assert_int_equal(d.count, TEMPLATE_ERRORS_SHOWN + 1);
+    assert_string_equal(d.first,
+                        "r.tmpl:1: unknown placeholder '{{peek}}' (did you mean '{{peak}}'?)");
+    assert_string_equal(d.last, "... and 99980 more errors in r.tmpl");
+    assert_int_equal(t.n, 0);
+    /* One more than shown: "1 more error". */
+    n = 0;
+    for (size_t i = 0; i < TEMPLATE_ERRORS_SHOWN + 1; i++)
+        n += (size_t)snprintf(text + n, 12, "@chrt\n");
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(template_parse(&t, "r.tmpl", text, n, &names, &d), -1);
+    assert_int_equal(d.count, TEMPLATE_ERRORS_SHOWN + 1);
+    assert_string_equal(d.last, "... and 1 more error in r.tmpl");
+    /* As many as shown: no such line. */
+    n -= strlen("@chrt\n");
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(template_parse(&t, "r.tmpl", text, n, &names, &d), -1);
+    assert_int_equal(d.count, TEMPLATE_ERRORS_SHOWN);
+    free(text);
+}
+
 static void test_bad_bytes(void **state)
 {
     (void)state;
@@ -211,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_unknown_placeholder_among_many),
         cmocka_unit_test(test_every_error_is_reported),
         cmocka_unit_test(test_error_messages),
+        cmocka_unit_test(test_errors_are_capped),
         cmocka_unit_test(test_bad_bytes),
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_load_missing_file),
