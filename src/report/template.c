@@ -162,10 +162,15 @@ static void template_unknown(struct template_errors *e, unsigned long line, cons
     }
 }
 
-/* Checks every placeholder of one line against known[0..nk), into e. */
+/* Checks every placeholder of one line against known[0..nk), into e. A placeholder that comes
+ * again on the line is not reported again (its message would be the same). */
 static void template_check_line(const char *line, unsigned long lineno, const char *const *known,
                                 size_t nk, struct template_errors *e)
 {
+    /* The placeholders reported on this line: at most TEMPLATE_ERRORS_SHOWN are reported in all
+     * (past them every problem is only counted, as it comes). */
+    const char *said[TEMPLATE_ERRORS_SHOWN];
+    size_t said_len[TEMPLATE_ERRORS_SHOWN], n_said = 0;
     const char *p = line, *open, *name, *after;
     size_t n;
     int r;
@@ -177,7 +182,16 @@ static void template_check_line(const char *line, unsigned long lineno, const ch
         bool bad = !template_name_ok(name, n);
         if (!bad && template_known(name, n, known, nk))
             continue;
-        size_t kn = (size_t)(after - open);
+        const char *key = bad ? open : name; /* a bad one as written, braces and all */
+        size_t kn = bad ? (size_t)(after - open) : n, k = 0;
+        while (k < n_said && !(said_len[k] == kn && memcmp(said[k], key, kn) == 0))
+            k++;
+        if (k < n_said)
+            continue;
+        if (e->count < TEMPLATE_ERRORS_SHOWN) {
+            said[n_said] = key;
+            said_len[n_said++] = kn;
+        }
         if (bad)
             template_error(e, lineno, "bad placeholder '%.*s'", kn > 80 ? 80 : (int)kn, open);
         else
@@ -530,10 +544,10 @@ static void template_line(struct template_parser *ps, const char *s, size_t n, u
         return;
     }
     if (s[0] == '@') {
-        template_flush(ps); /* a phrase ends here; the directive's line is the template's */
-        template_check_placeholders(ps, s, n, line);
-        if (!ps->oom)
-            template_directive(ps, s, n, line);
+        /* A phrase ends here. The directive's words are names, never expanded: a '{{' among them
+         * is the directive's problem, said once there, not also an unknown placeholder. */
+        template_flush(ps);
+        template_directive(ps, s, n, line);
         return;
     }
     if (ps->skip_phrase)

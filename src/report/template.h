@@ -21,7 +21,7 @@
  * in a template; the caller decides what a definition replaces.
  *
  * template_parse_with_phrases() checks every placeholder, directive and phrase against the names
- * the caller knows and reports each problem as "FILE:LINE: ..." with the closest known name
+ * the caller knows and reports each problem once as "FILE:LINE: ..." with the closest known name
  * (the first TEMPLATE_ERRORS_SHOWN of a file, then one line saying how many more); a template
  * with any problem is rejected as a whole, so nothing is drawn from it.
  * template_expand() fills the placeholders of one block's text through the caller's lookup.
