@@ -34,8 +34,10 @@ struct run {
     char messages[4096];
 };
 
-static void collect(void *ctx, const char *msg)
+static void collect(void *ctx, const char *msg, const char *file, unsigned long line)
 {
+    (void)file;
+    (void)line;
     struct run *r = ctx;
     size_t used = strlen(r->messages);
     snprintf(r->messages + used, sizeof r->messages - used, "%s\n", msg);

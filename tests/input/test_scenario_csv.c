@@ -45,8 +45,10 @@ struct read {
     char messages[2048];
 };
 
-static void collect(void *ctx, const char *msg)
+static void collect(void *ctx, const char *msg, const char *file, unsigned long line)
 {
+    (void)file;
+    (void)line;
     struct read *r = ctx;
     size_t used = strlen(r->messages);
     snprintf(r->messages + used, sizeof r->messages - used, "%s\n", msg);
