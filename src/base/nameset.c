@@ -18,6 +18,13 @@ struct nameset_slot {
     uint64_t tag_ref;
 };
 
+/* A file begun: its name (copied) and the place of its first name (chunk * CHUNK_BYTES + offset,
+ * which is the ref of a name kept there: places only grow as names are kept). */
+struct nameset_file {
+    char *name;
+    uint64_t from;
+};
+
 #define CHUNKS_MAX ((size_t)1 << 16) /* refs of 32 bits: 4 GiB of names */
 #define CAP_MAX ((size_t)1 << 32)    /* places from 32-bit tags */
 
@@ -44,7 +51,44 @@ void nameset_release(struct nameset *n)
     for (size_t i = 0; i < n->n_chunks; i++)
         free(n->chunks[i]);
     free(n->chunks);
+    for (size_t i = 0; i < n->n_files; i++)
+        free(n->files[i].name);
+    free(n->files);
     memset(n, 0, sizeof *n);
+}
+
+int nameset_begin_file(struct nameset *n, const char *file)
+{
+    if (n->n_files == n->cap_files) {
+        size_t cap = n->cap_files ? 2 * n->cap_files : 4;
+        struct nameset_file *files = realloc(n->files, cap * sizeof *files);
+        if (!files)
+            return -1;
+        n->files = files;
+        n->cap_files = cap;
+    }
+    char *name = strdup(file);
+    if (!name)
+        return -1;
+    /* The next name is kept here, or at the start of a new chunk: either is at or past it. */
+    uint64_t from = n->n_chunks ? (uint64_t)(n->n_chunks - 1) * CHUNK_BYTES + n->used : 0;
+    n->files[n->n_files++] = (struct nameset_file){name, from};
+    return 0;
+}
+
+/* The index of the file the name kept at ref was seen in: the last one begun at or before its
+ * place; n->n_files when none was begun before it. */
+static size_t file_of(const struct nameset *n, uint32_t ref)
+{
+    size_t lo = 0, hi = n->n_files; /* the answer is the last of [0, hi) with from <= ref */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (n->files[mid].from <= ref)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? lo - 1 : n->n_files;
 }
 
 uint64_t nameset_hash(const char *s)
@@ -166,7 +210,7 @@ static bool keep(struct nameset *n, const char *name, size_t len, unsigned long 
 }
 
 int nameset_add(struct nameset *n, const char *name, uint64_t h, unsigned long line,
-                unsigned long *first_line)
+                struct nameset_seen *first)
 {
     size_t len = strlen(name);
     if (len > NAMESET_NAME_MAX || (2 * (n->count + 1) > n->cap && !nameset_grow(n)))
@@ -178,7 +222,10 @@ int nameset_add(struct nameset *n, const char *name, uint64_t h, unsigned long l
             continue;
         const char *e = entry(n, n->slots[j]);
         if (strcmp(e + sizeof line, name) == 0) {
-            memcpy(first_line, e, sizeof line);
+            size_t f = file_of(n, (uint32_t)n->slots[j].tag_ref);
+            memcpy(&first->line, e, sizeof line);
+            first->file = f < n->n_files ? n->files[f].name : NULL;
+            first->same_file = f >= n->n_files || f == n->n_files - 1;
             return 0;
         }
     }

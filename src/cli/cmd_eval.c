@@ -345,9 +345,7 @@ int cmd_eval(const struct options *o)
         write_failed = out_write_atomic(o->out, eval_write, e, &fd) != 0 && !e->aborted;
     } else {
         eval_write(stdout, e);
-        write_failed = ferror(stdout) || fflush(stdout) != 0;
-        if (write_failed)
-            fprintf(stderr, "memfit: cannot write the output\n");
+        write_failed = !session_flush_stdout();
     }
     write_failed |= e->out.error != 0 || e->write_failed;
     bool io_ok = e->io_ok;

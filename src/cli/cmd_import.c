@@ -34,12 +34,14 @@ int cmd_import_config(const struct options *o)
             diag_report(&d, NULL, 0, "%s", why);
         unreadable |= st == MODELJSON_UNREADABLE;
     }
-    bool written =
-        sb.err == STRBUF_OK && fwrite(sb.buf, 1, sb.len, stdout) == sb.len && fflush(stdout) == 0;
-    strbuf_release(&sb);
-    if (!written) {
-        fprintf(stderr, "memfit: cannot write the output\n");
+    if (sb.err != STRBUF_OK) {
+        strbuf_release(&sb);
+        fprintf(stderr, "memfit: out of memory\n");
         return EXIT_USAGE;
     }
+    fwrite(sb.buf, 1, sb.len, stdout);
+    strbuf_release(&sb);
+    if (!session_flush_stdout())
+        return EXIT_USAGE;
     return unreadable ? EXIT_USAGE : d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
 }

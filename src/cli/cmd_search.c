@@ -333,9 +333,7 @@ int cmd_search(const struct options *o)
         write_failed = out_write_atomic(o->out, search_write, &s, &fd) != 0 && !s.aborted;
     } else {
         search_write(stdout, &s);
-        write_failed = ferror(stdout) || fflush(stdout) != 0;
-        if (write_failed)
-            fprintf(stderr, "memfit: cannot write the output\n");
+        write_failed = !session_flush_stdout();
     }
     write_failed |= s.out.error != 0;
     if (o->report_path && s.opened && !write_failed)

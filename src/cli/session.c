@@ -141,3 +141,18 @@ size_t session_table_cols(const struct options *o, bool to_stdout)
         return ws.ws_col;
     return 80;
 }
+
+/* ---- standard output ---- */
+
+bool session_flush_stdout(void)
+{
+    int err = errno; /* a write that failed before (the stream's error flag) left its reason */
+    if (!ferror(stdout)) {
+        errno = 0;
+        if (fflush(stdout) == 0)
+            return true;
+        err = errno;
+    }
+    fprintf(stderr, "memfit: cannot write to standard output: %s\n", strerror(err ? err : EIO));
+    return false;
+}

@@ -1,7 +1,8 @@
 /*
  * session: what the commands' drivers share: the modules' messages printed as they come (the
  * sink of a diag), the scenarios of the command line's files read with the presets (--models,
- * --gpus) and the uniqueness of names shared, and the width of a table for the terminal.
+ * --gpus) and the uniqueness of names shared, the width of a table for the terminal, and whether
+ * what was printed reached standard output.
  */
 #ifndef MEMFIT_SESSION_H
 #define MEMFIT_SESSION_H
@@ -41,5 +42,9 @@ bool session_read_files(const struct options *o, const struct reading *rd, struc
 /* The table's width: COLUMNS when set, as for ls(1); else the terminal's when the table goes to
  * one; else 80. 0 (every column) with --wide. */
 size_t session_table_cols(const struct options *o, bool to_stdout);
+
+/* Flushes standard output: true when all that was printed to it reached it; else says so with the
+ * reason ("memfit: cannot write to standard output: No space left on device") and returns false. */
+bool session_flush_stdout(void);
 
 #endif

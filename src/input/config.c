@@ -71,7 +71,8 @@ struct config_reader *config_reader_new(FILE *in, const char *file_name,
     r->opt = *opt;
     r->names = names;
     r->in = csvin_new(in, file_name, d);
-    if (!r->in) {
+    if (!r->in || nameset_begin_file(names, file_name) != 0) {
+        csvin_free(r->in);
         free(r);
         return NULL;
     }
@@ -503,7 +504,7 @@ int config_reader_next(struct config_reader *r, struct scenario *out, unsigned l
             r->rejected++;
             return -1;
         }
-        unsigned long first;
+        struct nameset_seen first;
         int added = nameset_add(r->names, out->name, name_h, rec.line, &first);
         if (added < 0) { /* the check cannot go on, and is never skipped: stop */
             diag_report(r->diag, r->file, rec.line,
@@ -512,8 +513,12 @@ int config_reader_next(struct config_reader *r, struct scenario *out, unsigned l
             return -2;
         }
         if (added == 0) {
-            config_row_error(&row, COL_NAME, "'%s' is a duplicate (first seen on line %lu)",
-                             out->name, first);
+            if (first.same_file)
+                config_row_error(&row, COL_NAME, "'%s' is a duplicate (first seen on line %lu)",
+                                 out->name, first.line);
+            else
+                config_row_error(&row, COL_NAME, "'%s' is a duplicate (first seen in %s, line %lu)",
+                                 out->name, first.file, first.line);
             r->rejected++;
             return -1;
         }

@@ -38,7 +38,9 @@ struct config_options {
 /* Reads one CSV file of scenarios. */
 struct config_reader;
 
-/* NULL when out of memory. Nothing is read until the first config_reader_next. */
+/* NULL when out of memory. Nothing is read until the first config_reader_next. `names` holds the
+ * names of the run: this file's are added to it under file_name (nameset_begin_file), so that a
+ * duplicate says the file of the first when it is another one. */
 struct config_reader *config_reader_new(FILE *in, const char *file_name,
                                         const struct config_presets *presets,
                                         const struct config_options *opt, struct nameset *names,

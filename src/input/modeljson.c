@@ -199,12 +199,26 @@ static bool fail(struct mj *m, const char *fmt, ...)
     return false;
 }
 
-/* s as a message may show it: printable ASCII, anything else '?', at most size - 1 bytes. */
+/* s as a message may show it: printable ASCII, any other byte written "\xNN" (the bytes of
+ * a name in another script, or of no text at all), at most size - 1 bytes, cut at an escape's
+ * boundary. */
 static char *shown(const char *s, char *buf, size_t size)
 {
+    static const char hex[] = "0123456789abcdef";
     size_t n = 0;
-    for (; *s && n + 1 < size; s++)
-        buf[n++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        bool plain = *p >= 0x20 && *p < 0x7f;
+        if (n + (plain ? 1 : 4) >= size)
+            break;
+        if (plain) {
+            buf[n++] = (char)*p;
+        } else {
+            buf[n++] = '\\';
+            buf[n++] = 'x';
+            buf[n++] = hex[*p >> 4];
+            buf[n++] = hex[*p & 15];
+        }
+    }
     buf[n] = '\0';
     return buf;
 }
@@ -657,6 +671,11 @@ enum modeljson_status modeljson_parse(const char *text, size_t len, struct model
     size_t n;
     const char *const *names = modeljson_types(&n);
     memset(out, 0, sizeof *out);
+    /* A byte-order mark, as some editors save UTF-8: the same file without it. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        text += 3;
+        len -= 3;
+    }
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     struct mj m = {root, NULL, out, err, err_size};
     if (!root) {

@@ -49,24 +49,21 @@ void report_phrases_override(struct report_phrases *ph, const struct template *t
             ph->text[t->blocks[i].phrase] = t->blocks[i].text;
 }
 
-/* A catalogue holds phrases only, each of them: the rest is reported. Returns the problems. */
-static int report_phrases_check(const struct report_phrases *ph, const char *file, struct diag *d)
+/* A catalogue holds phrases only, each of them: the rest is reported (as many as a template's
+ * problems, then how many more). Returns the problems. */
+static unsigned long report_phrases_check(const struct report_phrases *ph, const char *file,
+                                          struct diag *d)
 {
-    int bad = 0;
-    for (size_t i = 0; i < ph->shipped.n; i++) {
-        if (ph->shipped.blocks[i].kind != TEMPLATE_PHRASE) {
-            diag_report(d, file, ph->shipped.blocks[i].line,
-                        "text outside a phrase (a phrase ends at a blank line)");
-            bad++;
-        }
-    }
-    for (size_t i = 0; i < REPORT_PHRASE_COUNT; i++) {
-        if (!ph->text[i]) {
-            diag_report(d, file, 0, "phrase '%s' is missing", report_phrase_defs[i].name);
-            bad++;
-        }
-    }
-    return bad;
+    struct template_errors e = {d, file, 0};
+    for (size_t i = 0; i < ph->shipped.n; i++)
+        if (ph->shipped.blocks[i].kind != TEMPLATE_PHRASE)
+            template_error(&e, ph->shipped.blocks[i].line,
+                           "text outside a phrase (a phrase ends at a blank line)");
+    for (size_t i = 0; i < REPORT_PHRASE_COUNT; i++)
+        if (!ph->text[i])
+            template_error(&e, 0, "phrase '%s' is missing", report_phrase_defs[i].name);
+    template_errors_end(&e);
+    return e.count;
 }
 
 int report_phrases_parse(struct report_phrases *ph, const char *file, const char *text, size_t len,

@@ -6,12 +6,34 @@
 #include "base/suggest.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define TEMPLATE_NAME_MAX 64
+
+void template_error(struct template_errors *e, unsigned long line, const char *fmt, ...)
+{
+    if (e->count++ >= TEMPLATE_ERRORS_SHOWN)
+        return;
+    char msg[DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_report(e->d, e->file, line, "%s", msg);
+}
+
+void template_errors_end(const struct template_errors *e)
+{
+    if (e->count > TEMPLATE_ERRORS_SHOWN) {
+        unsigned long more = e->count - TEMPLATE_ERRORS_SHOWN;
+        diag_report(e->d, NULL, 0, "... and %lu more error%s in %s", more, more == 1 ? "" : "s",
+                    e->file);
+    }
+}
 
 void template_init(struct template *t)
 {
@@ -107,22 +129,25 @@ static void template_join(char *buf, size_t size, const char *const *names, size
  * names when they are few (none: nothing more) (charts, tables, directives); else the three closest
  * and where the whole list is. `pre`/`post` wrap names, e.g. "{{" "}}".
  */
-static void template_unknown(struct diag *d, const char *file, unsigned long line, const char *what,
+static void template_unknown(struct template_errors *e, unsigned long line, const char *what,
                              const char *pre, const char *post, const char *s, size_t n,
                              const char *const *known, size_t nk)
 {
+    if (e->count >= TEMPLATE_ERRORS_SHOWN) { /* only counted: no need of the closest names */
+        e->count++;
+        return;
+    }
     int len = n > 80 ? 80 : (int)n;
     const char *close = template_closest(s, n, known, nk);
     char list[256];
     if (close) {
-        diag_report(d, file, line, "unknown %s '%s%.*s%s' (did you mean '%s%s%s'?)", what, pre, len,
-                    s, post, pre, close, post);
+        template_error(e, line, "unknown %s '%s%.*s%s' (did you mean '%s%s%s'?)", what, pre, len, s,
+                       post, pre, close, post);
     } else if (nk == 0) {
-        diag_report(d, file, line, "unknown %s '%s%.*s%s'", what, pre, len, s, post);
+        template_error(e, line, "unknown %s '%s%.*s%s'", what, pre, len, s, post);
     } else if (nk <= TEMPLATE_LIST_ALL) {
         template_join(list, sizeof list, known, nk, pre, post);
-        diag_report(d, file, line, "unknown %s '%s%.*s%s' (valid: %s)", what, pre, len, s, post,
-                    list);
+        template_error(e, line, "unknown %s '%s%.*s%s' (valid: %s)", what, pre, len, s, post, list);
     } else {
         char word[TEMPLATE_NAME_MAX + 1];
         const char *near[3];
@@ -132,36 +157,46 @@ static void template_unknown(struct diag *d, const char *file, unsigned long lin
         const char *all = strcmp(what, "placeholder") == 0 ? "; 'memfit help report' lists all"
                           : strcmp(what, "phrase") == 0    ? "; templates/phrases.tmpl has all"
                                                            : "";
-        diag_report(d, file, line, "unknown %s '%s%.*s%s' (closest: %s%s)", what, pre, len, s, post,
-                    list, all);
+        template_error(e, line, "unknown %s '%s%.*s%s' (closest: %s%s)", what, pre, len, s, post,
+                       list, all);
     }
 }
 
-/* Checks every placeholder of one line against known[0..nk); returns the number of problems
- * reported. */
-static int template_check_line(const char *line, const char *file, unsigned long lineno,
-                               const char *const *known, size_t nk, struct diag *d)
+/* Checks every placeholder of one line against known[0..nk), into e. A placeholder that comes
+ * again on the line is not reported again (its message would be the same). */
+static void template_check_line(const char *line, unsigned long lineno, const char *const *known,
+                                size_t nk, struct template_errors *e)
 {
-    int bad = 0;
+    /* The placeholders reported on this line: at most TEMPLATE_ERRORS_SHOWN are reported in all
+     * (past them every problem is only counted, as it comes). */
+    const char *said[TEMPLATE_ERRORS_SHOWN];
+    size_t said_len[TEMPLATE_ERRORS_SHOWN], n_said = 0;
     const char *p = line, *open, *name, *after;
     size_t n;
     int r;
-    while ((r = template_next(p, &open, &name, &n, &after)) != 0) {
+    for (; (r = template_next(p, &open, &name, &n, &after)) != 0; p = after) {
         if (r < 0) {
-            diag_report(d, file, lineno, "unclosed placeholder: '{{' without '}}'");
-            return bad + 1;
+            template_error(e, lineno, "unclosed placeholder: '{{' without '}}'");
+            return;
         }
-        if (!template_name_ok(name, n)) {
-            int len = (int)(after - open) > 80 ? 80 : (int)(after - open);
-            diag_report(d, file, lineno, "bad placeholder '%.*s'", len, open);
-            bad++;
-        } else if (!template_known(name, n, known, nk)) {
-            template_unknown(d, file, lineno, "placeholder", "{{", "}}", name, n, known, nk);
-            bad++;
+        bool bad = !template_name_ok(name, n);
+        if (!bad && template_known(name, n, known, nk))
+            continue;
+        const char *key = bad ? open : name; /* a bad one as written, braces and all */
+        size_t kn = bad ? (size_t)(after - open) : n, k = 0;
+        while (k < n_said && !(said_len[k] == kn && memcmp(said[k], key, kn) == 0))
+            k++;
+        if (k < n_said)
+            continue;
+        if (e->count < TEMPLATE_ERRORS_SHOWN) {
+            said[n_said] = key;
+            said_len[n_said++] = kn;
         }
-        p = after;
+        if (bad)
+            template_error(e, lineno, "bad placeholder '%.*s'", kn > 80 ? 80 : (int)kn, open);
+        else
+            template_unknown(e, lineno, "placeholder", "{{", "}}", name, n, known, nk);
     }
-    return bad;
 }
 
 /* True when s[0..n) is well-formed UTF-8 without NUL or control characters other than tab. */
@@ -214,10 +249,9 @@ static bool template_utf8_ok(const unsigned char *s, size_t n)
  */
 struct template_parser {
     struct template *t;
-    const char *file;
     const struct template_names *names;
     const struct template_phrases *phrases; /* never NULL */
-    struct diag *d;
+    struct template_errors err;             /* the file's problems: any rejects the template */
     struct strbuf text;
     enum template_kind kind; /* TEMPLATE_PARAGRAPH or TEMPLATE_ITEM while text.len > 0 */
     unsigned long line;
@@ -227,7 +261,6 @@ struct template_parser {
     const char **allowed;
     size_t n_allowed;
     char own[TEMPLATE_PHRASE_NAMES_MAX];
-    int errors;
     bool oom;
 };
 
@@ -268,12 +301,10 @@ static void template_flush_phrase(struct template_parser *ps)
         unsigned cells = 1;
         for (const char *c = text; *c; c++)
             cells += *c == '|';
-        if (cells != def->cells) {
-            diag_report(ps->d, ps->file, ps->line,
-                        "phrase '%s' has %u cell%s, needs %u (separated by '|')", def->name, cells,
-                        cells == 1 ? "" : "s", def->cells);
-            ps->errors++;
-        }
+        if (cells != def->cells)
+            template_error(&ps->err, ps->line,
+                           "phrase '%s' has %u cell%s, needs %u (separated by '|')", def->name,
+                           cells, cells == 1 ? "" : "s", def->cells);
     }
     if (template_push(ps, TEMPLATE_PHRASE, 0, text, strlen(text), ps->line) != 0)
         ps->oom = true;
@@ -352,14 +383,12 @@ static void template_phrase_start(struct template_parser *ps, const char *arg, s
     size_t nd = ps->phrases->n, i = 0;
     ps->skip_phrase = true; /* until the phrase is known to be good */
     if (an == 0) {
-        diag_report(ps->d, ps->file, line, "'@phrase' needs a name");
-        ps->errors++;
+        template_error(&ps->err, line, "'@phrase' needs a name");
         return;
     }
     if (wn < an) {
-        diag_report(ps->d, ps->file, line,
-                    "'@phrase %.*s': the phrase's text goes on the lines below", (int)wn, arg);
-        ps->errors++;
+        template_error(&ps->err, line, "'@phrase %.*s': the phrase's text goes on the lines below",
+                       (int)wn, arg);
         return;
     }
     while (i < nd && !(strlen(defs[i].name) == wn && memcmp(defs[i].name, arg, wn) == 0))
@@ -372,16 +401,14 @@ static void template_phrase_start(struct template_parser *ps, const char *arg, s
         }
         for (size_t k = 0; k < nd; k++)
             known[k] = defs[k].name;
-        template_unknown(ps->d, ps->file, line, "phrase", "", "", arg, wn, known, nd);
+        template_unknown(&ps->err, line, "phrase", "", "", arg, wn, known, nd);
         free(known);
-        ps->errors++;
         return;
     }
     for (size_t b = 0; b < ps->t->n; b++) {
         if (ps->t->blocks[b].kind == TEMPLATE_PHRASE && ps->t->blocks[b].phrase == i) {
-            diag_report(ps->d, ps->file, line, "phrase '%s' defined twice (first on line %lu)",
-                        defs[i].name, ps->t->blocks[b].line);
-            ps->errors++;
+            template_error(&ps->err, line, "phrase '%s' defined twice (first on line %lu)",
+                           defs[i].name, ps->t->blocks[b].line);
             return;
         }
     }
@@ -412,12 +439,10 @@ static void template_directive(struct template_parser *ps, const char *s, size_t
     size_t an = (size_t)(arg_end - arg);
     template_flush(ps);
     if (wn == 9 && memcmp(word, "pagebreak", 9) == 0) {
-        if (an) {
-            diag_report(ps->d, ps->file, line, "'@pagebreak' takes no argument");
-            ps->errors++;
-        } else if (template_push(ps, TEMPLATE_PAGEBREAK, 0, NULL, 0, line) != 0) {
+        if (an)
+            template_error(&ps->err, line, "'@pagebreak' takes no argument");
+        else if (template_push(ps, TEMPLATE_PAGEBREAK, 0, NULL, 0, line) != 0)
             ps->oom = true;
-        }
         return;
     }
     if (wn == 6 && memcmp(word, "phrase", 6) == 0) {
@@ -427,21 +452,18 @@ static void template_directive(struct template_parser *ps, const char *s, size_t
     bool chart = wn == 5 && memcmp(word, "chart", 5) == 0;
     bool table = wn == 5 && memcmp(word, "table", 5) == 0;
     if (!chart && !table) {
-        template_unknown(ps->d, ps->file, line, "directive", "@", "", word, wn, template_directives,
+        template_unknown(&ps->err, line, "directive", "@", "", word, wn, template_directives,
                          sizeof template_directives / sizeof *template_directives);
-        ps->errors++;
         return;
     }
     const char *what = chart ? "chart" : "table";
     const char *const *known = chart ? ps->names->charts : ps->names->tables;
     size_t nk = chart ? ps->names->n_charts : ps->names->n_tables;
-    if (an == 0) {
-        diag_report(ps->d, ps->file, line, "'@%s' needs a name", what);
-        ps->errors++;
-    } else if (!template_known(arg, an, known, nk)) {
-        template_unknown(ps->d, ps->file, line, what, "", "", arg, an, known, nk);
-        ps->errors++;
-    } else if (template_push(ps, chart ? TEMPLATE_CHART : TEMPLATE_TABLE, 0, arg, an, line) != 0) {
+    if (an == 0)
+        template_error(&ps->err, line, "'@%s' needs a name", what);
+    else if (!template_known(arg, an, known, nk))
+        template_unknown(&ps->err, line, what, "", "", arg, an, known, nk);
+    else if (template_push(ps, chart ? TEMPLATE_CHART : TEMPLATE_TABLE, 0, arg, an, line) != 0) {
         ps->oom = true;
     }
 }
@@ -459,10 +481,10 @@ static void template_check_placeholders(struct template_parser *ps, const char *
     memcpy(copy, s, n);
     copy[n] = '\0';
     if (ps->in_phrase)
-        ps->errors += template_check_line(copy, ps->file, line, ps->allowed, ps->n_allowed, ps->d);
+        template_check_line(copy, line, ps->allowed, ps->n_allowed, &ps->err);
     else
-        ps->errors += template_check_line(copy, ps->file, line, ps->names->placeholders,
-                                          ps->names->n_placeholders, ps->d);
+        template_check_line(copy, line, ps->names->placeholders, ps->names->n_placeholders,
+                            &ps->err);
     free(copy);
 }
 
@@ -489,8 +511,7 @@ static bool template_heading(struct template_parser *ps, const char *s, size_t n
     if (level == 0 || (size_t)level >= n || s[level] != ' ')
         return false;
     if (level > 3) {
-        diag_report(ps->d, ps->file, line, "heading level %d: at most '###'", level);
-        ps->errors++;
+        template_error(&ps->err, line, "heading level %d: at most '###'", level);
         return true;
     }
     template_flush(ps);
@@ -510,8 +531,7 @@ static void template_line(struct template_parser *ps, const char *s, size_t n, u
     if (n && s[n - 1] == '\r')
         n--;
     if (!template_utf8_ok((const unsigned char *)s, n)) {
-        diag_report(ps->d, ps->file, line, "not UTF-8 text (or a control character)");
-        ps->errors++;
+        template_error(&ps->err, line, "not UTF-8 text (or a control character)");
         return;
     }
     if (n && s[0] == '%')
@@ -524,10 +544,10 @@ static void template_line(struct template_parser *ps, const char *s, size_t n, u
         return;
     }
     if (s[0] == '@') {
-        template_flush(ps); /* a phrase ends here; the directive's line is the template's */
-        template_check_placeholders(ps, s, n, line);
-        if (!ps->oom)
-            template_directive(ps, s, n, line);
+        /* A phrase ends here. The directive's words are names, never expanded: a '{{' among them
+         * is the directive's problem, said once there, not also an unknown placeholder. */
+        template_flush(ps);
+        template_directive(ps, s, n, line);
         return;
     }
     if (ps->skip_phrase)
@@ -559,7 +579,7 @@ int template_parse_with_phrases(struct template *t, const char *file, const char
     static const struct template_phrases none = {NULL, 0, NULL, 0};
     template_init(t);
     struct template_parser ps = {
-        .t = t, .file = file, .names = names, .phrases = phrases ? phrases : &none, .d = d};
+        .t = t, .names = names, .phrases = phrases ? phrases : &none, .err = {d, file, 0}};
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
         text += 3;
         len -= 3;
@@ -574,11 +594,10 @@ int template_parse_with_phrases(struct template *t, const char *file, const char
     template_flush(&ps);
     strbuf_release(&ps.text);
     free(ps.allowed);
-    if (ps.oom) {
+    template_errors_end(&ps.err);
+    if (ps.oom)
         diag_report(d, file, 0, "out of memory");
-        ps.errors++;
-    }
-    if (ps.errors) {
+    if (ps.err.count || ps.oom) {
         template_release(t);
         return -1;
     }

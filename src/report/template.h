@@ -21,8 +21,9 @@
  * in a template; the caller decides what a definition replaces.
  *
  * template_parse_with_phrases() checks every placeholder, directive and phrase against the names
- * the caller knows and reports each problem as "FILE:LINE: ..." with the closest known name; a
- * template with any problem is rejected as a whole, so nothing is drawn from it.
+ * the caller knows and reports each problem once as "FILE:LINE: ..." with the closest known name
+ * (the first TEMPLATE_ERRORS_SHOWN of a file, then one line saying how many more); a template
+ * with any problem is rejected as a whole, so nothing is drawn from it.
  * template_expand() fills the placeholders of one block's text through the caller's lookup.
  *
  * Ownership: a struct template owns its blocks and their strings; template_release() frees them.
@@ -91,6 +92,27 @@ struct template_phrases {
     const char *const *scope; /* the names a scoped phrase may use besides its own */
     size_t n_scope;
 };
+
+/* The problems of one file said one by one; the rest are counted, and one line says how many
+ * ("... and 80 more errors in FILE"): a file of errors (a binary, the wrong file) says enough in
+ * a screenful. */
+#define TEMPLATE_ERRORS_SHOWN 20
+
+/* One file's problems as they are reported (the parser's, and those its callers find in what
+ * it parsed, such as report_phrases' missing phrases). */
+struct template_errors {
+    struct diag *d;
+    const char *file;
+    unsigned long count; /* found so far, said or not */
+};
+
+/* Counts one problem at line (0: the whole file's) of e->file, and reports it into e->d while
+ * fewer than TEMPLATE_ERRORS_SHOWN were. */
+void template_error(struct template_errors *e, unsigned long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Reports how many problems were not said, if any; once, after the last template_error. */
+void template_errors_end(const struct template_errors *e);
 
 void template_init(struct template *t);
 void template_release(struct template *t);

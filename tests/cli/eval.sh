@@ -159,6 +159,23 @@ check "json: nothing fits: fix 'nothing', fix_plan null" /usr/bin/python3 -c "
 import json; r = json.load(open('$T/json'))[0]
 assert r['fix'] == 'nothing' and r['fix_plan'] is None and r['fits'] is False and r['fix_peak_bytes'] > 0"
 
+# ---- a name is unique in the run: a duplicate says where its first was seen ----
+printf 'name,model,seq,micro_batch,gpu_mem_gb\nx,gpt-1.3b,2048,1,80\ny,gpt-1.3b,2048,1,80\n' >"$T/a.csv"
+printf 'name,model,seq,micro_batch,gpu_mem_gb\nz,gpt-1.3b,2048,1,80\ny,gpt-1.3b,2048,1,80\nz,gpt-1.3b,2048,1,80\n' >"$T/b.csv"
+expect_status "a name of another file again: exit 1" 1 eval "$T/a.csv" "$T/b.csv"
+expect_err "... says the file and line of the first" \
+    "b.csv:3: column 'name': 'y' is a duplicate (first seen in $T/a.csv, line 3)"
+expect_err "... a duplicate in the same file keeps its wording" \
+    "b.csv:4: column 'name': 'z' is a duplicate (first seen on line 2)"
+expect_status "the same file twice: exit 1" 1 eval "$T/a.csv" "$T/a.csv"
+expect_err "... its second reading names the first" \
+    "a.csv:2: column 'name': 'x' is a duplicate (first seen in $T/a.csv, line 2)"
+check "... every row of the second reading rejected" test "$(grep -c 'is a duplicate' "$T/err")" -eq 2
+printf 'name,model,seq,micro_batch,gpu_mem_gb\nx,gpt-1.3b,2048,1,80\n' |
+    run eval "$T/a.csv" - >/dev/null 2>"$T/err"
+expect_err "standard input names the file it repeats" \
+    "<stdin>:2: column 'name': 'x' is a duplicate (first seen in $T/a.csv, line 2)"
+
 # ---- no input could be opened: no header ----
 expect_status "a missing file: exit 2" 2 eval "$T/nope.csv"
 check "no header written" test ! -s "$T/out"

@@ -76,3 +76,21 @@ case $MEMFIT in /*) M=$MEMFIT ;; *) M=$(pwd)/$MEMFIT ;; esac
 printf 'name,model,seq,micro_batch,gpu_mem_gb\nx,./tiny,512,2,80\n' >"$T/relative.csv"
 (cd "$T" && $VALGRIND "$M" eval relative.csv) >"$T/c" 2>&1
 check "a relative path is read from the current directory" cmp -s "$T/b" "$T/c"
+
+# A byte-order mark before the JSON (as some editors save UTF-8): read as the same file without
+# it, by import-config and in the model column (it was "not valid JSON ... near '???'").
+mkdir -p "$T/bom"
+{ printf '\357\273\277'; cat "$T/tiny/config.json"; } >"$T/bom/config.json"
+expect_status "import-config of a file with a byte-order mark" 0 import-config "$T/bom"
+check "... the same table as without it" test "$(cat "$T/out")" = "$(sed 's|tiny|bom|g' "$T/mine.csv")"
+printf 'name,model,seq,micro_batch,gpu_mem_gb\nx,%s/bom,512,2,80\n' "$T" >"$T/by-bom.csv"
+run eval "$T/by-bom.csv" >"$T/d" 2>&1
+check "... and the same row in the model column" cmp -s "$T/b" "$T/d"
+
+# Bytes that are not printable ASCII are shown escaped in a message, never as '?'.
+printf '{"model_type": "llama\316\273"}\n' >"$T/greek.json"
+expect_status "a model_type in another script: exit 1" 1 import-config "$T/greek.json"
+expect_err "... shown escaped" "model_type 'llama\\xce\\xbb' is not supported (did you mean 'llama'?)"
+printf '{"model_type": \316\273}\n' >"$T/token.json"
+expect_status "not JSON near such bytes: exit 1" 1 import-config "$T/token.json"
+expect_err "... shown escaped" "not valid JSON: invalid token near '\\xce\\xbb'"

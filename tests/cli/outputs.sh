@@ -116,12 +116,17 @@ printf 'name,model,seq,micro_batch,gpu\nbad,llama2-7b,abc,1,H100-80GB\n' >"$T/ba
 expect_status "eval -q with a rejected row: exit 1" 1 eval -q "$T/bad.csv"
 check "the row's note is hidden" test ! -s "$T/err"
 
-# ---- standard output full or closed: never a silent exit 0 ----
-for args in "help" "--version" "eval $T/one.csv" "search configs/jobs.csv --top 1"; do
+# ---- standard output full or closed: never a silent exit 0, and the reason said ----
+printf '{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100}\n' \
+    >"$T/config.json"
+for args in "help" "--version" "eval $T/one.csv" "search configs/jobs.csv --top 1" \
+    "import-config $T/config.json"; do
     # shellcheck disable=SC2086
     run $args >/dev/full 2>"$T/err"
     check "memfit $args >/dev/full: exit 2" test $? -eq 2
-    expect_err "memfit $args >/dev/full says so" "cannot write"
+    expect_err "memfit $args >/dev/full says so, and why" \
+        "memfit: cannot write to standard output: No space left on device"
+    check "... once" test "$(wc -l <"$T/err")" -eq 1
     # shellcheck disable=SC2086
     run $args >&- 2>"$T/err"
     check "memfit $args >&-: exit 2" test $? -eq 2

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The report's words on the command line: a --template whose own '@phrase' blocks reword the
 # verdict box, and the errors of a phrase (unknown phrase, unknown placeholder, a placeholder the
-# phrase does not have, a wrong number of cells), each with file:line, which write nothing.
+# phrase does not have, a wrong number of cells), each with file:line, which write nothing; each
+# problem said once, and the first 20 of a file, then how many more.
 . tests/cli/common.inc
 
 # text PDF: the PDF's text on one line, every run of white space one space.
@@ -76,3 +77,22 @@ A
 B
 '
 check "no file but the report" test "$(ls -A "$T/r" | wc -l)" -eq 1
+
+# One problem, one message: a phrase's placeholder repeated on its line, a placeholder among a
+# directive's words (it was said twice, or as two problems).
+printf '# {{name}}\n\n@phrase verdict_oom\n{{peek}} needed, {{peek}} at hand\n\n@phrase title {{x}}\n' \
+    >"$T/twice.tmpl"
+expect_status "a repeated error: exit 2" 2 report --template "$T/twice.tmpl" configs/examples.csv -o "$T/r"
+check "... said once" test "$(grep -c "twice.tmpl:4: unknown placeholder '{{peek}}'" "$T/err")" -eq 1
+expect_err "... the directive's problem said" \
+    "twice.tmpl:6: '@phrase title': the phrase's text goes on the lines below"
+check "... and nothing else" test "$(wc -l <"$T/err")" -eq 2
+
+# 100,000 errors: the first 20, then how many more, in one line; nothing written.
+awk 'BEGIN { for (i = 0; i < 100000; i++) print "{{peek}}" }' >"$T/many.tmpl"
+expect_status "100,000 errors in a template: exit 2" 2 report --template "$T/many.tmpl" configs/examples.csv -o "$T/r"
+check "... 21 lines" test "$(wc -l <"$T/err")" -eq 21
+expect_err "... the first with its line" "many.tmpl:1: unknown placeholder '{{peek}}'"
+check "... the last says how many more" \
+    test "$(tail -n 1 "$T/err")" = "memfit: ... and 99980 more errors in $T/many.tmpl"
+check "... the previous report untouched" cmp "$T/r/report.pdf" "$T/before.pdf"

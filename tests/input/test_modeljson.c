@@ -557,6 +557,16 @@ static void sliding_windows_are_reported(void **state)
                      1);
 }
 
+/* A byte-order mark before the JSON, as some editors save UTF-8: the same model as without it. */
+static void a_byte_order_mark_is_skipped(void **state)
+{
+    (void)state;
+    char plain[512];
+    snprintf(plain, sizeof plain, "%s", cells_of("{\"model_type\": \"llama\", " LLAMA_SIZES "}"));
+    assert_string_equal(cells_of("\xEF\xBB\xBF{\"model_type\": \"llama\", " LLAMA_SIZES "}"),
+                        plain);
+}
+
 /* ---- bad files ---- */
 
 #define LLAMA_HEAD "{\"model_type\": \"llama\", "
@@ -579,7 +589,15 @@ static const struct {
     {"{\"model_type\": \"qwen2-moe\"}",
      "model_type 'qwen2-moe' is not supported (did you mean 'qwen2_moe'?)"},
     {"{\"model_type\": \"llama\\u001b[2J\"}",
-     "model_type 'llama?[2J' is not supported (did you mean 'llama'?)"},
+     "model_type 'llama\\x1b[2J' is not supported (did you mean 'llama'?)"},
+    /* Bytes other than printable ASCII shown escaped, never as '?'; a byte-order mark skipped. */
+    {"{\"model_type\": \"llama\xce\xbb\"}",
+     "model_type 'llama\\xce\\xbb' is not supported (did you mean 'llama'?)"},
+    {"{\"model_type\": \xce\xbb}", "line 1, column 16: not valid JSON: invalid token near "
+                                   "'\\xce\\xbb'"},
+    {"\xEF\xBB\xBF[]", "not a JSON object"},
+    {"\xEF\xBB\xBF{\"model_type\": \"llama\",\n \"hidden_size\": 64,\n}",
+     "line 3, column 1: not valid JSON: string or '}' expected near '}'"},
     /* A missing required field; each wrong type. */
     {LLAMA_HEAD "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"intermediate_size\": "
                 "128, \"vocab_size\": 100}",
@@ -807,6 +825,7 @@ int main(void)
         cmocka_unit_test(missing_fields_take_the_transformers_defaults),
         cmocka_unit_test(rope_scalings_and_sliding_windows_are_accepted),
         cmocka_unit_test(sliding_windows_are_reported),
+        cmocka_unit_test(a_byte_order_mark_is_skipped),
         cmocka_unit_test(bad_configs),
         cmocka_unit_test(a_bad_config_skips_only_its_row),
         cmocka_unit_test(explicit_columns_override_the_file),

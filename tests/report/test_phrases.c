@@ -171,17 +171,34 @@ static void test_catalogue_errors(void **state)
     struct diag d;
     diag_init(&d, NULL, NULL);
     report_phrases_init(&ph);
-    /* Text after a blank line is outside any phrase; every phrase not defined is missing. */
+    /* Text after a blank line is outside any phrase; every phrase not defined is missing: the
+     * first of those problems are said, then how many more (a whole list was 290 lines). */
     const char *text = "% a catalogue\n@phrase title\nThe title\n\nmore of the title\n";
     assert_int_equal(report_phrases_parse(&ph, "c.tmpl", text, strlen(text), &d), -1);
-    assert_int_equal(d.count, 1 + (REPORT_PHRASE_COUNT - 1));
+    assert_int_equal(d.count, TEMPLATE_ERRORS_SHOWN + 1);
     assert_string_equal(d.first, "c.tmpl:5: text outside a phrase (a phrase ends at a blank line)");
+    char last[128];
+    snprintf(last, sizeof last, "... and %d more errors in c.tmpl",
+             1 + (REPORT_PHRASE_COUNT - 1) - TEMPLATE_ERRORS_SHOWN);
+    assert_string_equal(d.last, last);
+    assert_null(ph.text[REPORT_PHRASE_TITLE]);
+    /* A catalogue that lacks its last two phrases: each is said, and nothing more. */
     size_t n_defs;
     const struct template_phrase *all = report_phrases_defs(&n_defs);
-    char last[128];
+    struct strbuf most;
+    strbuf_init(&most);
+    for (size_t i = 0; i + 2 < n_defs; i++) {
+        strbuf_printf(&most, "@phrase %s\nx", all[i].name);
+        for (unsigned c = 1; c < all[i].cells; c++)
+            strbuf_puts(&most, "|x");
+        strbuf_puts(&most, "\n\n");
+    }
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(report_phrases_parse(&ph, "c.tmpl", most.buf, most.len, &d), -1);
+    assert_int_equal(d.count, 2);
     snprintf(last, sizeof last, "c.tmpl: phrase '%s' is missing", all[n_defs - 1].name);
-    assert_string_equal(d.last, last); /* the last of the list */
-    assert_null(ph.text[REPORT_PHRASE_TITLE]);
+    assert_string_equal(d.last, last);
+    strbuf_release(&most);
     /* A catalogue's own errors, with their lines. */
     diag_init(&d, NULL, NULL);
     text = "@phrase verdict_oom\nDoes not fit: {{peek}}\n";

@@ -154,6 +154,66 @@ static void test_error_messages(void **state)
                              "r.tmpl:6: heading level 4: at most '###'\n");
 }
 
+/* One problem, one message: a placeholder repeated on its line (the same message twice, in a
+ * phrase as elsewhere), a directive whose words hold a placeholder (an unknown placeholder and
+ * the directive's own problem). Different ones on a line are each said. */
+static void test_each_problem_once(void **state)
+{
+    (void)state;
+    char all[1024] = "";
+    struct template t;
+    struct diag d;
+    diag_init(&d, collect, all);
+    const char *text = "{{peek}} and {{peek}}, {{ peek }}, {{a b}} {{a b}} {{verdikt}} {{peek}}\n"
+                       "{{peek}}\n"
+                       "@chart {{fit}}\n"
+                       "@pagebreak {{x}}\n";
+    assert_int_equal(template_parse(&t, "r.tmpl", text, strlen(text), &names, &d), -1);
+    assert_string_equal(all, "r.tmpl:1: unknown placeholder '{{peek}}' (did you mean '{{peak}}'?)\n"
+                             "r.tmpl:1: bad placeholder '{{a b}}'\n"
+                             "r.tmpl:1: unknown placeholder '{{verdikt}}' (did you mean "
+                             "'{{verdict}}'?)\n"
+                             "r.tmpl:2: unknown placeholder '{{peek}}' (did you mean '{{peak}}'?)\n"
+                             "r.tmpl:3: unknown chart '{{fit}}' (did you mean 'fit'?)\n"
+                             "r.tmpl:4: '@pagebreak' takes no argument\n");
+    assert_int_equal(d.count, 6);
+}
+
+/* A file of errors says the first TEMPLATE_ERRORS_SHOWN, then how many more in one line; the
+ * template is rejected all the same. */
+static void test_errors_are_capped(void **state)
+{
+    (void)state;
+    struct template t;
+    struct diag d;
+    size_t lines = 100000, n = 0;
+    char *text = malloc(lines * 12);
+    assert_non_null(text);
+    for (size_t i = 0; i < lines; i++)
+        n += (size_t)snprintf(text + n, 12, "{{peek}}\n");
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(template_parse(&t, "r.tmpl", text, n, &names, &d), -1);
+    assert_int_equal(d.count, TEMPLATE_ERRORS_SHOWN + 1);
+    assert_string_equal(d.first,
+                        "r.tmpl:1: unknown placeholder '{{peek}}' (did you mean '{{peak}}'?)");
+    assert_string_equal(d.last, "... and 99980 more errors in r.tmpl");
+    assert_int_equal(t.n, 0);
+    /* One more than shown: "1 more error". */
+    n = 0;
+    for (size_t i = 0; i < TEMPLATE_ERRORS_SHOWN + 1; i++)
+        n += (size_t)snprintf(text + n, 12, "@chrt\n");
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(template_parse(&t, "r.tmpl", text, n, &names, &d), -1);
+    assert_int_equal(d.count, TEMPLATE_ERRORS_SHOWN + 1);
+    assert_string_equal(d.last, "... and 1 more error in r.tmpl");
+    /* As many as shown: no such line. */
+    n -= strlen("@chrt\n");
+    diag_init(&d, NULL, NULL);
+    assert_int_equal(template_parse(&t, "r.tmpl", text, n, &names, &d), -1);
+    assert_int_equal(d.count, TEMPLATE_ERRORS_SHOWN);
+    free(text);
+}
+
 static void test_bad_bytes(void **state)
 {
     (void)state;
@@ -211,6 +271,8 @@ int main(void)
         cmocka_unit_test(test_unknown_placeholder_among_many),
         cmocka_unit_test(test_every_error_is_reported),
         cmocka_unit_test(test_error_messages),
+        cmocka_unit_test(test_each_problem_once),
+        cmocka_unit_test(test_errors_are_capped),
         cmocka_unit_test(test_bad_bytes),
         cmocka_unit_test(test_expand),
         cmocka_unit_test(test_load_missing_file),
