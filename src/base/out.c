@@ -320,6 +320,19 @@ int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct di
     return out_commit(tmp, live, real, d);
 }
 
+int out_write_making_dirs(const char *path, out_write_fn *write, void *ctx, struct diag *d)
+{
+    char dir[4096], made[4096];
+    if (out_dirname(path, dir, sizeof dir) != 0)
+        return out_fail(d, path, "path too long");
+    if (out_make_dirs_noting(dir, made, sizeof made, d) != 0)
+        return -1;
+    int rc = out_write_atomic(path, write, ctx, d);
+    if (rc != 0)
+        out_unmake_dirs(dir, made); /* a folder made for nothing goes */
+    return rc;
+}
+
 void out_set_init(struct out_set *set)
 {
     memset(set, 0, sizeof *set);

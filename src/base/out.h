@@ -66,6 +66,12 @@ int out_write_stream(FILE *f, out_write_fn *write, void *ctx);
 int out_write_atomic(const char *path, out_write_fn *write, void *ctx, struct diag *d);
 
 /*
+ * out_write_atomic, the missing folders of path made first (as every command does for the file
+ * or folder -o names, doc/memfit.1 OUTPUT); a failure removes the folders it made.
+ */
+int out_write_making_dirs(const char *path, out_write_fn *write, void *ctx, struct diag *d);
+
+/*
  * A set of files written whole or not at all (the lesson's figures): each is written by
  * out_set_add under a temporary name, by out_write_atomic's rules, and out_set_commit renames
  * them all once every one was written; a failed add removes what the set staged. A full disk

@@ -342,7 +342,7 @@ int cmd_eval(const struct options *o)
     if (to_file) {
         struct diag fd;
         diag_init(&fd, eval_file_message, e);
-        write_failed = out_write_atomic(o->out, eval_write, e, &fd) != 0 && !e->aborted;
+        write_failed = out_write_making_dirs(o->out, eval_write, e, &fd) != 0 && !e->aborted;
     } else {
         eval_write(stdout, e);
         write_failed = !session_flush_stdout();

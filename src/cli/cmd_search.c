@@ -309,7 +309,8 @@ int cmd_search(const struct options *o)
     memset(&s, 0, sizeof s);
     s.o = o;
     s.d = &d;
-    s.rows = !o->report_path || o->out;
+    /* With --report the rows are written where asked for: -o, or --format on standard output. */
+    s.rows = !o->report_path || o->out || o->format_given;
     s.top = malloc(o->top * sizeof *s.top);
     if (!s.top) {
         fprintf(stderr, "memfit: out of memory\n");
@@ -330,7 +331,7 @@ int cmd_search(const struct options *o)
     else if (to_file && s.rows) {
         struct diag fd;
         diag_init(&fd, search_file_message, &s);
-        write_failed = out_write_atomic(o->out, search_write, &s, &fd) != 0 && !s.aborted;
+        write_failed = out_write_making_dirs(o->out, search_write, &s, &fd) != 0 && !s.aborted;
     } else {
         search_write(stdout, &s);
         write_failed = !session_flush_stdout();

@@ -122,7 +122,8 @@ static const struct option_spec option_specs[] = {
      "layout fits, instead of its gpus"},
     {"report", required_argument, OPT_REPORT, CMD_SEARCH, "FILE.pdf", NULL,
      "write the PDF of the search (each job's fastest layouts, every layout's peak against its "
-     "step time, the tp x pp map) into FILE.pdf instead of the rows (which -o still writes)"},
+     "step time, the tp x pp map) into FILE.pdf instead of the rows (which -o or --format still "
+     "writes)"},
     {"split", no_argument, OPT_SPLIT, CMD_REPORT, NULL, NULL,
      "one PDF per scenario as well as the combined one"},
     {"template", required_argument, OPT_TEMPLATE, CMD_REPORT, "FILE", NULL,

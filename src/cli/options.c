@@ -113,6 +113,7 @@ static int parse_option(struct options *o, int key, const char *arg)
     switch (key) {
     case OPT_FORMAT:
         o->format = (enum evalout_format)i;
+        o->format_given = true;
         return -1;
     case OPT_PAPER:
         o->letter = i == 1;

@@ -22,6 +22,7 @@ struct options {
     const struct command *command; /* NULL until known */
     const char *out;               /* -o as given */
     enum evalout_format format;
+    bool format_given; /* --format was on the command line */
     bool wide, split, letter, quiet, help, version;
     const char *template_path;
     enum units units;

@@ -614,7 +614,7 @@ static int search_document(struct search_run *run, const struct report_search_jo
                         (unsigned)doc.error);
         goto out;
     }
-    rc = out_write_atomic(path, doc_write, &doc, d);
+    rc = out_write_making_dirs(path, doc_write, &doc, d);
 out:
     doc_release(&doc);
     return rc;

@@ -15,8 +15,8 @@
  * map's cells - in a fixed size (about 160 KB), the same for ten layouts or ten million.
  *
  * The caller owns the jobs and everything they point to; report_search_write allocates and frees
- * what else it uses. The file is written through out_write_atomic: the folder must exist, and a
- * failure leaves a previous file untouched.
+ * what else it uses. The file is written through out_write_making_dirs: its missing folders are
+ * made, and a failure removes them and leaves a previous file untouched.
  */
 #ifndef MEMFIT_REPORT_SEARCH_H
 #define MEMFIT_REPORT_SEARCH_H

@@ -197,8 +197,11 @@ check "the only message is the input's" test "$(wc -l <"$T/err")" -eq 1
 expect_status "-o FILE with a rejected row: exit 1" 1 eval "$T/bad.csv" -o "$T/rows.csv"
 check "the valid rows are written" test "$(grep -c good "$T/rows.csv")" -eq 2
 check "no temporary file left" test -z "$(ls -A "$T" | grep memfit-tmp)"
-expect_status "-o into a missing folder: exit 2" 2 eval configs/examples.csv -o "$T/no/such/rows.csv"
-expect_err "says which" "cannot write '$T/no/such/rows.csv'"
+expect_status "-o into a missing folder: made, exit 0" 0 eval configs/examples.csv \
+    -o "$T/no/such/rows.csv"
+check "the rows are there" test -s "$T/no/such/rows.csv"
+expect_status "-o under a file: exit 2" 2 eval configs/examples.csv -o "$T/rows.csv/such/x.csv"
+expect_err "says which" "$T/rows.csv/such: cannot create folder: Not a directory"
 mkdir -p "$T/adir"
 expect_status "-o a folder: exit 2" 2 eval configs/examples.csv -o "$T/adir"
 expect_err "says it is a folder" "'$T/adir': it is a folder"

@@ -145,3 +145,17 @@ printf 'name,model,seq,global_batch,gpu,gpus\np,llama3.1-8b,4096,1024,H100-80GB,
     >"$T/prime.csv"
 expect_status_within "a prime count near 2^64: refused at once (exit 1)" 1 search "$T/prime.csv"
 expect_err "with the reason" "cannot be split"
+
+# ---- one rule for -o: the missing folders are made, and removed again by a run that fails ----
+expect_status "eval -o into missing folders: exit 0" 0 eval "$T/one.csv" -o "$T/new/a/rows.csv"
+check "the folders are made and the rows written" cmp -s "$T/new/a/rows.csv" "$T/want.csv"
+expect_status "search --report into missing folders: exit 0" 0 search --top 1 \
+    --report "$T/new/b/s.pdf" configs/jobs.csv
+check "the PDF is written" test -s "$T/new/b/s.pdf"
+expect_status "eval -o into missing folders, nothing to read: exit 2" 2 eval "$T/none.csv" \
+    -o "$T/gone/c/rows.csv"
+check "no folder is left behind" test ! -e "$T/gone"
+expect_status "search --report with --format table: exit 0" 0 search --top 1 --format table \
+    --report "$T/s2.pdf" configs/jobs.csv
+expect_out "the table is printed as asked" "layouts tried"
+check "and the PDF written" test -s "$T/s2.pdf"

@@ -219,7 +219,9 @@ check "-o still writes the rows" cmp -s "$T/rows.csv" "$T/csv"
 check "the same PDF" cmp -s "$T/search.pdf" "$T/search2.pdf"
 expect_status "--report with bad jobs: exit 1" 1 search "$T/bad.csv" --report "$T/bad.pdf"
 check "the jobs searched are reported" sh -c "pdftotext '$T/bad.pdf' - | grep -q ok2"
-expect_status "--report into a missing folder: exit 2" 2 search "$T/jobs.csv" --report "$T/no/such/x.pdf"
+expect_status "--report into a missing folder: made, exit 0" 0 search "$T/jobs.csv" \
+    --report "$T/no/such/x.pdf"
+expect_status "--report under a file: exit 2" 2 search "$T/jobs.csv" --report "$T/range.csv/x.pdf"
 expect_status "--report with a range: exit 0" 0 search "$T/range.csv" --gpus-range 8:256 --report "$T/range.pdf"
 
 # --report keeps what its pages draw, not the layouts: its memory does not grow with them. Each of
