@@ -199,12 +199,18 @@ static void test_failures_write_nothing(void **state)
     snprintf(path, sizeof path, "%s/none.pdf", dir);
     assert_int_equal(report_search_write(f->rj, 0, path, UNITS_GB, &d), -1);
     assert_string_equal(d.first, "no job to report");
-    /* A folder that does not exist. */
+    /* A folder that cannot be made (under a regular file): nothing made, nothing written. */
     diag_init(&d, NULL, NULL);
-    snprintf(path, sizeof path, "%s/missing/search.pdf", dir);
+    snprintf(path, sizeof path, "%s/plain", dir);
+    FILE *plain = fopen(path, "w");
+    assert_non_null(plain);
+    fclose(plain);
+    snprintf(path, sizeof path, "%s/plain/sub/search.pdf", dir);
     assert_int_equal(report_search_write(f->rj, 1, path, UNITS_GB, &d), -1);
-    snprintf(want, sizeof want, "cannot write '%s'", path);
+    snprintf(want, sizeof want, "%s/plain/sub: cannot create folder", dir);
     assert_non_null(strstr(d.first, want));
+    snprintf(path, sizeof path, "%s/plain", dir);
+    unlink(path);
     /* A phrase of a template that names an unknown placeholder: nothing written. */
     char tmpl[256];
     snprintf(tmpl, sizeof tmpl, "%s/mine.tmpl", dir);
