@@ -2,6 +2,8 @@
 #include "base/textwidth.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 struct textwidth_range {
     unsigned long first, last;
@@ -104,16 +106,59 @@ static size_t textwidth_suffix(const char *s, size_t total, size_t max_cols)
     return bytes;
 }
 
-const char *textwidth_fit(const char *s, size_t cols, char *buf, size_t size)
+const char *textwidth_fit_split(const char *s, size_t cols, size_t head_cols, char *buf,
+                                size_t size)
 {
     size_t total = textwidth_cols(s);
     if (total <= cols)
         return s;
-    /* Cut in the middle: names of a sweep share their beginning ("l3-8b-qlora-4090-b1",
-     * "...-b2") and often differ at the end, so both ends stay. */
-    size_t room = cols > 0 ? cols - 1 : 0, head_cols = (room + 1) / 2;
+    size_t room = cols > 0 ? cols - 1 : 0;
+    if (head_cols > room)
+        head_cols = room;
     size_t head = textwidth_prefix(s, head_cols, &head_cols);
     size_t tail = textwidth_suffix(s, total, room - head_cols);
     snprintf(buf, size, "%.*s%s%s", (int)head, s, "\xe2\x80\xa6", s + tail); /* U+2026 */
     return buf;
+}
+
+const char *textwidth_fit(const char *s, size_t cols, char *buf, size_t size)
+{
+    /* Cut in the middle: names of a sweep share their beginning ("l3-8b-qlora-4090-b1",
+     * "...-b2") and often differ at the end, so both ends stay. */
+    size_t room = cols > 0 ? cols - 1 : 0;
+    return textwidth_fit_split(s, cols, (room + 1) / 2, buf, size);
+}
+
+#define TEXTWIDTH_CUT_MAX 96 /* bytes of a cut name (a scenario's name is at most 64) */
+
+static int textwidth_cmp(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+size_t textwidth_best_head(const char *const *names, size_t n, size_t cols)
+{
+    size_t room = cols > 0 ? cols - 1 : 0, middle = (room + 1) / 2, best = middle, most = 0;
+    char(*cut)[TEXTWIDTH_CUT_MAX] = n ? malloc(n * sizeof *cut) : NULL;
+    if (!cut)
+        return middle;
+    for (size_t h = 0; h <= room; h++) {
+        for (size_t i = 0; i < n; i++) {
+            const char *c = textwidth_fit_split(names[i], cols, h, cut[i], sizeof cut[i]);
+            if (c != cut[i])
+                snprintf(cut[i], sizeof cut[i], "%s", c);
+        }
+        qsort(cut, n, sizeof *cut, textwidth_cmp);
+        size_t distinct = 1;
+        for (size_t i = 1; i < n; i++)
+            distinct += strcmp(cut[i], cut[i - 1]) != 0;
+        size_t from_middle = h > middle ? h - middle : middle - h;
+        size_t best_from = best > middle ? best - middle : middle - best;
+        if (distinct > most || (distinct == most && from_middle < best_from)) {
+            most = distinct;
+            best = h;
+        }
+    }
+    free(cut);
+    return best;
 }

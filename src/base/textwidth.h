@@ -32,4 +32,17 @@ size_t textwidth_prefix(const char *s, size_t max_cols, size_t *cols);
  * told apart by their ends. */
 const char *textwidth_fit(const char *s, size_t cols, char *buf, size_t size);
 
+/* The same, the beginning taking at most head_cols columns (at most cols - 1) and the end the
+ * rest. */
+const char *textwidth_fit_split(const char *s, size_t cols, size_t head_cols, char *buf,
+                                size_t size);
+
+/*
+ * The head_cols of textwidth_fit_split that keeps the most of names[0..n) told apart when each is
+ * cut to cols columns (on a tie, the nearest the middle): "llama3.1-8b-8xH100" and
+ * "llama3.1-70b-64xH100" in 12 columns differ in their beginnings, a sweep's "...-b1" and "-b2"
+ * at their ends.
+ */
+size_t textwidth_best_head(const char *const *names, size_t n, size_t cols);
+
 #endif

@@ -478,6 +478,13 @@ static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
         texttable_measure(t, line);
     }
     texttable_fit(t, head);
+    const char **names = malloc(w->rows * sizeof *names);
+    if (names) {
+        for (unsigned long i = 0; i < w->rows; i++)
+            names[i] = w->table[i].name;
+        texttable_choose_cut(t, names, w->rows);
+        free(names);
+    }
 }
 
 /* Below the table, for each scenario that does not fit: what to change, and what it gives. */
@@ -511,7 +518,8 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
             snprintf(text, sizeof text, "%s -> %.1f %s at micro-batch %" PRIu64, r->plan,
                      (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
         fputs("  ", w->out);
-        texttable_put_padded(w->out, textwidth_fit(r->name, name_w, cut, sizeof cut), name_w, true);
+        texttable_put_padded(w->out, texttable_fit_name(lay, r->name, name_w, cut, sizeof cut),
+                             name_w, true);
         fputs("  ", w->out);
         texttable_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
     }

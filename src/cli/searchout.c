@@ -374,16 +374,40 @@ static void table_layout(struct searchout *w, const char heads[TC_COUNT][32],
         t->keep[c] = (unsigned)table_columns[c].keep;
         t->left[c] = table_columns[c].left;
     }
-    bool experts = false;
-    for (unsigned long i = 0; i < w->rows; i++)
-        experts |= w->table[i].experts;
+    bool experts = false, vpp = false, cp = false, ep = false, offload = false;
+    for (unsigned long i = 0; i < w->rows; i++) {
+        const struct searchout_table_row *r = &w->table[i];
+        experts |= r->experts;
+        vpp |= r->vpp > 1;
+        cp |= r->cp > 1;
+        ep |= r->ep > 1;
+        offload |= strcmp(r->offload, "none") != 0;
+    }
     t->absent[TC_GPUS] = !w->range;
     t->absent[TC_EP] = !experts;
+    /* A degree above 1 or an offload in some row is wanted before any other optional column:
+     * without it tp pp dp would not multiply to the GPUs, nor the peak add up. Only a terminal too
+     * narrow for them leaves them out (and says so under the table). */
+    if (cp)
+        t->keep[TC_CP] = 13;
+    if (ep)
+        t->keep[TC_EP] = 12;
+    if (vpp)
+        t->keep[TC_VPP] = 11;
+    if (offload)
+        t->keep[TC_OFFLOAD] = 10;
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
         texttable_measure(t, line);
     }
     texttable_fit(t, head);
+    const char **names = malloc(w->rows * sizeof *names);
+    if (names) {
+        for (unsigned long i = 0; i < w->rows; i++)
+            names[i] = w->table[i].job;
+        texttable_choose_cut(t, names, w->rows);
+        free(names);
+    }
 }
 
 /* Under the table, a line per job: how many layouts it tried and how many fit. */
@@ -427,7 +451,8 @@ static void table_print_jobs(struct searchout *w, const struct texttable *lay)
             snprintf(text, sizeof text, "no layout fits on %s (%" PRIu64 " layouts tried)", where,
                      j->tried);
         fputs("  ", w->out);
-        texttable_put_padded(w->out, textwidth_fit(j->name, name_w, cut, sizeof cut), name_w, true);
+        texttable_put_padded(w->out, texttable_fit_name(lay, j->name, name_w, cut, sizeof cut),
+                             name_w, true);
         fputs("  ", w->out);
         texttable_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
     }

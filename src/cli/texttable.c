@@ -43,13 +43,19 @@ void texttable_fit(struct texttable *t, const char *const *heads)
     }
     t->narrowed = false;
     t->first_cols = t->width[0];
+    t->first_head = t->first_cols / 2;
     if (t->term_cols == 0)
         return;
-    /* The columns that may go, the most wanted first, each taken when it still fits. */
+    /* The columns that may go, the most wanted first, each taken when it still fits - an
+     * essential one when it fits with the names cut to TEXTTABLE_NAME_FLOOR columns. */
+    size_t floor_cols = textwidth_cols(heads[0]);
+    floor_cols = floor_cols > TEXTTABLE_NAME_FLOOR ? floor_cols : TEXTTABLE_NAME_FLOOR;
+    size_t name_give = t->width[0] > floor_cols ? t->width[0] - floor_cols : 0;
     for (unsigned keep = most; keep > 0; keep--)
         for (size_t c = 0; c < t->n; c++)
             if (t->keep[c] == keep && !t->absent[c]) {
-                t->shown[c] = total_width(t) + 2 + t->width[c] <= t->term_cols;
+                size_t give = keep >= TEXTTABLE_ESSENTIAL ? name_give : 0;
+                t->shown[c] = total_width(t) + 2 + t->width[c] <= t->term_cols + give;
                 t->narrowed |= !t->shown[c];
             }
     /* Still too wide: the names give way, down to the header's width. */
@@ -58,7 +64,19 @@ void texttable_fit(struct texttable *t, const char *const *heads)
         size_t over = total - t->term_cols, name = t->width[0];
         t->first_cols = over < name && name - over > floor ? name - over : floor;
         t->width[0] = t->first_cols;
+        t->first_head = t->first_cols / 2;
     }
+}
+
+void texttable_choose_cut(struct texttable *t, const char *const *names, size_t n)
+{
+    t->first_head = textwidth_best_head(names, n < 1024 ? n : 1024, t->first_cols);
+}
+
+const char *texttable_fit_name(const struct texttable *t, const char *name, size_t cols, char *buf,
+                               size_t size)
+{
+    return textwidth_fit_split(name, cols, t->first_head, buf, size);
 }
 
 void texttable_put_padded(FILE *out, const char *text, size_t cols, bool left)
@@ -87,7 +105,7 @@ void texttable_line(const struct texttable *t, FILE *out, const char *const *cel
         first = false;
         char cut[SCENARIO_NAME_BYTES + 4];
         const char *text =
-            c == 0 ? textwidth_fit(cells[c], t->first_cols, cut, sizeof cut) : cells[c];
+            c == 0 ? texttable_fit_name(t, cells[c], t->first_cols, cut, sizeof cut) : cells[c];
         texttable_put_padded(out, text, c == last ? 0 : t->width[c], t->left[c]);
     }
     putc('\n', out);

@@ -13,6 +13,10 @@
 #include <stdio.h>
 
 #define TEXTTABLE_MAX_COLS 32
+/* An optional column of keep >= TEXTTABLE_ESSENTIAL is shown at the cost of the names' width,
+ * down to TEXTTABLE_NAME_FLOOR columns (or the header's); the others only beside whole names. */
+#define TEXTTABLE_ESSENTIAL 10
+#define TEXTTABLE_NAME_FLOOR 12
 
 struct texttable {
     size_t n;         /* columns */
@@ -23,6 +27,7 @@ struct texttable {
     bool absent[TEXTTABLE_MAX_COLS];   /* no row has a value for it: never shown */
     bool shown[TEXTTABLE_MAX_COLS];
     size_t first_cols; /* the first column's width: a longer cell is cut */
+    size_t first_head; /* of a cut cell, the columns its beginning keeps (textwidth_fit_split) */
     bool narrowed;     /* optional columns were left out */
 };
 
@@ -35,6 +40,16 @@ void texttable_measure(struct texttable *t, const char *const *cells);
 
 /* Chooses the columns shown and the first column's width; heads as for texttable_start. */
 void texttable_fit(struct texttable *t, const char *const *heads);
+
+/*
+ * Chooses how the names of the first column are cut (first_head), after texttable_fit: where it
+ * keeps the most of names[0..n) told apart (textwidth_best_head; the first 1,024 names decide).
+ */
+void texttable_choose_cut(struct texttable *t, const char *const *names, size_t n);
+
+/* name cut as the first column's cells are, to cols columns (into buf, size bytes). */
+const char *texttable_fit_name(const struct texttable *t, const char *name, size_t cols, char *buf,
+                               size_t size);
 
 /* One line: the columns shown, two spaces apart, the first cut to first_cols, the last not
  * padded. */

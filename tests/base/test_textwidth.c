@@ -95,11 +95,29 @@ static void test_fit_cuts_with_an_ellipsis(void **state)
         5);
 }
 
+/* The cut that keeps the most names apart: their beginnings where the ends agree, their ends
+ * where the beginnings do; the middle on a tie. */
+static void test_best_head_tells_names_apart(void **state)
+{
+    (void)state;
+    const char *jobs[] = {"llama3.1-8b-8xH100", "llama3.1-70b-64xH100", "llama3.1-405b-16384xH100"};
+    char buf[64];
+    size_t h = textwidth_best_head(jobs, 3, 12);
+    assert_string_not_equal(textwidth_fit_split(jobs[0], 12, h, buf, sizeof buf),
+                            textwidth_fit_split(jobs[1], 12, h, buf + 32, 32));
+    const char *sweep[] = {"l3-8b-qlora-4090-b1", "l3-8b-qlora-4090-b2", "l3-8b-qlora-4090-b4"};
+    h = textwidth_best_head(sweep, 3, 12);
+    assert_string_equal(textwidth_fit_split(sweep[2], 12, h, buf, sizeof buf), "l3-8b-\xe2\x80\xa6"
+                                                                               "90-b4");
+    assert_int_equal(textwidth_best_head(sweep, 1, 12), 6); /* one name: the middle */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ascii_is_one_column_a_byte),
         cmocka_unit_test(test_fit_cuts_with_an_ellipsis),
+        cmocka_unit_test(test_best_head_tells_names_apart),
         cmocka_unit_test(test_accented_and_greek_letters_take_one_column),
         cmocka_unit_test(test_east_asian_wide_takes_two),
         cmocka_unit_test(test_combining_marks_take_none),

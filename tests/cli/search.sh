@@ -262,3 +262,15 @@ expect_status "configs/jobs.csv: exit 0" 0 search configs/jobs.csv --top 2
 cp "$T/out" "$T/shipped"
 check "configs/jobs.csv: every job has a layout" sh -c "! grep -q '^[^,]*,0,' '$T/shipped'"
 back_through_eval "configs/jobs.csv" "$T/shipped" "$SC_FIRST" "$SC_LAST" "$SC_FIRST"
+
+# The default table shows every degree above 1 and the offload, cutting names to make room: its
+# degrees multiply to the job's GPUs.
+run search configs/jobs.csv --top 1 --format table >"$T/degrees"
+check "table: vpp, cp, ep and offload shown where a layout uses them" \
+    grep -q '^job .*  tp  pp  vpp  cp  ep  *dp  zero  offload ' "$T/degrees"
+check "table: tp pp cp dp multiply to each job's GPUs" awk '
+    /^---/ { on = 1; next } /^$/ { on = 0 }
+    on { n++; g[n] = $4 * $5 * $7 * $9 }
+    /on [0-9]+ GPUs:/ { for (i = 1; i <= NF; i++) if ($i == "on") { m++; want[m] = $(i + 1) } }
+    END { if (n == 0 || n != m) exit 1; for (i = 1; i <= n; i++) if (g[i] != want[i]) exit 1 }' \
+    "$T/degrees"
