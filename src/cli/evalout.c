@@ -459,6 +459,11 @@ static bool table_has_phase(const struct evalout *w)
 }
 
 /* Every column at its widest cell; then, for a narrow table, the columns that fit cols. */
+static const char *table_row_name(const void *rows, size_t i)
+{
+    return ((const struct evalout_table_row *)rows)[i].name;
+}
+
 static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
                          char cells[TCOL_COUNT][TABLE_CELL_MAX], struct texttable *t)
 {
@@ -478,13 +483,7 @@ static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
         texttable_measure(t, line);
     }
     texttable_fit(t, head);
-    const char **names = malloc(w->rows * sizeof *names);
-    if (names) {
-        for (unsigned long i = 0; i < w->rows; i++)
-            names[i] = w->table[i].name;
-        texttable_choose_cut(t, names, w->rows);
-        free(names);
-    }
+    texttable_choose_cut(t, table_row_name, w->table, w->rows);
 }
 
 /* Below the table, for each scenario that does not fit: what to change, and what it gives. */

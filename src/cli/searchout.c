@@ -361,6 +361,11 @@ static void table_cells(const struct searchout *w, const struct searchout_table_
     snprintf(cells[TC_BUDGET], n, "%.1f", (double)r->budget / w->unit_bytes);
 }
 
+static const char *table_row_name(const void *rows, size_t i)
+{
+    return ((const struct searchout_table_row *)rows)[i].job;
+}
+
 static void table_layout(struct searchout *w, const char heads[TC_COUNT][32],
                          char cells[TC_COUNT][CELL_MAX], struct texttable *t)
 {
@@ -401,13 +406,7 @@ static void table_layout(struct searchout *w, const char heads[TC_COUNT][32],
         texttable_measure(t, line);
     }
     texttable_fit(t, head);
-    const char **names = malloc(w->rows * sizeof *names);
-    if (names) {
-        for (unsigned long i = 0; i < w->rows; i++)
-            names[i] = w->table[i].job;
-        texttable_choose_cut(t, names, w->rows);
-        free(names);
-    }
+    texttable_choose_cut(t, table_row_name, w->table, w->rows);
 }
 
 /* Under the table, a line per job: how many layouts it tried and how many fit. */

@@ -1,6 +1,7 @@
 /* texttable: see texttable.h. */
 #include "cli/texttable.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/textwidth.h"
@@ -68,9 +69,16 @@ void texttable_fit(struct texttable *t, const char *const *heads)
     }
 }
 
-void texttable_choose_cut(struct texttable *t, const char *const *names, size_t n)
+void texttable_choose_cut(struct texttable *t, texttable_name_fn *name, const void *rows, size_t n)
 {
-    t->first_head = textwidth_best_head(names, n < 1024 ? n : 1024, t->first_cols);
+    n = n < 1024 ? n : 1024;
+    const char **names = malloc(n * sizeof *names);
+    if (!names)
+        return; /* the middle, as texttable_fit left it */
+    for (size_t i = 0; i < n; i++)
+        names[i] = name(rows, i);
+    t->first_head = textwidth_best_head(names, n, t->first_cols);
+    free(names);
 }
 
 const char *texttable_fit_name(const struct texttable *t, const char *name, size_t cols, char *buf,

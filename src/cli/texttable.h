@@ -41,11 +41,14 @@ void texttable_measure(struct texttable *t, const char *const *cells);
 /* Chooses the columns shown and the first column's width; heads as for texttable_start. */
 void texttable_fit(struct texttable *t, const char *const *heads);
 
+/* The name of row i of the caller's rows. */
+typedef const char *texttable_name_fn(const void *rows, size_t i);
+
 /*
  * Chooses how the names of the first column are cut (first_head), after texttable_fit: where it
- * keeps the most of names[0..n) told apart (textwidth_best_head; the first 1,024 names decide).
+ * keeps the most of the n rows' names told apart (textwidth_best_head; the first 1,024 decide).
  */
-void texttable_choose_cut(struct texttable *t, const char *const *names, size_t n);
+void texttable_choose_cut(struct texttable *t, texttable_name_fn *name, const void *rows, size_t n);
 
 /* name cut as the first column's cells are, to cols columns (into buf, size bytes). */
 const char *texttable_fit_name(const struct texttable *t, const char *name, size_t cols, char *buf,
