@@ -420,7 +420,9 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
     sc->finetune = FINETUNE_FULL;
     sc->lora_rank = 16;
     sc->lora_targets = LORA_QV;
-    sc->qk_norm = sc->shared_gate = sc->router_bias = false;
+    sc->qk_norm = QK_NORM_NONE;
+    sc->shared_gate = false;
+    sc->router_bias = ROUTER_BIAS_NONE;
     sc->layer_norms = 2;
     sc->experts = sc->top_k = sc->expert_ffn = sc->shared_ffn = sc->dense_layers = 0;
     sc->capacity_factor = 0;

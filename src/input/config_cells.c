@@ -162,6 +162,39 @@ bool config_parse_double(struct row *r, enum col c, double *out)
     return true;
 }
 
+int config_parse_level(struct row *r, enum col c, const char *const *more, size_t n_more)
+{
+    const union cell_value *typed = typed_cell(r, c);
+    if (typed)
+        return typed->word;
+    for (size_t i = 0; i < n_more; i++)
+        if (config_is_word(r->cell[c], more[i]))
+            return (int)(2 + i);
+    static const char *const yes[] = {"1", "yes", "true", "y", "on"};
+    static const char *const no[] = {"0", "no", "false", "n", "off"};
+    for (size_t i = 0; i < 5; i++) {
+        if (config_is_word(r->cell[c], yes[i]))
+            return 1;
+        if (config_is_word(r->cell[c], no[i]))
+            return 0;
+    }
+    char list[80];
+    config_row_error(r, c, "'%s' is not a boolean (0/1/yes/no/true/false) or %s", r->cell[c],
+                     suggest_join(more, n_more, ", ", list, sizeof list));
+    return -1;
+}
+
+bool config_opt_level(struct row *r, enum col c, const char *const *more, size_t n_more, int *out)
+{
+    if (!r->cell[c])
+        return true;
+    int v = config_parse_level(r, c, more, n_more);
+    if (v < 0)
+        return false;
+    *out = v;
+    return true;
+}
+
 /* One of a list of words; returns the index or -1 after reporting. */
 int config_parse_word(struct row *r, enum col c, const char *const *words, size_t n)
 {

@@ -158,6 +158,17 @@ bool config_parse_double(struct row *r, enum col c, double *out);
 /* One of a list of words; returns the index or -1 after reporting. */
 int config_parse_word(struct row *r, enum col c, const char *const *words, size_t n);
 
+/* A boolean that has more values than two (qkv_bias, qk_norm, router_bias): a boolean's words
+ * give 0 or 1, more[i] gives 2 + i; returns the value or -1 after reporting. config_opt_level:
+ * an empty cell leaves *out. */
+int config_parse_level(struct row *r, enum col c, const char *const *more, size_t n_more);
+bool config_opt_level(struct row *r, enum col c, const char *const *more, size_t n_more, int *out);
+
+/* The words past yes of those columns (config_model.c). */
+extern const char *const config_qkv_bias_words[2];
+extern const char *const config_qk_norm_words[1];
+extern const char *const config_router_bias_words[1];
+
 /* ---- the families of columns, each read then checked (the files named) ---- */
 
 /* config_model.c */

@@ -9,6 +9,9 @@
 #include <stdint.h>
 
 const char *const config_arch_words[] = {"gpt", "llama"};
+const char *const config_qkv_bias_words[] = {"all", "sinks"};
+const char *const config_qk_norm_words[] = {"width"};
+const char *const config_router_bias_words[] = {"experts"};
 
 bool config_parse_model_shape(struct row *row, struct scenario *sc)
 {
@@ -31,7 +34,7 @@ bool config_parse_model_shape(struct row *row, struct scenario *sc)
     sc->ffn = sc->arch == ARCH_GPT ? 4 * sc->hidden : 256 * ((8 * sc->hidden / 3 + 255) / 256);
     sc->tied = sc->arch == ARCH_GPT;
     sc->dropout = sc->arch == ARCH_GPT;
-    sc->qkv_bias = sc->arch == ARCH_GPT;
+    sc->qkv_bias = sc->arch == ARCH_GPT ? QKV_BIAS_QKV : QKV_BIAS_NONE;
     sc->positions = 0;
     if (sc->hidden > UINT64_MAX / 8)
         return config_row_error(row, COL_HIDDEN, "'%s' is too large", row->cell[COL_HIDDEN]);
@@ -52,16 +55,18 @@ bool config_parse_layer_shape(struct row *row, struct scenario *sc)
                       (uint64_t)1 << COL_CAPACITY_FACTOR;
     if (!(row->present & modern))
         return true;
+    int qkv_bias = (int)sc->qkv_bias, qk_norm = (int)sc->qk_norm,
+        router_bias = (int)sc->router_bias;
     if (!config_opt_uint(row, COL_HEAD_DIM, &sc->head_dim, false) ||
-        !config_opt_bool(row, COL_QKV_BIAS, &sc->qkv_bias) ||
-        !config_opt_bool(row, COL_QK_NORM, &sc->qk_norm) ||
+        !config_opt_level(row, COL_QKV_BIAS, config_qkv_bias_words, 2, &qkv_bias) ||
+        !config_opt_level(row, COL_QK_NORM, config_qk_norm_words, 1, &qk_norm) ||
         !config_opt_uint(row, COL_LAYER_NORMS, &sc->layer_norms, false) ||
         !config_opt_uint(row, COL_EXPERTS, &sc->experts, true) ||
         !config_opt_uint(row, COL_TOP_K, &sc->top_k, false) ||
         !config_opt_uint(row, COL_EXPERT_FFN, &sc->expert_ffn, false) ||
         !config_opt_uint(row, COL_SHARED_FFN, &sc->shared_ffn, true) ||
         !config_opt_bool(row, COL_SHARED_GATE, &sc->shared_gate) ||
-        !config_opt_bool(row, COL_ROUTER_BIAS, &sc->router_bias) ||
+        !config_opt_level(row, COL_ROUTER_BIAS, config_router_bias_words, 1, &router_bias) ||
         !config_opt_uint(row, COL_DENSE_LAYERS, &sc->dense_layers, true) ||
         !config_opt_uint(row, COL_Q_LORA_RANK, &sc->q_lora_rank, true) ||
         !config_opt_uint(row, COL_KV_LORA_RANK, &sc->kv_lora_rank, true) ||
@@ -69,6 +74,9 @@ bool config_parse_layer_shape(struct row *row, struct scenario *sc)
         !config_opt_uint(row, COL_QK_ROPE_DIM, &sc->qk_rope_dim, false) ||
         !config_opt_uint(row, COL_V_HEAD_DIM, &sc->v_head_dim, false))
         return false;
+    sc->qkv_bias = (enum qkv_bias)qkv_bias;
+    sc->qk_norm = (enum qk_norm)qk_norm;
+    sc->router_bias = (enum router_bias)router_bias;
     if (!row->cell[COL_CAPACITY_FACTOR])
         return true; /* 0: dropless */
     if (!config_parse_double(row, COL_CAPACITY_FACTOR, &sc->capacity_factor))
@@ -92,6 +100,11 @@ bool config_check_attention(struct row *row, const struct scenario *sc)
             "'%s' is not possible with arch=gpt (a gpt layer has biases on every "
             "linear)",
             row->cell[COL_QKV_BIAS]);
+    if (sc->arch == ARCH_GPT && sc->qkv_bias > QKV_BIAS_QKV)
+        return config_row_error(row, COL_QKV_BIAS,
+                                "'%s' is not possible with arch=gpt (a gpt layer has biases on "
+                                "every linear, and no attention sinks)",
+                                row->cell[COL_QKV_BIAS]);
     /* The layers modelled (doc/model.md section 4): a pre-LN GPT layer with its two LayerNorms;
      * llama-style layers with two norms or Gemma 2's four, q/k norms on multi-head attention. */
     if (sc->layer_norms != 2 && (sc->arch == ARCH_GPT || sc->layer_norms != 4))

@@ -373,12 +373,18 @@ static bool parse_column(struct row *r, enum col c, union cell_value *v)
     case COL_ARCH:
         v->word = config_parse_word(r, c, config_arch_words, 2);
         return v->word >= 0;
+    case COL_QKV_BIAS:
+        v->word = config_parse_level(r, c, config_qkv_bias_words, 2);
+        return v->word >= 0;
+    case COL_QK_NORM:
+        v->word = config_parse_level(r, c, config_qk_norm_words, 1);
+        return v->word >= 0;
+    case COL_ROUTER_BIAS:
+        v->word = config_parse_level(r, c, config_router_bias_words, 1);
+        return v->word >= 0;
     case COL_TIED:
     case COL_DROPOUT:
-    case COL_QKV_BIAS:
-    case COL_QK_NORM:
     case COL_SHARED_GATE:
-    case COL_ROUTER_BIAS:
         return config_parse_bool_cell(r, c, &v->b);
     case COL_POSITIONS:
     case COL_EXPERTS:

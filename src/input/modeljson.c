@@ -61,6 +61,12 @@ enum {
                                 * 5632) with a sigmoid gate Linear(h, 1) */
     F_SPARSE_STEP = 1 << 8,    /* decoder_sparse_step (default 1) and mlp_only_layers (default []):
                                 * MoE every step-th layer, dense MLPs at the listed layers */
+    F_RESID_DROPOUT = 1 << 9,  /* reads resid_pdrop and embd_pdrop (default 0; not modelled) */
+    F_QK_NORM_WIDTH = 1 << 10, /* an RMSNorm over all of q (a d_h) and one over all of k (g d_h) */
+    F_SINKS = 1 << 11,         /* attention_bias (default true) on q, k, v and o, a sink logit per
+                                * head, biases on the router and on every expert (gpt-oss) */
+    F_TEXT_CONFIG = 1 << 12,   /* the model is the object text_config (multimodal; the vision tower
+                                * not counted), its missing sizes the text class's defaults */
 };
 
 /*
@@ -78,6 +84,10 @@ struct mj_type {
     uint64_t kv_heads; /* num_key_value_heads when missing; 0: = num_attention_heads (also null) */
     uint64_t head_dim; /* head_dim when missing; 0: hidden_size / num_attention_heads */
     const char *experts, *expert_ffn; /* MoE: the fields of E and of one expert's width f_e */
+    /* Latent attention (FAM_MLA): the defaults of n_shared_experts and first_k_dense_replace, and
+     * whether topk_method noaux_tc (the score bias) is known, and the default. */
+    uint64_t mla_shared, mla_dense;
+    bool noaux_tc;
 };
 
 static const struct mj_type types[] = {
@@ -138,7 +148,50 @@ static const struct mj_type types[] = {
      .family = FAM_MLA,
      .flags = F_ATTN_BIAS,
      .experts = "n_routed_experts",
-     .expert_ffn = "moe_intermediate_size"},
+     .expert_ffn = "moe_intermediate_size",
+     .mla_shared = 1,
+     .mla_dense = 3,
+     .noaux_tc = true},
+    {.model_type = "deepseek_v2",
+     .follows = "deepseek_v2/modeling_deepseek_v2.py",
+     .family = FAM_MLA,
+     .flags = F_ATTN_BIAS | F_MLP_BIAS,
+     .experts = "n_routed_experts",
+     .expert_ffn = "moe_intermediate_size",
+     .mla_shared = 2,
+     .mla_dense = 0},
+    {.model_type = "phi3",
+     .follows = "phi3/modeling_phi3.py",
+     .family = FAM_DENSE,
+     .flags = F_RESID_DROPOUT},
+    {.model_type = "gemma3_text",
+     .follows = "gemma3/modeling_gemma3.py",
+     .family = FAM_DENSE,
+     .flags = F_TIED | F_QK_NORM | F_NORMS4 | F_ATTN_BIAS,
+     .kv_heads = 4,
+     .head_dim = 256},
+    {.model_type = "gemma3",
+     .follows = "gemma3/modeling_gemma3.py",
+     .family = FAM_DENSE,
+     .flags = F_TIED | F_QK_NORM | F_NORMS4 | F_ATTN_BIAS | F_TEXT_CONFIG,
+     .kv_heads = 4,
+     .head_dim = 256},
+    {.model_type = "olmo2",
+     .follows = "olmo2/modeling_olmo2.py",
+     .family = FAM_DENSE,
+     .flags = F_QK_NORM_WIDTH | F_ATTN_BIAS},
+    {.model_type = "gpt_oss",
+     .follows = "gpt_oss/modeling_gpt_oss.py",
+     .family = FAM_MOE,
+     .flags = F_SINKS,
+     .kv_heads = 8,
+     .head_dim = 64,
+     .experts = "num_local_experts",
+     .expert_ffn = "intermediate_size"},
+    {.model_type = "granite",
+     .follows = "granite/modeling_granite.py",
+     .family = FAM_DENSE,
+     .flags = F_ATTN_BIAS | F_MLP_BIAS},
 };
 #define N_TYPES (sizeof types / sizeof types[0])
 
@@ -152,6 +205,17 @@ static const struct {
     {"gpt2", "n_positions", "max_position_embeddings"},
     {"mixtral", "num_local_experts", "num_experts"},
     {"deepseek_v3", "n_routed_experts", "num_local_experts"},
+    {"deepseek_v2", "n_routed_experts", "num_experts"},
+    {"gpt_oss", "num_local_experts", "num_experts"},
+};
+
+/* Gemma3TextConfig's sizes, which a gemma3 text_config may leave out (configuration_gemma3.py). */
+static const struct {
+    const char *field;
+    json_int_t value;
+} text_defaults[] = {
+    {"vocab_size", 262208},    {"hidden_size", 2304},      {"intermediate_size", 9216},
+    {"num_hidden_layers", 26}, {"num_attention_heads", 8},
 };
 
 /* Rotary variants: each changes only the angles, no parameter and no tensor memfit counts
@@ -542,6 +606,8 @@ static bool map_moe(struct mj *m)
     set_u(m, C_EXPERTS, experts);
     set_u(m, C_TOP_K, top_k);
     set_u(m, C_EXPERT_FFN, f_e);
+    if (t->flags & F_SINKS) /* the router's bias, gate_up_proj_bias and down_proj_bias */
+        set_w(m, C_ROUTER_BIAS, "experts");
     if (shared) {
         set_u(m, C_SHARED_FFN, shared);
         set_b(m, C_SHARED_GATE, true);
@@ -559,8 +625,8 @@ static bool map_mla(struct mj *m)
     uint64_t experts, top_k, f_e, n_shared, dense, freq, q_rank, kv_rank, nope, rope, v_dim;
     if (!need_uint(m, m->t->experts, &experts) || !need_uint(m, "num_experts_per_tok", &top_k) ||
         !need_uint(m, m->t->expert_ffn, &f_e) ||
-        !opt_uint(m, "n_shared_experts", false, 1, 0, &n_shared) ||
-        !opt_uint(m, "first_k_dense_replace", false, 3, NULL_IS_BAD, &dense) ||
+        !opt_uint(m, "n_shared_experts", false, m->t->mla_shared, 0, &n_shared) ||
+        !opt_uint(m, "first_k_dense_replace", false, m->t->mla_dense, NULL_IS_BAD, &dense) ||
         !opt_uint(m, "moe_layer_freq", true, 1, 1, &freq) ||
         !opt_uint(m, "q_lora_rank", false, 1536, 0, &q_rank) ||
         !need_uint(m, "kv_lora_rank", &kv_rank) ||
@@ -575,7 +641,8 @@ static bool map_mla(struct mj *m)
                     (unsigned long long)freq);
     const json_t *method = json_object_get(m->root, "topk_method");
     char buf[MODELJSON_TYPE_MAX], list[80];
-    size_t k = 0;
+    /* DeepSeek-V2 (DeepseekV2Config: greedy) has no score bias: noaux_tc is V3's */
+    size_t first = m->t->noaux_tc ? 0 : 1, k = first;
     if (method && !json_is_null(method)) {
         if (!json_is_string(method))
             return fail(m, "field 'topk_method' is %s: expected a string",
@@ -585,7 +652,7 @@ static bool map_mla(struct mj *m)
         if (k == 3)
             return fail(m, "field 'topk_method' is '%s': expected %s",
                         shown(json_string_value(method), buf, sizeof buf),
-                        suggest_join(methods, 3, " or ", list, sizeof list));
+                        suggest_join(methods + first, 3 - first, " or ", list, sizeof list));
     }
     uint64_t shared;
     if (__builtin_mul_overflow(n_shared, f_e, &shared))
@@ -596,7 +663,7 @@ static bool map_mla(struct mj *m)
     set_u(m, C_EXPERT_FFN, f_e);
     if (shared)
         set_u(m, C_SHARED_FFN, shared);
-    if (k == 0) /* noaux_tc, the default: e_score_correction_bias */
+    if (k == 0) /* noaux_tc, V3's default: e_score_correction_bias */
         set_b(m, C_ROUTER_BIAS, true);
     if (dense)
         set_u(m, C_DENSE_LAYERS, dense);
@@ -606,6 +673,29 @@ static bool map_mla(struct mj *m)
     set_u(m, C_QK_NOPE_DIM, nope);
     set_u(m, C_QK_ROPE_DIM, rope);
     set_u(m, C_V_HEAD_DIM, v_dim);
+    return true;
+}
+
+/* A multimodal file's language model: a copy of the object text_config, with the text class's
+ * sizes where it leaves them out, becomes the root the fields are read from (*copy, to free). */
+static bool text_config_of(struct mj *m, json_t **copy)
+{
+    const json_t *v = json_object_get(m->root, "text_config");
+    char buf[40];
+    if (!v)
+        return fail(m, "field 'text_config' is missing (required for model_type '%s')",
+                    m->t->model_type);
+    if (!json_is_object(v))
+        return fail(m, "field 'text_config' is %s: expected an object", what(v, buf, sizeof buf));
+    *copy = json_deep_copy(v);
+    if (!*copy)
+        return fail(m, "out of memory");
+    for (size_t i = 0; i < sizeof text_defaults / sizeof text_defaults[0]; i++)
+        if (!json_object_get(*copy, text_defaults[i].field) &&
+            json_object_set_new(*copy, text_defaults[i].field,
+                                json_integer(text_defaults[i].value)) != 0)
+            return fail(m, "out of memory");
+    m->root = *copy;
     return true;
 }
 
@@ -637,16 +727,36 @@ static bool map_decoder(struct mj *m)
         return false;
     if ((t->flags & F_QKV_BIAS_FIELD) && !get_bool(m, "qkv_bias", true, &qkv_bias))
         return false;
+    if (t->flags & F_RESID_DROPOUT) {
+        static const char *const drops[] = {"resid_pdrop", "embd_pdrop"};
+        for (size_t i = 0; i < 2; i++) {
+            if (!get_number(m, drops[i], &dropout))
+                return false;
+            if (dropout != 0)
+                return fail(m, "field '%s' is %s: dropout in a llama-style layer is not modelled",
+                            drops[i], what(json_object_get(m->root, drops[i]), buf, sizeof buf));
+        }
+    }
+    bool biases = true;
+    if ((t->flags & F_SINKS) && !get_bool(m, "attention_bias", true, &biases))
+        return false;
+    if (!biases)
+        return fail(m, "field 'attention_bias' is false: attention sinks without biases on q, k, "
+                       "v and o are not modelled");
     set_w(m, C_ARCH, "llama");
     set_u(m, C_LAYERS, layers);
     set_u(m, C_HIDDEN, hidden);
     set_u(m, C_HEADS, heads);
     set_u(m, C_FFN, ffn);
     set_b(m, C_TIED, tied);
-    if (qkv_bias)
+    if (t->flags & F_SINKS)
+        set_w(m, C_QKV_BIAS, "sinks");
+    else if (qkv_bias)
         set_b(m, C_QKV_BIAS, true);
     if (t->flags & F_QK_NORM)
         set_b(m, C_QK_NORM, true);
+    if (t->flags & F_QK_NORM_WIDTH)
+        set_w(m, C_QK_NORM, "width");
     if (t->flags & F_NORMS4)
         set_u(m, C_LAYER_NORMS, 4);
     if (t->family == FAM_MLA) /* its own head widths; kv_heads = heads */
@@ -676,7 +786,7 @@ enum modeljson_status modeljson_parse(const char *text, size_t len, struct model
         text += 3;
         len -= 3;
     }
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je), *inner = NULL;
     struct mj m = {root, NULL, out, err, err_size};
     if (!root) {
         if (je.line > 0)
@@ -717,14 +827,17 @@ enum modeljson_status modeljson_parse(const char *text, size_t len, struct model
     }
     snprintf(out->model_type, sizeof out->model_type, "%s", m.t->model_type);
     out->follows = m.t->follows;
+    if ((m.t->flags & F_TEXT_CONFIG) && !text_config_of(&m, &inner))
+        goto out;
     uint64_t vocab;
     if (!(m.t->family == FAM_GPT2 ? map_gpt2(&m) : map_decoder(&m)) ||
         !need_uint(&m, "vocab_size", &vocab) || !check_rope(&m) || !check_layer_types(&m))
         goto out;
     set_u(&m, C_VOCAB, vocab);
-    out->sliding_window = sliding_window_of(root);
+    out->sliding_window = sliding_window_of(m.root);
     rc = MODELJSON_OK;
 out:
+    json_decref(inner);
     json_decref(root);
     return rc;
 }

@@ -90,6 +90,20 @@ static void put_word(struct filler *f, int c, const char *w)
     put(f, c, SCENARIO_CSV_TEXT, w);
 }
 
+/* The words past yes of qkv_bias, qk_norm and router_bias (config_model.c reads them). */
+static const char *const qkv_bias_words[] = {"all", "sinks"};
+static const char *const qk_norm_words[] = {"width"};
+static const char *const router_bias_words[] = {"experts"};
+
+/* A boolean with more values (config_parse_level): no and yes as booleans, the others words. */
+static void put_level(struct filler *f, int c, unsigned v, const char *const *more)
+{
+    if (v < 2)
+        put_bool(f, c, v == 1);
+    else
+        put_word(f, c, more[v - 2]);
+}
+
 /* The shortest decimal that strtod reads back to v exactly. */
 static void put_double(struct filler *f, int c, double v)
 {
@@ -141,8 +155,8 @@ static void model_cells(struct filler *f, const struct scenario *sc)
     put_bool(f, C_DROPOUT, sc->dropout);
     if (sc->kv_lora_rank == 0) /* latent attention has widths of its own, and no head_dim */
         put_u64_or_empty(f, C_HEAD_DIM, sc->head_dim);
-    put_bool(f, C_QKV_BIAS, sc->qkv_bias);
-    put_bool(f, C_QK_NORM, sc->qk_norm);
+    put_level(f, C_QKV_BIAS, (unsigned)sc->qkv_bias, qkv_bias_words);
+    put_level(f, C_QK_NORM, (unsigned)sc->qk_norm, qk_norm_words);
     put_u64(f, C_LAYER_NORMS, sc->layer_norms ? sc->layer_norms : 2);
     put_u64(f, C_EXPERTS, sc->experts);
     if (sc->experts > 0) { /* the expert columns need experts */
@@ -150,7 +164,7 @@ static void model_cells(struct filler *f, const struct scenario *sc)
         put_u64(f, C_EXPERT_FFN, sc->expert_ffn);
         put_u64(f, C_SHARED_FFN, sc->shared_ffn);
         put_bool(f, C_SHARED_GATE, sc->shared_gate);
-        put_bool(f, C_ROUTER_BIAS, sc->router_bias);
+        put_level(f, C_ROUTER_BIAS, (unsigned)sc->router_bias, router_bias_words);
         put_u64(f, C_DENSE_LAYERS, sc->dense_layers);
         if (sc->capacity_factor > 0)
             put_double(f, C_CAPACITY_FACTOR, sc->capacity_factor);

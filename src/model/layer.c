@@ -126,8 +126,9 @@ static bool has_mla(const struct scenario *sc)
 
 /* Multi-head attention with grouped K and V heads of width d_h: W_Q and W_O are h x a d_h, W_K
  * and W_V h x g d_h; GPT layers (and llama ones with qkv_bias, Qwen2) have biases on Q, K and V,
- * GPT also on the output projection; qk_norm (Qwen3) adds an RMSNorm scale of d_h for q and
- * one for k. */
+ * GPT (and qkv_bias=all or sinks) also on the output projection; qkv_bias=sinks (gpt-oss) adds
+ * a learned sink logit per head; qk_norm (Qwen3) adds an RMSNorm scale of d_h for q and one for
+ * k, qk_norm=width (OLMo 2) one of a d_h for q and one of g d_h for k. */
 static void attention_params(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
@@ -138,12 +139,16 @@ static void attention_params(struct filler *f, const struct scenario *sc)
     linear(f, "W_K", h, kv, 1, LAYER_PART_ATTENTION, LAYER_TP_COLUMN, false);
     linear(f, "W_V", h, kv, 1, LAYER_PART_ATTENTION, LAYER_TP_COLUMN, true);
     linear(f, "W_O", q, h, 1, LAYER_PART_ATTENTION, LAYER_TP_ROW, false);
-    if (gpt || sc->qkv_bias)
+    if (gpt || sc->qkv_bias != QKV_BIAS_NONE)
         vectors(f, "Q, K, V biases", LAYER_PART_SMALL, 1, q, 2, kv);
-    if (gpt)
+    if (gpt || sc->qkv_bias >= QKV_BIAS_ALL)
         vectors(f, "output bias", LAYER_PART_SMALL, 1, h, 0, 0);
-    if (sc->qk_norm)
+    if (sc->qkv_bias == QKV_BIAS_SINKS)
+        vectors(f, "attention sinks", LAYER_PART_SMALL, 1, a, 0, 0);
+    if (sc->qk_norm == QK_NORM_HEAD)
         vectors(f, "q, k norms", LAYER_PART_SMALL, 2, dh, 0, 0);
+    else if (sc->qk_norm == QK_NORM_WIDTH)
+        vectors(f, "q, k norms", LAYER_PART_SMALL, 1, q, 1, kv);
 }
 
 /* Multi-head latent attention (DeepSeek-V2/V3; Megatron-LM theoretical_memory_usage.py, the same
@@ -186,8 +191,9 @@ static void mlp_params(struct filler *f, const struct scenario *sc)
     }
 }
 
-/* An MoE layer's MLP: E routed gated experts of width f_e, shared experts of total width f_s
- * (with Qwen2-MoE's sigmoid gate, h), the router h x E (with DeepSeek-V3's score bias, E). */
+/* An MoE layer's MLP: E routed gated experts of width f_e (with gpt-oss's biases on gate, up and
+ * down, 2 f_e + h each), shared experts of total width f_s (with Qwen2-MoE's sigmoid gate, h),
+ * the router h x E (with DeepSeek-V3's score bias or gpt-oss's bias, E). */
 static void moe_params(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
@@ -199,8 +205,10 @@ static void moe_params(struct filler *f, const struct scenario *sc)
                false);
     if (sc->shared_gate)
         linear(f, "shared gate", h, 1, 1, LAYER_PART_SHARED, LAYER_TP_REPLICATED, false);
+    if (sc->router_bias == ROUTER_BIAS_EXPERTS)
+        vectors(f, "expert biases", LAYER_PART_EXPERTS, e, ck_mul(ck, 2, sc->expert_ffn), e, h);
     linear(f, "router", h, e, 1, LAYER_PART_ROUTER, LAYER_TP_REPLICATED, false);
-    if (sc->router_bias)
+    if (sc->router_bias != ROUTER_BIAS_NONE)
         vectors(f, "router bias", LAYER_PART_ROUTER, 1, e, 0, 0);
 }
 
@@ -256,9 +264,10 @@ linear_input(struct filler *f, const char *name, const char *fp8_name, uint64_t 
 }
 
 /*
- * The attention core of plain attention: the softmax output 2as^2b; with GPT's dropout also the
- * mask (1 byte) and the dropout output (doc/model.md 4.2; Korthikanti et al. 2022, 4.1). Selective
- * recomputation drops them. FlashAttention keeps one fp32 log-sum-exp per row and head instead.
+ * The attention core of plain attention: the softmax output 2as^2b (with gpt-oss's sinks one
+ * column more, 2asb); with GPT's dropout also the mask (1 byte) and the dropout output
+ * (doc/model.md 4.2; Korthikanti et al. 2022, 4.1). Selective recomputation drops them.
+ * FlashAttention keeps one fp32 log-sum-exp per row and head instead (the sink only enters it).
  */
 static void core_kept(struct filler *f, const struct scenario *sc)
 {
@@ -268,6 +277,8 @@ static void core_kept(struct filler *f, const struct scenario *sc)
     }
     f->recomputing = sc->recompute == RECOMPUTE_SELECTIVE;
     kept(f, "softmax output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
+    if (sc->qkv_bias == QKV_BIAS_SINKS) /* the softmax runs over s + 1 columns, the sink's last */
+        kept(f, "softmax sink column", 2, LAYER_PER_HEAD_ROW, LAYER_SPLIT);
     if (sc->arch == ARCH_GPT && sc->dropout) {
         kept_dt(f, "dropout mask", 1, LAYER_PER_HEAD_SCORE, LAYER_SPLIT, DT_FIXED);
         kept(f, "dropout output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
@@ -437,9 +448,11 @@ static void norm_statistics(struct filler *f, const struct scenario *sc)
     if (has_mla(sc))
         norms += sc->q_lora_rank > 0 ? 2u : 1u;
     kept_dt(f, "norm statistics (fp32)", 4 * norms, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
-    if (sc->qk_norm && !has_mla(sc))
+    if (sc->qk_norm == QK_NORM_HEAD && !has_mla(sc))
         kept_dt(f, "q, k norm statistics", 4 * (sc->heads + sc->kv_heads), LAYER_PER_TOKEN,
                 LAYER_SPLIT, DT_FIXED);
+    else if (sc->qk_norm == QK_NORM_WIDTH && !has_mla(sc)) /* one row each, whole on every rank */
+        kept_dt(f, "q, k norm statistics", 8, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
 }
 
 /* A llama-style layer: attention (GQA or latent), norm 2, then a dense SwiGLU or an MoE MLP;

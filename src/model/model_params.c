@@ -77,7 +77,8 @@ struct layer_key {
     uint64_t qk_rope_dim, v_head_dim, lora_rank;
     double capacity_factor;
     int arch, attention, recompute, precision, peak, fp8, finetune, lora_targets, optimizer;
-    bool dropout, qkv_bias, qk_norm, shared_gate, router_bias;
+    int qkv_bias, qk_norm, router_bias;
+    bool dropout, shared_gate;
 };
 
 struct model_cache_entry {
@@ -132,10 +133,10 @@ static void cache_key(const struct scenario *sc, struct layer_key *k)
     k->lora_targets = (int)sc->lora_targets;
     k->optimizer = (int)sc->optimizer;
     k->dropout = sc->dropout;
-    k->qkv_bias = sc->qkv_bias;
-    k->qk_norm = sc->qk_norm;
+    k->qkv_bias = (int)sc->qkv_bias;
+    k->qk_norm = (int)sc->qk_norm;
     k->shared_gate = sc->shared_gate;
-    k->router_bias = sc->router_bias;
+    k->router_bias = (int)sc->router_bias;
 }
 
 /* The kinds of sc: the memo's entry, or *k built (then memoised) ; NULL on overflow. */

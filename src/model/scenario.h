@@ -82,24 +82,50 @@ enum scenario_pin {
     SCENARIO_PIN_ZERO_GROUP = 1u << 13
 };
 
+/* The attention's biases (column qkv_bias: no, yes, all, sinks; doc/model.md section 2.2). */
+enum qkv_bias {
+    QKV_BIAS_NONE,
+    QKV_BIAS_QKV,   /* on q, k and v (Qwen2) */
+    QKV_BIAS_ALL,   /* on q, k, v and o */
+    QKV_BIAS_SINKS, /* on q, k, v and o, and a learned sink logit per head (gpt-oss) */
+};
+
+/* Norms on q and k (column qk_norm: no, yes, width). */
+enum qk_norm {
+    QK_NORM_NONE,
+    QK_NORM_HEAD,  /* an RMSNorm of d_h on each head, shared by the heads (Qwen3, Gemma 3) */
+    QK_NORM_WIDTH, /* one RMSNorm over all of q (a d_h) and one over all of k (OLMo 2) */
+};
+
+/* The router's biases (column router_bias: no, yes, experts). */
+enum router_bias {
+    ROUTER_BIAS_NONE,
+    ROUTER_BIAS_SCORE,   /* a bias per expert on the router's scores (DeepSeek-V3's score bias, or
+                          * a bias on the router's linear) */
+    ROUTER_BIAS_EXPERTS, /* that, and biases on every routed expert's gate, up and down
+                          * (gpt-oss) */
+};
+
 struct scenario {
     char name[SCENARIO_NAME_BYTES];
     enum arch arch;
     uint64_t layers, hidden, heads, kv_heads, vocab, ffn, positions;
     bool tied, dropout;
     /* Attention and norms (doc/model.md section 2): */
-    uint64_t head_dim;    /* d_h, per-head width (Gemma: 256); 0: h / heads */
-    bool qkv_bias;        /* biases on Q, K and V of a llama layer (Qwen2); a gpt layer has
-                           * biases on every linear whatever this says */
-    bool qk_norm;         /* an RMSNorm on each head of q and k (Qwen3) */
-    uint64_t layer_norms; /* norms per layer: 2, or 4 with post-norms (Gemma 2); 0: 2 */
+    uint64_t head_dim;      /* d_h, per-head width (Gemma: 256); 0: h / heads */
+    enum qkv_bias qkv_bias; /* biases of a llama layer's attention (Qwen2: q, k, v; gpt-oss: also
+                             * o, and sinks); a gpt layer has biases on every linear whatever this
+                             * says */
+    enum qk_norm qk_norm;   /* RMSNorms on q and k: per head (Qwen3) or the whole width (OLMo 2) */
+    uint64_t layer_norms;   /* norms per layer: 2, or 4 with post-norms (Gemma 2); 0: 2 */
     /* Mixture of experts (experts = 0: a dense model): */
-    uint64_t experts;       /* E, routed experts per MoE layer */
-    uint64_t top_k;         /* k, experts per token */
-    uint64_t expert_ffn;    /* f_e, width of one routed expert (a gated MLP) */
-    uint64_t shared_ffn;    /* f_s, total width of the shared experts (0: none) */
-    bool shared_gate;       /* a sigmoid gate on the shared experts (Qwen2-MoE): +h */
-    bool router_bias;       /* a per-expert score bias (DeepSeek-V3): +E */
+    uint64_t experts;             /* E, routed experts per MoE layer */
+    uint64_t top_k;               /* k, experts per token */
+    uint64_t expert_ffn;          /* f_e, width of one routed expert (a gated MLP) */
+    uint64_t shared_ffn;          /* f_s, total width of the shared experts (0: none) */
+    bool shared_gate;             /* a sigmoid gate on the shared experts (Qwen2-MoE): +h */
+    enum router_bias router_bias; /* a per-expert score bias (DeepSeek-V3): +E; with biases on
+                                   * the experts too (gpt-oss): + E (2 f_e + h) */
     uint64_t dense_layers;  /* leading layers with a dense MLP of width ffn (DeepSeek-V3: 3) */
     double capacity_factor; /* tokens per expert capped at ceil(k T cf / E); 0: dropless */
     /* Multi-head latent attention (kv_lora_rank > 0 turns it on; DeepSeek-V2/V3): */

@@ -20,7 +20,7 @@ cat >"$T/tiny/config.json" <<'JSON'
   "sliding_window": 32
 }
 JSON
-printf '{"model_type": "phi3", "hidden_size": 64}\n' >"$T/odd/config.json"
+printf '{"model_type": "xlnet", "hidden_size": 64}\n' >"$T/odd/config.json"
 printf '{"model_type": "llama", "num_hidden_layers": 2}\n' >"$T/nohidden.json"
 
 # ---- import-config ----
@@ -32,7 +32,7 @@ cp "$T/out" "$T/mine.csv"
 
 expect_status "a file memfit cannot map: exit 1" 1 import-config "$T/tiny/config.json" "$T/odd"
 expect_err "its message names the file" \
-    "memfit: $T/odd/config.json: model_type 'phi3' is not supported (supported: gpt2, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, deepseek_v3)"
+    "memfit: $T/odd/config.json: model_type 'xlnet' is not supported (supported: gpt2, llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, deepseek_v3, deepseek_v2, phi3, gemma3_text, gemma3, olmo2, gpt_oss, granite)"
 check "the other files are still printed" test "$(grep -c '^tiny,' "$T/out")" -eq 1
 
 expect_status "an unreadable file: exit 2" 2 import-config "$T/tiny" "$T/nowhere.json"
@@ -56,7 +56,7 @@ expect_status "a bad config.json rejects its row: exit 1" 1 eval "$T/runs.csv"
 expect_err "missing field: FILE:LINE, column, file, field" \
     "memfit: $T/runs.csv:4: column 'model': $T/nohidden.json: field 'hidden_size' is missing (required for model_type 'llama')"
 expect_err "unknown model_type" \
-    "memfit: $T/runs.csv:5: column 'model': $T/odd/config.json: model_type 'phi3' is not supported"
+    "memfit: $T/runs.csv:5: column 'model': $T/odd/config.json: model_type 'xlnet' is not supported"
 check "the other rows are evaluated" test "$(cut -d, -f1 "$T/out" | tr '\n' ' ')" = \
     "name folder file override preset "
 check "a folder and its config.json give the same row" \

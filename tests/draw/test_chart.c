@@ -1015,7 +1015,7 @@ static void deepseek_v3(struct scenario *sc)
     sc->top_k = 8;
     sc->expert_ffn = 2048;
     sc->shared_ffn = 2048;
-    sc->router_bias = true;
+    sc->router_bias = ROUTER_BIAS_SCORE;
     sc->dense_layers = 3;
     sc->q_lora_rank = 1536;
     sc->kv_lora_rank = 512;

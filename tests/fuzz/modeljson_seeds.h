@@ -14,8 +14,8 @@
 struct modeljson_seed {
     const char *name;       /* the folder the file is written into, and the preset it imports as */
     const char *model_type; /* what the file says */
-    /* What it must equal: the cells model,arch,layers,hidden,heads,kv_heads,vocab,ffn,tied,
-     * head_dim,qk_norm of a CSV row (a preset, or the explicit columns). */
+    /* What it must equal: the cells of MODELJSON_SEED_MATCH_HEADER of a CSV row (a preset, or
+     * the explicit columns). */
     const char *match;
     uint64_t total, active; /* published parameter counts (active = total for a dense model) */
     const char *json;
@@ -23,10 +23,13 @@ struct modeljson_seed {
 
 /* The match columns, in the order of `match`. */
 #define MODELJSON_SEED_MATCH_HEADER                                                                \
-    "model,arch,layers,hidden,heads,kv_heads,vocab,ffn,tied,head_dim,qk_norm"
+    "model,arch,layers,hidden,heads,kv_heads,vocab,ffn,tied,head_dim,qk_norm,qkv_bias,layer_"      \
+    "norms,"                                                                                       \
+    "experts,top_k,expert_ffn,shared_ffn,router_bias,dense_layers,q_lora_rank,kv_lora_rank,"       \
+    "qk_nope_dim,qk_rope_dim,v_head_dim"
 
 static const struct modeljson_seed modeljson_seeds[] = {
-    {"gpt2", "gpt2", "gpt2-small,,,,,,,,,,", 124439808ull, 124439808ull,
+    {"gpt2", "gpt2", "gpt2-small,,,,,,,,,,,,,,,,,,,,,,,", 124439808ull, 124439808ull,
      "{\n"
      "  \"activation_function\": \"gelu_new\",\n"
      "  \"architectures\": [\"GPT2LMHeadModel\"],\n"
@@ -52,7 +55,7 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "50}},\n"
      "  \"vocab_size\": 50257\n"
      "}\n"},
-    {"Llama-3.1-8B", "llama", "llama3.1-8b,,,,,,,,,,", 8030261248ull, 8030261248ull,
+    {"Llama-3.1-8B", "llama", "llama3.1-8b,,,,,,,,,,,,,,,,,,,,,,,", 8030261248ull, 8030261248ull,
      "{\n"
      "  \"architectures\": [\"LlamaForCausalLM\"],\n"
      "  \"attention_bias\": false,\n"
@@ -85,7 +88,8 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_cache\": true,\n"
      "  \"vocab_size\": 128256\n"
      "}\n"},
-    {"Llama-3.1-405B", "llama", "llama3.1-405b,,,,,,,,,,", 405853388800ull, 405853388800ull,
+    {"Llama-3.1-405B", "llama", "llama3.1-405b,,,,,,,,,,,,,,,,,,,,,,,", 405853388800ull,
+     405853388800ull,
      "{\n"
      "  \"architectures\": [\"LlamaForCausalLM\"],\n"
      "  \"attention_bias\": false,\n"
@@ -118,7 +122,8 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_cache\": true,\n"
      "  \"vocab_size\": 128256\n"
      "}\n"},
-    {"Mistral-7B-v0.1", "mistral", "mistral-7b,,,,,,,,,,", 7241732096ull, 7241732096ull,
+    {"Mistral-7B-v0.1", "mistral", "mistral-7b,,,,,,,,,,,,,,,,,,,,,,,", 7241732096ull,
+     7241732096ull,
      "{\n"
      "  \"architectures\": [\"MistralForCausalLM\"],\n"
      "  \"bos_token_id\": 1,\n"
@@ -141,7 +146,8 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_cache\": true,\n"
      "  \"vocab_size\": 32000\n"
      "}\n"},
-    {"Mixtral-8x7B-v0.1", "mixtral", "mixtral-8x7b,,,,,,,,,,", 46702792704ull, 12879925248ull,
+    {"Mixtral-8x7B-v0.1", "mixtral", "mixtral-8x7b,,,,,,,,,,,,,,,,,,,,,,,", 46702792704ull,
+     12879925248ull,
      "{\n"
      "  \"architectures\": [\"MixtralForCausalLM\"],\n"
      "  \"attention_dropout\": 0.0,\n"
@@ -169,7 +175,7 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_cache\": true,\n"
      "  \"vocab_size\": 32000\n"
      "}\n"},
-    {"Qwen2.5-7B", "qwen2", "qwen2.5-7b,,,,,,,,,,", 7615616512ull, 7615616512ull,
+    {"Qwen2.5-7B", "qwen2", "qwen2.5-7b,,,,,,,,,,,,,,,,,,,,,,,", 7615616512ull, 7615616512ull,
      "{\n"
      "  \"architectures\": [\"Qwen2ForCausalLM\"],\n"
      "  \"attention_dropout\": 0.0,\n"
@@ -196,7 +202,8 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_sliding_window\": false,\n"
      "  \"vocab_size\": 152064\n"
      "}\n"},
-    {"Qwen2-57B-A14B", "qwen2_moe", "qwen2-57b-a14b,,,,,,,,,,", 57408658944ull, 14249270784ull,
+    {"Qwen2-57B-A14B", "qwen2_moe", "qwen2-57b-a14b,,,,,,,,,,,,,,,,,,,,,,,", 57408658944ull,
+     14249270784ull,
      "{\n"
      "  \"architectures\": [\"Qwen2MoeForCausalLM\"],\n"
      "  \"attention_dropout\": 0.0,\n"
@@ -231,7 +238,8 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"vocab_size\": 151936\n"
      "}\n"},
     /* No preset: Qwen3-8B's columns. Its model card gives 8.2B (6.95B without the embeddings). */
-    {"Qwen3-8B", "qwen3", ",llama,36,4096,32,8,151936,12288,no,,yes", 8190735360ull, 8190735360ull,
+    {"Qwen3-8B", "qwen3", ",llama,36,4096,32,8,151936,12288,no,,yes,,,,,,,,,,,,,", 8190735360ull,
+     8190735360ull,
      "{\n"
      "  \"architectures\": [\"Qwen3ForCausalLM\"],\n"
      "  \"attention_bias\": false,\n"
@@ -260,7 +268,8 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_sliding_window\": false,\n"
      "  \"vocab_size\": 151936\n"
      "}\n"},
-    {"Qwen3-30B-A3B", "qwen3_moe", "qwen3-30b-a3b,,,,,,,,,,", 30532122624ull, 3353032704ull,
+    {"Qwen3-30B-A3B", "qwen3_moe", "qwen3-30b-a3b,,,,,,,,,,,,,,,,,,,,,,,", 30532122624ull,
+     3353032704ull,
      "{\n"
      "  \"architectures\": [\"Qwen3MoeForCausalLM\"],\n"
      "  \"attention_bias\": false,\n"
@@ -299,7 +308,7 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "}\n"},
     /* No preset: Gemma 7B's columns (tied: the file leaves it to GemmaConfig's default). Gemma
      * Team 2024, Table 2: 7,751,248,896 parameters besides the embedding. */
-    {"gemma-7b", "gemma", ",llama,28,3072,16,16,256000,24576,yes,256,", 8537680896ull,
+    {"gemma-7b", "gemma", ",llama,28,3072,16,16,256000,24576,yes,256,,,,,,,,,,,,,,", 8537680896ull,
      8537680896ull,
      "{\n"
      "  \"architectures\": [\"GemmaForCausalLM\"],\n"
@@ -326,7 +335,7 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_cache\": true,\n"
      "  \"vocab_size\": 256000\n"
      "}\n"},
-    {"gemma-2-9b", "gemma2", "gemma2-9b,,,,,,,,,,", 9241705984ull, 9241705984ull,
+    {"gemma-2-9b", "gemma2", "gemma2-9b,,,,,,,,,,,,,,,,,,,,,,,", 9241705984ull, 9241705984ull,
      "{\n"
      "  \"architectures\": [\"Gemma2ForCausalLM\"],\n"
      "  \"attention_bias\": false,\n"
@@ -358,7 +367,8 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_cache\": true,\n"
      "  \"vocab_size\": 256000\n"
      "}\n"},
-    {"DeepSeek-V3", "deepseek_v3", "deepseek-v3,,,,,,,,,,", 671026419200ull, 37552297472ull,
+    {"DeepSeek-V3", "deepseek_v3", "deepseek-v3,,,,,,,,,,,,,,,,,,,,,,,", 671026419200ull,
+     37552297472ull,
      "{\n"
      "  \"architectures\": [\"DeepseekV3ForCausalLM\"],\n"
      "  \"attention_bias\": false,\n"
@@ -416,6 +426,269 @@ static const struct modeljson_seed modeljson_seeds[] = {
      "  \"use_cache\": true,\n"
      "  \"v_head_dim\": 128,\n"
      "  \"vocab_size\": 129280\n"
+     "}\n"},
+    {"Phi-3-mini-4k-instruct", "phi3", ",llama,32,3072,32,32,32064,8192,no,,no,,,,,,,,,,,,,",
+     3821079552ull, 3821079552ull,
+     "{\n"
+     "  \"architectures\": [\"Phi3ForCausalLM\"],\n"
+     "  \"attention_dropout\": 0.0,\n"
+     "  \"bos_token_id\": 1,\n"
+     "  \"embd_pdrop\": 0.0,\n"
+     "  \"eos_token_id\": 32000,\n"
+     "  \"hidden_act\": \"silu\",\n"
+     "  \"hidden_size\": 3072,\n"
+     "  \"initializer_range\": 0.02,\n"
+     "  \"intermediate_size\": 8192,\n"
+     "  \"max_position_embeddings\": 4096,\n"
+     "  \"model_type\": \"phi3\",\n"
+     "  \"num_attention_heads\": 32,\n"
+     "  \"num_hidden_layers\": 32,\n"
+     "  \"num_key_value_heads\": 32,\n"
+     "  \"original_max_position_embeddings\": 4096,\n"
+     "  \"pad_token_id\": 32000,\n"
+     "  \"resid_pdrop\": 0.0,\n"
+     "  \"rms_norm_eps\": 1e-05,\n"
+     "  \"rope_scaling\": null,\n"
+     "  \"rope_theta\": 10000.0,\n"
+     "  \"sliding_window\": 2047,\n"
+     "  \"tie_word_embeddings\": false,\n"
+     "  \"torch_dtype\": \"bfloat16\",\n"
+     "  \"transformers_version\": \"4.40.2\",\n"
+     "  \"use_cache\": true,\n"
+     "  \"vocab_size\": 32064\n"
+     "}\n"},
+    {"gemma-3-1b-pt", "gemma3_text", ",llama,26,1152,4,1,262144,6912,yes,256,yes,,4,,,,,,,,,,,",
+     999885952ull, 999885952ull,
+     "{\n"
+     "  \"architectures\": [\"Gemma3ForCausalLM\"],\n"
+     "  \"attention_bias\": false,\n"
+     "  \"attention_dropout\": 0.0,\n"
+     "  \"attn_logit_softcapping\": null,\n"
+     "  \"bos_token_id\": 2,\n"
+     "  \"cache_implementation\": \"hybrid\",\n"
+     "  \"eos_token_id\": 1,\n"
+     "  \"final_logit_softcapping\": null,\n"
+     "  \"head_dim\": 256,\n"
+     "  \"hidden_activation\": \"gelu_pytorch_tanh\",\n"
+     "  \"hidden_size\": 1152,\n"
+     "  \"initializer_range\": 0.02,\n"
+     "  \"intermediate_size\": 6912,\n"
+     "  \"max_position_embeddings\": 32768,\n"
+     "  \"model_type\": \"gemma3_text\",\n"
+     "  \"num_attention_heads\": 4,\n"
+     "  \"num_hidden_layers\": 26,\n"
+     "  \"num_key_value_heads\": 1,\n"
+     "  \"pad_token_id\": 0,\n"
+     "  \"query_pre_attn_scalar\": 256,\n"
+     "  \"rms_norm_eps\": 1e-06,\n"
+     "  \"rope_local_base_freq\": 10000,\n"
+     "  \"rope_scaling\": null,\n"
+     "  \"rope_theta\": 1000000,\n"
+     "  \"sliding_window\": 512,\n"
+     "  \"sliding_window_pattern\": 6,\n"
+     "  \"torch_dtype\": \"bfloat16\",\n"
+     "  \"transformers_version\": \"4.50.0.dev0\",\n"
+     "  \"use_cache\": true,\n"
+     "  \"vocab_size\": 262144\n"
+     "}\n"},
+    {"gemma-3-4b-pt", "gemma3", ",llama,34,2560,8,4,262208,10240,yes,256,yes,,4,,,,,,,,,,,",
+     3880263168ull, 3880263168ull,
+     "{\n"
+     "  \"architectures\": [\"Gemma3ForConditionalGeneration\"],\n"
+     "  \"boi_token_index\": 255999,\n"
+     "  \"eoi_token_index\": 256000,\n"
+     "  \"eos_token_id\": [1, 106],\n"
+     "  \"image_token_index\": 262144,\n"
+     "  \"initializer_range\": 0.02,\n"
+     "  \"mm_tokens_per_image\": 256,\n"
+     "  \"model_type\": \"gemma3\",\n"
+     "  \"text_config\": {\n"
+     "    \"hidden_size\": 2560,\n"
+     "    \"intermediate_size\": 10240,\n"
+     "    \"model_type\": \"gemma3_text\",\n"
+     "    \"num_hidden_layers\": 34,\n"
+     "    \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"},\n"
+     "    \"sliding_window\": 1024\n"
+     "  },\n"
+     "  \"torch_dtype\": \"bfloat16\",\n"
+     "  \"transformers_version\": \"4.50.0.dev0\",\n"
+     "  \"vision_config\": {\n"
+     "    \"hidden_size\": 1152,\n"
+     "    \"image_size\": 896,\n"
+     "    \"intermediate_size\": 4304,\n"
+     "    \"model_type\": \"siglip_vision_model\",\n"
+     "    \"num_attention_heads\": 16,\n"
+     "    \"num_hidden_layers\": 27,\n"
+     "    \"patch_size\": 14,\n"
+     "    \"vision_use_head\": false\n"
+     "  }\n"
+     "}\n"},
+    {"OLMo-2-1124-7B", "olmo2", ",llama,32,4096,32,32,100352,11008,no,,width,,,,,,,,,,,,,",
+     7298617344ull, 7298617344ull,
+     "{\n"
+     "  \"architectures\": [\"Olmo2ForCausalLM\"],\n"
+     "  \"attention_bias\": false,\n"
+     "  \"attention_dropout\": 0.0,\n"
+     "  \"eos_token_id\": 100257,\n"
+     "  \"hidden_act\": \"silu\",\n"
+     "  \"hidden_size\": 4096,\n"
+     "  \"initializer_range\": 0.02,\n"
+     "  \"intermediate_size\": 11008,\n"
+     "  \"max_position_embeddings\": 4096,\n"
+     "  \"model_type\": \"olmo2\",\n"
+     "  \"num_attention_heads\": 32,\n"
+     "  \"num_hidden_layers\": 32,\n"
+     "  \"num_key_value_heads\": 32,\n"
+     "  \"pad_token_id\": 100277,\n"
+     "  \"rms_norm_eps\": 1e-06,\n"
+     "  \"rope_scaling\": null,\n"
+     "  \"rope_theta\": 500000,\n"
+     "  \"tie_word_embeddings\": false,\n"
+     "  \"torch_dtype\": \"float32\",\n"
+     "  \"transformers_version\": \"4.47.0.dev0\",\n"
+     "  \"use_cache\": true,\n"
+     "  \"vocab_size\": 100352\n"
+     "}\n"},
+    {"gpt-oss-20b", "gpt_oss",
+     ",llama,24,2880,64,8,201088,2880,no,64,no,sinks,,32,4,2880,,experts,,,,,,", 20914757184ull,
+     4187440704ull,
+     "{\n"
+     "  \"architectures\": [\"GptOssForCausalLM\"],\n"
+     "  \"attention_bias\": true,\n"
+     "  \"attention_dropout\": 0.0,\n"
+     "  \"eos_token_id\": 200002,\n"
+     "  \"experts_per_token\": 4,\n"
+     "  \"head_dim\": 64,\n"
+     "  \"hidden_act\": \"silu\",\n"
+     "  \"hidden_size\": 2880,\n"
+     "  \"initial_context_length\": 4096,\n"
+     "  \"initializer_range\": 0.02,\n"
+     "  \"intermediate_size\": 2880,\n"
+     "  \"layer_types\": [\"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+     "\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+     "\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+     "\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+     "\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+     "\"full_attention\", \"sliding_attention\", \"full_attention\", \"sliding_attention\", "
+     "\"full_attention\"],\n"
+     "  \"max_position_embeddings\": 131072,\n"
+     "  \"model_type\": \"gpt_oss\",\n"
+     "  \"num_attention_heads\": 64,\n"
+     "  \"num_experts_per_tok\": 4,\n"
+     "  \"num_hidden_layers\": 24,\n"
+     "  \"num_key_value_heads\": 8,\n"
+     "  \"num_local_experts\": 32,\n"
+     "  \"output_router_logits\": false,\n"
+     "  \"pad_token_id\": 199999,\n"
+     "  \"quantization_config\": {\n"
+     "    \"modules_to_not_convert\": [\"model.layers.*.self_attn\", "
+     "\"model.layers.*.mlp.router\", \"model.embed_tokens\", \"lm_head\"],\n"
+     "    \"quant_method\": \"mxfp4\"\n"
+     "  },\n"
+     "  \"rms_norm_eps\": 1e-05,\n"
+     "  \"rope_scaling\": {\n"
+     "    \"beta_fast\": 32.0,\n"
+     "    \"beta_slow\": 1.0,\n"
+     "    \"factor\": 32.0,\n"
+     "    \"original_max_position_embeddings\": 4096,\n"
+     "    \"rope_type\": \"yarn\",\n"
+     "    \"truncate\": false\n"
+     "  },\n"
+     "  \"rope_theta\": 150000,\n"
+     "  \"router_aux_loss_coef\": 0.9,\n"
+     "  \"sliding_window\": 128,\n"
+     "  \"swiglu_limit\": 7.0,\n"
+     "  \"tie_word_embeddings\": false,\n"
+     "  \"transformers_version\": \"4.55.0.dev0\",\n"
+     "  \"use_cache\": true,\n"
+     "  \"vocab_size\": 201088\n"
+     "}\n"},
+    {"DeepSeek-V2-Lite", "deepseek_v2",
+     ",llama,27,2048,16,16,102400,10944,no,,no,,,64,6,1408,2816,,1,,512,128,64,128", 15706484224ull,
+     2661150208ull,
+     "{\n"
+     "  \"architectures\": [\"DeepseekV2ForCausalLM\"],\n"
+     "  \"attention_bias\": false,\n"
+     "  \"attention_dropout\": 0.0,\n"
+     "  \"aux_loss_alpha\": 0.001,\n"
+     "  \"bos_token_id\": 100000,\n"
+     "  \"eos_token_id\": 100001,\n"
+     "  \"first_k_dense_replace\": 1,\n"
+     "  \"hidden_act\": \"silu\",\n"
+     "  \"hidden_size\": 2048,\n"
+     "  \"initializer_range\": 0.02,\n"
+     "  \"intermediate_size\": 10944,\n"
+     "  \"kv_lora_rank\": 512,\n"
+     "  \"max_position_embeddings\": 163840,\n"
+     "  \"model_type\": \"deepseek_v2\",\n"
+     "  \"moe_intermediate_size\": 1408,\n"
+     "  \"moe_layer_freq\": 1,\n"
+     "  \"n_group\": 1,\n"
+     "  \"n_routed_experts\": 64,\n"
+     "  \"n_shared_experts\": 2,\n"
+     "  \"norm_topk_prob\": false,\n"
+     "  \"num_attention_heads\": 16,\n"
+     "  \"num_experts_per_tok\": 6,\n"
+     "  \"num_hidden_layers\": 27,\n"
+     "  \"num_key_value_heads\": 16,\n"
+     "  \"pretraining_tp\": 1,\n"
+     "  \"q_lora_rank\": null,\n"
+     "  \"qk_nope_head_dim\": 128,\n"
+     "  \"qk_rope_head_dim\": 64,\n"
+     "  \"rms_norm_eps\": 1e-06,\n"
+     "  \"rope_scaling\": {\n"
+     "    \"beta_fast\": 32,\n"
+     "    \"beta_slow\": 1,\n"
+     "    \"factor\": 40,\n"
+     "    \"mscale\": 0.707,\n"
+     "    \"mscale_all_dim\": 0.707,\n"
+     "    \"original_max_position_embeddings\": 4096,\n"
+     "    \"type\": \"yarn\"\n"
+     "  },\n"
+     "  \"rope_theta\": 10000,\n"
+     "  \"routed_scaling_factor\": 1.0,\n"
+     "  \"scoring_func\": \"softmax\",\n"
+     "  \"seq_aux\": true,\n"
+     "  \"tie_word_embeddings\": false,\n"
+     "  \"topk_group\": 1,\n"
+     "  \"topk_method\": \"greedy\",\n"
+     "  \"torch_dtype\": \"bfloat16\",\n"
+     "  \"transformers_version\": \"4.33.1\",\n"
+     "  \"use_cache\": true,\n"
+     "  \"v_head_dim\": 128,\n"
+     "  \"vocab_size\": 102400\n"
+     "}\n"},
+    {"granite-8b", "granite", ",llama,40,4096,32,8,49159,12800,yes,,no,,,,,,,,,,,,,", 8170864640ull,
+     8170864640ull,
+     "{\n"
+     "  \"architectures\": [\"GraniteForCausalLM\"],\n"
+     "  \"attention_bias\": false,\n"
+     "  \"attention_dropout\": 0.0,\n"
+     "  \"attention_multiplier\": 0.0078125,\n"
+     "  \"bos_token_id\": 0,\n"
+     "  \"embedding_multiplier\": 12.0,\n"
+     "  \"eos_token_id\": 0,\n"
+     "  \"hidden_act\": \"silu\",\n"
+     "  \"hidden_size\": 4096,\n"
+     "  \"initializer_range\": 0.02,\n"
+     "  \"intermediate_size\": 12800,\n"
+     "  \"logits_scaling\": 16.0,\n"
+     "  \"max_position_embeddings\": 131072,\n"
+     "  \"mlp_bias\": false,\n"
+     "  \"model_type\": \"granite\",\n"
+     "  \"num_attention_heads\": 32,\n"
+     "  \"num_hidden_layers\": 40,\n"
+     "  \"num_key_value_heads\": 8,\n"
+     "  \"pad_token_id\": 0,\n"
+     "  \"residual_multiplier\": 0.22,\n"
+     "  \"rms_norm_eps\": 1e-05,\n"
+     "  \"rope_scaling\": null,\n"
+     "  \"rope_theta\": 10000000.0,\n"
+     "  \"tie_word_embeddings\": true,\n"
+     "  \"torch_dtype\": \"bfloat16\",\n"
+     "  \"transformers_version\": \"4.49.0\",\n"
+     "  \"use_cache\": true,\n"
+     "  \"vocab_size\": 49159\n"
      "}\n"},
 };
 

@@ -69,8 +69,8 @@ static void mutated_configs_never_crash(void **state)
         }
     }
     /* The unmutated seeds map, and each gives its three valid scenarios (so the target really
-     * merges and evaluates). */
-    assert_int_equal(valid, 3 * (int)MODELJSON_SEEDS);
+     * merges and evaluates), but gemma-3-1b, whose one KV head does not split over tp = 2. */
+    assert_int_equal(valid, 3 * (int)MODELJSON_SEEDS - 1);
 }
 
 static void random_bytes_never_crash(void **state)

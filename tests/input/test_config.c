@@ -614,7 +614,7 @@ static void modern_presets_load_with_their_values(void **state)
           .kv_heads = 4,
           .vocab = 152064,
           .ffn = 18944,
-          .qkv_bias = true,
+          .qkv_bias = QKV_BIAS_QKV,
           .layer_norms = 2}},
         {"gemma2-9b",
          {.layers = 42,
@@ -645,7 +645,7 @@ static void modern_presets_load_with_their_values(void **state)
           .vocab = 151936,
           .ffn = 6144,
           .head_dim = 128,
-          .qk_norm = true,
+          .qk_norm = QK_NORM_HEAD,
           .layer_norms = 2,
           .experts = 128,
           .top_k = 8,
@@ -657,7 +657,7 @@ static void modern_presets_load_with_their_values(void **state)
           .kv_heads = 4,
           .vocab = 151936,
           .ffn = 18944,
-          .qkv_bias = true,
+          .qkv_bias = QKV_BIAS_QKV,
           .layer_norms = 2,
           .experts = 64,
           .top_k = 8,
@@ -676,7 +676,7 @@ static void modern_presets_load_with_their_values(void **state)
           .top_k = 8,
           .expert_ffn = 2048,
           .shared_ffn = 2048,
-          .router_bias = true,
+          .router_bias = ROUTER_BIAS_SCORE,
           .dense_layers = 3,
           .q_lora_rank = 1536,
           .kv_lora_rank = 512,
@@ -961,7 +961,7 @@ static const struct bad_input BAD[] = {
      "",
      "in.csv:2: column 'head_dim': '0' is zero: expected a positive integer\n"
      "in.csv:3: column 'layer_norms': '0' is zero: expected a positive integer\n"
-     "in.csv:4: column 'qk_norm': 'maybe' is not a boolean (0/1/yes/no/true/false)\n"},
+     "in.csv:4: column 'qk_norm': 'maybe' is not a boolean (0/1/yes/no/true/false) or width\n"},
 
     /* experts: llama-style only; their columns need them; top_k and expert_ffn required */
     {"name,model,arch,seq,micro_batch,gpu_mem_gb,experts,top_k,expert_ffn\n"

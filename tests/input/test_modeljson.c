@@ -238,6 +238,13 @@ TYPE_TEST(qwen3_moe_is_qwen3_30b_a3b, "Qwen3-30B-A3B")
 TYPE_TEST(gemma_is_gemma_7b, "gemma-7b")
 TYPE_TEST(gemma2_is_gemma2_9b, "gemma-2-9b")
 TYPE_TEST(deepseek_v3_is_deepseek_v3, "DeepSeek-V3")
+TYPE_TEST(phi3_is_phi3_mini, "Phi-3-mini-4k-instruct")
+TYPE_TEST(gemma3_text_is_gemma3_1b, "gemma-3-1b-pt")
+TYPE_TEST(gemma3_is_gemma3_4b_language_model, "gemma-3-4b-pt")
+TYPE_TEST(olmo2_is_olmo2_7b, "OLMo-2-1124-7B")
+TYPE_TEST(gpt_oss_is_gpt_oss_20b, "gpt-oss-20b")
+TYPE_TEST(deepseek_v2_is_deepseek_v2_lite, "DeepSeek-V2-Lite")
+TYPE_TEST(granite_is_granite_8b, "granite-8b")
 
 /* Every supported model_type has its published config among the seeds, and every seed maps. */
 static void every_type_has_a_test(void **state)
@@ -245,7 +252,7 @@ static void every_type_has_a_test(void **state)
     (void)state;
     size_t n;
     const char *const *types = modeljson_types(&n);
-    assert_int_equal(n, 11);
+    assert_int_equal(n, 18);
     for (size_t t = 0; t < n; t++) {
         bool found = false;
         for (size_t i = 0; i < MODELJSON_SEEDS; i++)
@@ -284,12 +291,14 @@ static void eval_of_config_files_equals_eval_of_presets(void **state)
     fputs("name," MODELJSON_SEED_MATCH_HEADER ",seq,micro_batch,gpu,attention,recompute,tp\n", b);
     for (size_t i = 0; i < MODELJSON_SEEDS; i++) {
         const char *name = modeljson_seeds[i].name;
+        /* tp = 2, but for gemma-3-1b, whose one KV head does not split */
+        int tp = strcmp(name, "gemma-3-1b-pt") == 0 ? 1 : 2;
         fprintf(a, "%s,%s/%s,4096,1,H100-80GB,,,\n", name, dir, name);
-        fprintf(a, "%s-flash,%s/%s/config.json,8192,2,H100-80GB,flash,selective,2\n", name, dir,
-                name);
+        fprintf(a, "%s-flash,%s/%s/config.json,8192,2,H100-80GB,flash,selective,%d\n", name, dir,
+                name, tp);
         fprintf(b, "%s,%s,4096,1,H100-80GB,,,\n", name, modeljson_seeds[i].match);
-        fprintf(b, "%s-flash,%s,8192,2,H100-80GB,flash,selective,2\n", name,
-                modeljson_seeds[i].match);
+        fprintf(b, "%s-flash,%s,8192,2,H100-80GB,flash,selective,%d\n", name,
+                modeljson_seeds[i].match, tp);
     }
     assert_int_equal(fclose(a), 0);
     assert_int_equal(fclose(b), 0);
@@ -580,12 +589,15 @@ static const struct {
     {LLAMA_HEAD "\"hidden_size\": 64, \"hidden_size\": 64}",
      "line 1, column 56: not valid JSON: duplicate object key near '\"hidden_size\"'"},
     {"[]", "not a JSON object"},
-    {"{}", "field 'model_type' is missing (supported: gpt2, llama, mistral, mixtral, qwen2, "
-           "qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, deepseek_v3)"},
+    {"{}",
+     "field 'model_type' is missing (supported: gpt2, llama, mistral, mixtral, qwen2, "
+     "qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, deepseek_v3, deepseek_v2, phi3, gemma3_text, "
+     "gemma3, olmo2, gpt_oss, granite)"},
     {"{\"model_type\": [\"llama\"]}", "field 'model_type' is an array: expected a string"},
-    {"{\"model_type\": \"phi3\"}",
-     "model_type 'phi3' is not supported (supported: gpt2, llama, mistral, mixtral, qwen2, "
-     "qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, deepseek_v3)"},
+    {"{\"model_type\": \"xlnet\"}",
+     "model_type 'xlnet' is not supported (supported: gpt2, llama, mistral, mixtral, qwen2, "
+     "qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, deepseek_v3, deepseek_v2, phi3, gemma3_text, "
+     "gemma3, olmo2, gpt_oss, granite)"},
     {"{\"model_type\": \"qwen2-moe\"}",
      "model_type 'qwen2-moe' is not supported (did you mean 'qwen2_moe'?)"},
     {"{\"model_type\": \"llama\\u001b[2J\"}",
@@ -817,6 +829,13 @@ int main(void)
         cmocka_unit_test(gemma_is_gemma_7b),
         cmocka_unit_test(gemma2_is_gemma2_9b),
         cmocka_unit_test(deepseek_v3_is_deepseek_v3),
+        cmocka_unit_test(phi3_is_phi3_mini),
+        cmocka_unit_test(gemma3_text_is_gemma3_1b),
+        cmocka_unit_test(gemma3_is_gemma3_4b_language_model),
+        cmocka_unit_test(olmo2_is_olmo2_7b),
+        cmocka_unit_test(gpt_oss_is_gpt_oss_20b),
+        cmocka_unit_test(deepseek_v2_is_deepseek_v2_lite),
+        cmocka_unit_test(granite_is_granite_8b),
         cmocka_unit_test(every_type_has_a_test),
         cmocka_unit_test(gemma_7b_without_its_embedding),
         cmocka_unit_test(eval_of_config_files_equals_eval_of_presets),

@@ -50,7 +50,7 @@ static struct scenario deepseek_v3(void)
     sc.top_k = 8;
     sc.expert_ffn = 2048;
     sc.shared_ffn = 2048;
-    sc.router_bias = true;
+    sc.router_bias = ROUTER_BIAS_SCORE;
     sc.q_lora_rank = 1536;
     sc.kv_lora_rank = 512;
     sc.qk_nope_dim = 128;
@@ -83,7 +83,7 @@ static void test_dense_published_counts(void **state)
     counts(&sc, 405853388800ull, 405853388800ull);
     /* Qwen2.5-7B: biases on Q, K and V. */
     sc = llama(28, 3584, 28, 4, 18944, 152064);
-    sc.qkv_bias = true;
+    sc.qkv_bias = QKV_BIAS_QKV;
     counts(&sc, 7615616512ull, 7615616512ull);
     /* Gemma 2 9B: head_dim 256 with h / a = 224, four norms per layer, tied. */
     sc = llama(42, 3584, 16, 8, 14336, 256000);
@@ -101,14 +101,14 @@ static void test_moe_published_counts(void **state)
     /* Qwen3-30B-A3B: q/k norms, head_dim 128 with h / a = 64. */
     sc = llama(48, 2048, 32, 4, 6144, 151936);
     sc.head_dim = 128;
-    sc.qk_norm = true;
+    sc.qk_norm = QK_NORM_HEAD;
     sc.experts = 128;
     sc.top_k = 8;
     sc.expert_ffn = 768;
     counts(&sc, 30532122624ull, 3353032704ull);
     /* Qwen2-57B-A14B: shared experts of 20480 with a sigmoid gate, qkv biases. */
     sc = llama(28, 3584, 28, 4, 18944, 151936);
-    sc.qkv_bias = true;
+    sc.qkv_bias = QKV_BIAS_QKV;
     sc.experts = 64;
     sc.top_k = 8;
     sc.expert_ffn = 2560;
@@ -427,7 +427,8 @@ static void test_fp8_gemm_params(void **state)
     assert_int_equal(routed, 0);
     sc = mixtral_8x7b();
     sc.shared_ffn = 1024;
-    sc.shared_gate = sc.router_bias = true;
+    sc.shared_gate = true;
+    sc.router_bias = ROUTER_BIAS_SCORE;
     assert_true(layer_gemm_params(&sc, LAYER_MOE, &gemm, &routed));
     uint64_t attn = 2ull * 4096 * 4096 + 2ull * 4096 * 1024;
     assert_int_equal(routed, 3ull * 4096 * 14336 * 8);

@@ -102,7 +102,7 @@ static void job_mla(struct scenario *sc)
     sc->v_head_dim = 32;
     sc->experts = 4;
     sc->capacity_factor = 1.25;
-    sc->router_bias = true;
+    sc->router_bias = ROUTER_BIAS_SCORE;
     sc->fp8 = FP8_TENSOR;
     sc->gpus = 4;
     sc->global_batch = 12;

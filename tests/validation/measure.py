@@ -647,6 +647,7 @@ MODERN_LLAMA_VARIANTS = [
     ("norms4", False, 0, 0, 4),
     ("norms4-flash", True, 0, 0, 4),
     ("all-flash", True, 1, 1, 4),
+    ("qk-norm-norms4", False, 0, 1, 4),   # Gemma 3: q/k norms and four norms
 ]
 # (seq, micro_batch, hidden, heads, kv_heads, head_dim, experts, top_k, expert_ffn, shared_ffn,
 #  qkv_bias, qk_norm); shared_ffn is used by the variants with shared experts only.

@@ -45,8 +45,8 @@ static void row_of(const struct csvin_record *rec, const struct fixture_header *
     sc->kv_heads = fixture_u64(rec, h, "kv_heads");
     sc->head_dim = fixture_u64(rec, h, "head_dim");
     sc->ffn = fixture_u64(rec, h, "ffn");
-    sc->qkv_bias = fixture_u64(rec, h, "qkv_bias") != 0;
-    sc->qk_norm = fixture_u64(rec, h, "qk_norm") != 0;
+    sc->qkv_bias = (enum qkv_bias)fixture_u64(rec, h, "qkv_bias");
+    sc->qk_norm = (enum qk_norm)fixture_u64(rec, h, "qk_norm");
     sc->layer_norms = fixture_u64(rec, h, "layer_norms");
     sc->experts = fixture_u64(rec, h, "experts");
     sc->top_k = fixture_u64(rec, h, "top_k");
