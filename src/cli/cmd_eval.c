@@ -33,8 +33,9 @@ struct eval_ctx {
     bool begun;            /* the header is written: a file could be opened */
     bool aborted;          /* eval_write wrote nothing: -o's file is left as it was */
     bool io_ok;
-    bool write_failed; /* a worker could not keep its rows' text (no memory) */
-    struct diag rows;  /* the rows' messages */
+    bool write_failed;                /* a worker could not keep its rows' text (no memory) */
+    struct diag rows;                 /* the rows' messages */
+    unsigned long accepted, rejected; /* rows config accepted and rejected (session.h) */
 };
 
 static void eval_row(struct evalout *out, struct eval_lane *lane, const struct scenario *sc,
@@ -252,9 +253,12 @@ static bool eval_read_ahead(struct eval_ctx *e, bool to_stdout)
 {
     if (e->o->threads == 1)
         return false;
-    struct eval_reader r = {
-        e->o,     readahead_new(), {reader_row, reader_opened, reader_next, NULL, true, to_stdout},
-        &e->rows, false,           false};
+    struct eval_reader r = {e->o,
+                            readahead_new(),
+                            {reader_row, reader_opened, reader_next, NULL, true, to_stdout, 0, 0},
+                            &e->rows,
+                            false,
+                            false};
     r.rd.ctx = &r;
     if (!r.q)
         return false;
@@ -277,6 +281,8 @@ static bool eval_read_ahead(struct eval_ctx *e, bool to_stdout)
     e->write_failed |= readahead_failed(r.q);
     readahead_free(r.q);
     e->io_ok = r.ok;
+    e->accepted = r.rd.accepted;
+    e->rejected = r.rd.rejected;
     return true;
 }
 
@@ -296,9 +302,12 @@ static int eval_write(FILE *f, void *ctx)
         setvbuf(f, buffer, _IOFBF, sizeof buffer);
     e->out.out = f;
     e->out.table_cols = session_table_cols(o, to_stdout);
-    struct reading rd = {eval_one, eval_opened, NULL, e, true, to_stdout};
-    if (!eval_read_ahead(e, to_stdout))
+    struct reading rd = {eval_one, eval_opened, NULL, e, true, to_stdout, 0, 0};
+    if (!eval_read_ahead(e, to_stdout)) {
         e->io_ok = session_read_files(o, &rd, &e->rows);
+        e->accepted = rd.accepted;
+        e->rejected = rd.rejected;
+    }
     if (e->begun)
         evalout_end(&e->out);
     e->aborted = !e->begun;
@@ -334,6 +343,7 @@ int cmd_eval(const struct options *o)
     e->o = o;
     e->lane.memo = model_cache_new(); /* NULL only makes eval slower */
     e->begun = e->aborted = e->write_failed = false;
+    e->accepted = e->rejected = 0;
     e->io_ok = true;
     evalout_init(&e->out, o->format, o->units, stdout);
     diag_init(&e->rows, session_print_message, (void *)o);
@@ -350,6 +360,10 @@ int cmd_eval(const struct options *o)
     write_failed |= e->out.error != 0 || e->write_failed;
     bool io_ok = e->io_ok;
     size_t rejected = e->rows.count + e->lane.own.count;
+    /* A row that config accepted but the model could not evaluate (an overflow) is not written. */
+    unsigned long unwritten = e->lane.own.count < e->accepted ? e->lane.own.count : e->accepted;
+    if (!write_failed && io_ok)
+        session_say_rejected(o, "row", "written", e->accepted - unwritten, e->rejected + unwritten);
     evalout_release(&e->out);
     model_cache_free(e->lane.memo);
     free(e);

@@ -105,7 +105,7 @@ int cmd_report(const struct options *o)
     struct diag d;
     diag_init(&d, session_print_message, (void *)o);
     struct scenario_list list = {NULL, 0, 0};
-    struct reading rd = {keep_scenario, NULL, NULL, &list, false, false};
+    struct reading rd = {keep_scenario, NULL, NULL, &list, false, false, 0, 0};
     bool io_ok = session_read_files(o, &rd, &d);
     size_t rejected = d.count;
     int rc = EXIT_ALL_OK;

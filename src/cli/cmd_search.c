@@ -41,10 +41,11 @@ struct search_ctx {
     const struct options *o;
     struct job *jobs;
     size_t n_jobs, cap;
-    bool opened;  /* a file could be opened: the header is written */
-    bool aborted; /* search_write wrote nothing: -o's file is left as it was */
-    bool range;   /* a range of GPU counts is searched: the rows carry gpus */
-    bool rows;    /* the rows are written (not with --report, unless -o) */
+    size_t failed; /* jobs read that could not be searched (reported) */
+    bool opened;   /* a file could be opened: the header is written */
+    bool aborted;  /* search_write wrote nothing: -o's file is left as it was */
+    bool range;    /* a range of GPU counts is searched: the rows carry gpus */
+    bool rows;     /* the rows are written (not with --report, unless -o) */
     struct searchout out;
     struct search_layout *top; /* o->top of them */
     struct model_cache *memo;
@@ -106,6 +107,7 @@ static void pinned_degrees(const struct scenario *job, char *buf, size_t size)
 /* Why search_run could not search job j, said with its line. */
 static void search_failed(struct search_ctx *s, const struct job *j, enum search_status st)
 {
+    s->failed++;
     const struct scenario *job = &j->sc;
     unsigned long long gpus = job->gpus;
     char pins[160];
@@ -183,6 +185,7 @@ static bool search_job(struct search_ctx *s, const struct job *j, struct search_
         return st == SEARCH_OK;
     }
     if (!job->gpus) {
+        s->failed++;
         diag_report(s->d, j->file, j->line,
                     "column 'gpus': a value is required: the job's GPUs (a count, or a range A:B; "
                     "or --gpus-range)");
@@ -319,7 +322,7 @@ int cmd_search(const struct options *o)
     s.memo = model_cache_new(); /* NULL only makes the search slower */
     searchplot_init(&s.plotter, SEARCHPLOT_KEEP);
     searchout_init(&s.out, o->format, o->units, false, stdout);
-    struct reading rd = {keep_job, search_opened, NULL, &s, false, false};
+    struct reading rd = {keep_job, search_opened, NULL, &s, false, false, 0, 0};
     bool io_ok = session_read_files(o, &rd, &d);
     bool write_failed = false;
     if (o->report_path && s.n_jobs) {
@@ -351,5 +354,7 @@ int cmd_search(const struct options *o)
     free(s.jobs);
     if (write_failed || !io_ok)
         return EXIT_USAGE;
+    unsigned long failed = s.failed < rd.accepted ? s.failed : rd.accepted;
+    session_say_rejected(o, "job", "searched", rd.accepted - failed, rd.rejected + failed);
     return d.count ? EXIT_ROWS_REJECTED : EXIT_ALL_OK;
 }

@@ -57,7 +57,7 @@ static struct config_presets *load_presets(const struct options *o, struct diag 
 
 /* Reads every scenario of one file. Returns false if the file cannot be read to its end. */
 static bool read_file(const struct options *o, const char *path, const struct config_presets *pr,
-                      struct nameset *names, const struct reading *rd, struct diag *d)
+                      struct nameset *names, struct reading *rd, struct diag *d)
 {
     bool is_stdin = strcmp(path, "-") == 0;
     FILE *f = is_stdin ? stdin : fopen(path, "r");
@@ -91,14 +91,16 @@ static bool read_file(const struct options *o, const char *path, const struct co
            (rc = config_reader_next(r, sc, &line)) != 0) {
         if (rc == -2)
             ok = false;
-        else if (rc == 1)
-            ok = rd->row(rd->ctx, sc, label, line, d);
+        else if (rc == 1 && (ok = rd->row(rd->ctx, sc, label, line, d)))
+            rd->accepted++;
         /* ftell asks the kernel (an lseek) each time: a tenth of eval's time were it per row. */
         if (prog.on && ++rows_read % 256 == 0)
             progress_show(&prog, (double)ftell(f), size);
     }
     progress_show(&prog, size, size);
     progress_end(&prog);
+    if (r)
+        rd->rejected += config_reader_rejected(r);
     config_reader_free(r);
     if (!is_stdin)
         fclose(f);
@@ -106,7 +108,7 @@ static bool read_file(const struct options *o, const char *path, const struct co
     return ok;
 }
 
-bool session_read_files(const struct options *o, const struct reading *rd, struct diag *d)
+bool session_read_files(const struct options *o, struct reading *rd, struct diag *d)
 {
     struct config_presets *pr = load_presets(o, d);
     if (!pr)
@@ -155,4 +157,14 @@ bool session_flush_stdout(void)
     }
     fprintf(stderr, "memfit: cannot write to standard output: %s\n", strerror(err ? err : EIO));
     return false;
+}
+
+void session_say_rejected(const struct options *o, const char *noun, const char *verb,
+                          unsigned long done, unsigned long rejected)
+{
+    if (o->quiet || rejected == 0)
+        return;
+    unsigned long all = done + rejected;
+    fprintf(stderr, "memfit: %lu of %lu %s%s %s, %lu rejected\n", done, all, noun,
+            all == 1 ? "" : "s", verb, rejected);
 }

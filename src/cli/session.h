@@ -34,10 +34,17 @@ struct reading {
     void *ctx;
     bool bar;            /* reading is the work: a progress bar over each file's bytes */
     bool rows_on_stdout; /* the rows go to stdout as they are read */
+    /* Filled by session_read_files: the rows handed to row, and those config rejected. */
+    unsigned long accepted, rejected;
 };
 
 /* Reads every file of the command line, with the presets and the uniqueness of names shared. */
-bool session_read_files(const struct options *o, const struct reading *rd, struct diag *d);
+bool session_read_files(const struct options *o, struct reading *rd, struct diag *d);
+
+/* After a run with rejected rows: "N of M rows written, K rejected" (noun "row", verb
+ * "written"; not with --quiet). */
+void session_say_rejected(const struct options *o, const char *noun, const char *verb,
+                          unsigned long done, unsigned long rejected);
 
 /* The table's width: COLUMNS when set, as for ls(1); else the terminal's when the table goes to
  * one; else 80. 0 (every column) with --wide. */

@@ -195,6 +195,7 @@ expect_status "-o FILE over a file, no input opened: exit 2" 2 eval "$T/nope.csv
 check "the previous file is kept" cmp -s "$T/rows.csv" "$T/stdout.csv"
 check "the only message is the input's" test "$(wc -l <"$T/err")" -eq 1
 expect_status "-o FILE with a rejected row: exit 1" 1 eval "$T/bad.csv" -o "$T/rows.csv"
+expect_err "how many rows were written and rejected" " rows written, "
 check "the valid rows are written" test "$(grep -c good "$T/rows.csv")" -eq 2
 check "no temporary file left" test -z "$(ls -A "$T" | grep memfit-tmp)"
 expect_status "-o into a missing folder: made, exit 0" 0 eval configs/examples.csv \

@@ -210,7 +210,8 @@ printf 'name,model,seq,micro_batch,gpu\n7b,llama2-7b,4096,4,H100-80GB\n' |
 example "$(tail -n 1 "$T/out")"
 printf 'name,model,seq,micro_batch,gpu\n7b,llama2-7b,4O96,1,H100-80GB\n' >"$T/typo.csv"
 run eval "$T/typo.csv" >/dev/null 2>"$T/err"
-example "$(sed "s|$T/||" "$T/err")"
+example "$(sed "s|$T/||" "$T/err" | head -n 1)"
+example "$(tail -n 1 "$T/err")"
 
 # ---- make install / uninstall ----
 # -o: the program is taken as it is (the suite's build), never rebuilt here.

@@ -115,6 +115,12 @@ expect_err "and says why" "cannot read '$T/none.tmpl'"
 printf 'name,model,seq,micro_batch,gpu\nbad,llama2-7b,abc,1,H100-80GB\n' >"$T/bad.csv"
 expect_status "eval -q with a rejected row: exit 1" 1 eval -q "$T/bad.csv"
 check "the row's note is hidden" test ! -s "$T/err"
+sed -n 2p "$T/one.csv" >>"$T/bad.csv"
+sed -n 2p "$T/one.csv" | sed 's/^ok,/ok2,/' >>"$T/bad.csv"
+expect_status "eval with a rejected row among good ones: exit 1" 1 eval "$T/bad.csv"
+expect_err "says how many rows were written" "memfit: 2 of 3 rows written, 1 rejected"
+expect_status "--threads 1: the same" 1 eval --threads 1 "$T/bad.csv"
+expect_err "the same count" "memfit: 2 of 3 rows written, 1 rejected"
 
 # ---- standard output full or closed: never a silent exit 0, and the reason said ----
 printf '{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100}\n' \

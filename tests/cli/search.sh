@@ -124,7 +124,8 @@ expect_err "gpus that cannot be split" "$T/bad.csv:3: column 'gpus': '7' cannot 
 expect_err "a pinned column that contradicts gpus" "$T/bad.csv:4: column 'tp': '3' does not divide gpus (64)"
 expect_err "a range with A > B" "$T/bad.csv:5: column 'gpus': '512:64' is a range A:B with A > B"
 expect_err "no gpus" "$T/bad.csv:6: column 'gpus': a value is required"
-check "four messages" test "$(wc -l <"$T/err")" -eq 4
+expect_err "and how many jobs were searched" "memfit: 2 of 6 jobs searched, 4 rejected"
+check "four messages and that count" test "$(wc -l <"$T/err")" -eq 5
 check "the other jobs are searched" sh -c "grep -q '^ok1,2,' '$T/out' && grep -q '^ok2,2,' '$T/out'"
 check "and only they" test "$(tail -n +2 "$T/out" | cut -d, -f1 | sort -u | tr '\n' ' ')" = "ok1 ok2 "
 expect_status "-q: exit 1, no message" 1 search -q "$T/bad.csv"
