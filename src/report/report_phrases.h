@@ -241,7 +241,11 @@ struct report_values;
     X(TERMS_ROWS, "terms_rows", "", REPORT_SC, 8)                                                  \
     X(TERMS_WEIGHTS, "terms_weights", "per_param stage_params", REPORT_SC, 0)                      \
     X(TERMS_WEIGHTS_SHARDED, "terms_weights_sharded", "per_param stage_params over", REPORT_SC, 0) \
-    X(TERMS_WEIGHTS_FP8, "terms_weights_fp8", "weights", REPORT_SC, 0)                             \
+    X(TERMS_WEIGHTS_FP8, "terms_weights_fp8", "weights copies", REPORT_SC, 0)                      \
+    X(TERMS_WEIGHTS_MOE, "terms_weights_moe", "per_param dense routed over", REPORT_SC, 0)         \
+    X(TERMS_WEIGHTS_MOE_SHARDED, "terms_weights_moe_sharded", "per_param dense routed over",       \
+      REPORT_SC, 0)                                                                                \
+    X(TERMS_MOE_SHARDED, "terms_moe_sharded", "per_param over", REPORT_SC, 0)                      \
     X(TERMS_GRADS, "terms_grads", "per_param", REPORT_SC, 0)                                       \
     X(TERMS_GRADS_SHARDED, "terms_grads_sharded", "per_param over", REPORT_SC, 0)                  \
     X(TERMS_OPTIMIZER, "terms_optimizer", "per_param", REPORT_SC, 0)                               \
@@ -257,9 +261,8 @@ struct report_values;
       0)                                                                                           \
     X(TERMS_OPTIMIZER_LORA_OFFLOADED, "terms_optimizer_lora_offloaded", "per_param", REPORT_SC, 0) \
     X(TERMS_MOE_ROWS, "terms_moe_rows", "", REPORT_SC, 2)                                          \
-    X(TERMS_DENSE, "terms_dense", "part_params tp sharding", REPORT_SC, 0)                         \
-    X(TERMS_EXPERTS, "terms_experts", "part_params expert_group sharding", REPORT_SC, 0)           \
-    X(TERMS_ZERO_DP, "terms_zero_dp", "n", REPORT_OWN, 0)                                          \
+    X(TERMS_DENSE, "terms_dense", "bytes tp", REPORT_SC, 0)                                        \
+    X(TERMS_EXPERTS, "terms_experts", "bytes expert_group sharding", REPORT_SC, 0)                 \
     X(TERMS_ZERO_EDP, "terms_zero_edp", "n", REPORT_OWN, 0)                                        \
     X(TERMS_ACT_LAYER, "terms_act_layer", "formula", REPORT_SC, 0)                                 \
     X(TERMS_STORED, "terms_stored", "", REPORT_SC, 0)                                              \
@@ -269,6 +272,8 @@ struct report_values;
     X(TERMS_STORED_CKPT_OFFLOADED, "terms_stored_ckpt_offloaded", "k c", REPORT_SC, 0)             \
     X(TERMS_STORED_VPP, "terms_stored_vpp", "m", REPORT_SC, 0)                                     \
     X(TERMS_STORED_CKPT_VPP, "terms_stored_ckpt_vpp", "m k c", REPORT_SC, 0)                       \
+    X(TERMS_STORED_KINDS, "terms_stored_kinds", "n_dense n_moe a_dense", REPORT_SC, 0)             \
+    X(TERMS_STORED_RING, "terms_stored_ring", "stored ring", REPORT_SC, 0)                         \
     X(TERMS_LOGITS, "terms_logits", "", REPORT_SC, 0)                                              \
     X(TERMS_LOGITS_TP, "terms_logits_tp", "", REPORT_SC, 0)                                        \
     X(TERMS_LOGITS_CP, "terms_logits_cp", "", REPORT_SC, 0)                                        \
