@@ -97,6 +97,11 @@ struct report_values;
     X(PHASE_BACKWARD_END, "phase_backward_end", "", REPORT_OWN, 0)                                 \
     X(PHASE_OPTIMIZER, "phase_optimizer", "", REPORT_OWN, 0)                                       \
     X(PHASES_NOTE, "phases_note", "", REPORT_SC, 0)                                                \
+    X(KCURVE_NOTE, "kcurve_note", "act_none act_best", REPORT_SC, 0)                               \
+    X(KCURVE_NOTE_OPTIMIZER, "kcurve_note_optimizer", "act_none act_best", REPORT_SC, 0)           \
+    X(KCURVE_NOTE_OPTIMIZER_RANGE, "kcurve_note_optimizer_range", "act_none act_best k_lo k_hi",   \
+      REPORT_SC, 0)                                                                                \
+    X(CHART_KCURVE_ACT, "chart_kcurve_act", "", REPORT_SC, 0)                                      \
     X(STEP_NOTE, "step_note", "loss grad_buffer optimizer_impl precision_choice", REPORT_OWN, 0)   \
     X(STEP_VALIDATION, "step_validation", "", REPORT_OWN, 0)                                       \
     X(LOSS_EAGER, "loss_eager", "", REPORT_OWN, 0)                                                 \

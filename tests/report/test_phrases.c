@@ -665,7 +665,8 @@ static void test_moe_words(void **state)
             fail_msg("the DeepSeek-V3 report lacks '%s'", deepseek[i]);
     /* A dense model has none of them. */
     text = report_text_of(scs, n, "tp-sp", dir);
-    static const char *const none[] = {"active per token", "ep=", "routed", "Routing", "MoE"};
+    static const char *const none[] = {"active per token", "ep=", "routed (params", "Routing",
+                                       "MoE"};
     for (size_t i = 0; i < sizeof none / sizeof *none; i++)
         if (strstr(text, none[i]))
             fail_msg("a dense model's report says '%s'", none[i]);
@@ -946,12 +947,13 @@ static void test_step_words(void **state)
     const char *text = report_text_of(scs, n, "step-lesson", dir);
     static const char *const step[] = {
         "Does not fit: step peak 120.2 GB > budget 68.0 GB",
-        "Step peak 120.2 GB at the start of the backward pass (the lesson's sum: 116.1 GB).",
+        "Step peak 120.2 GB at the start of the backward pass (the static sum, states + "
+        "activations + logits: 116.1 GB).",
         "peak highest phase: the start of the backward pass",
-        "the lesson's sum states + activations + logits (--peak lesson) 116,083,032,064 116.1 GB",
+        "the static sum states + activations + logits (--peak lesson) 116,083,032,064 116.1 GB",
         "What the most loaded GPU holds at each phase of a step: peak 120.2 GB at the start of the "
         "backward pass",
-        "forward end backward start backward end optimizer step the lesson's sum",
+        "forward end backward start backward end optimizer step the static sum",
         "as configured: peak 120.2 GB at the start of the backward pass",
         "The step's peak assumes loss=eager (cross-entropy on fp32 logits: three s·b·V/t tensors); "
         "grad_buffer=on_demand",
@@ -965,6 +967,15 @@ static void test_step_words(void **state)
     for (size_t i = 0; i < sizeof step / sizeof *step; i++)
         if (!strstr(text, step[i]))
             fail_msg("the step report lacks '%s'", step[i]);
+    /* Peaking at the optimizer step, where no activations are alive: the checkpointing chart says
+     * why its curve of the peak is flat, and what k changes. */
+    text = report_text_of(scs, n, "step-optimizer", dir);
+    if (!strstr(text, "The peak is at the optimizer step, where the activations are gone:") ||
+        !strstr(text, "checkpointing does not change it, and its curve is flat at") ||
+        !strstr(text, "What k changes is"))
+        fail_msg("the optimizer-step report does not say why the peak's curve is flat: %s", text);
+    if (strstr(report_text_of(scs, n, "step-lesson", dir), "The peak is at the optimizer step"))
+        fail_msg("a peak at the backward pass is said to be at the optimizer step");
     /* The same scenario under --peak lesson reads as before the step model. */
     text = report_text_of(scs, n, "lesson", dir);
     static const char *const lesson[] = {"Does not fit: peak 116.1 GB > budget 68.0 GB",
@@ -973,8 +984,9 @@ static void test_step_words(void **state)
     for (size_t i = 0; i < sizeof lesson / sizeof *lesson; i++)
         if (!strstr(text, lesson[i]))
             fail_msg("the lesson report lacks '%s'", lesson[i]);
-    static const char *const none[] = {"step peak", "Step peak", "lesson's sum", "phase",
-                                       "loss=",     "step.csv",  "temporaries"};
+    static const char *const none[] = {"step peak",  "Step peak", "the static sum states",
+                                       "phase",      "loss=",     "step.csv",
+                                       "temporaries"};
     for (size_t i = 0; i < sizeof none / sizeof *none; i++)
         if (strstr(text, none[i]))
             fail_msg("the lesson report says '%s'", none[i]);
