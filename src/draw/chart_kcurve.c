@@ -125,7 +125,10 @@ static void kcurve_curve(struct frame *f, const struct chart_kcurve *d, double u
     for (size_t i = 0; i < n && (uint64_t)n == d->n; i++)
         draw_rect(c, ORANGE, chart_frame_x(f, (double)d->k[i]) - 1.5,
                   chart_frame_y(f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
-    /* The activations M(k) under it: what k changes, whether or not it moves the peak. */
+    /* The activations M(k) under it, when asked for (act_label): what k changes, whether or not
+     * it moves the peak. */
+    if (!d->act_label)
+        return;
     draw_stroke_style(c, ACTIVATIONS, 1.5, 0);
     for (size_t i = 0; i < n; i++) {
         double px = chart_frame_x(f, (double)d->k[i]),
@@ -162,16 +165,16 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
     snprintf(y_title, sizeof y_title, "peak memory (%s)", units_name(d->units));
     struct legend_item leg[] = {
         {LEG_LINE, ORANGE, "peak with checkpointing every k"},
-        {LEG_LINE, ACTIVATIONS, d->act_label ? d->act_label : "activations kept, M(k)"},
         {LEG_DOT, MAGENTA, lb.best},
         {LEG_DASH, chart_states_colour(), lb.none},
         {LEG_DASH, KSTAR, lb.kstar},
         {LEG_LINE, STEP_TIME, lb.time},
+        {LEG_LINE, ACTIVATIONS, d->act_label},
     };
     struct frame_spec s = {
         .title = d->title,
         .legend = leg,
-        .n_legend = sizeof leg / sizeof leg[0],
+        .n_legend = sizeof leg / sizeof leg[0] - (d->act_label ? 0 : 1),
         .y_title = y_title,
         .x_title = "k (layers per checkpointed segment)",
         .y_lo = 0,

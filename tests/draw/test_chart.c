@@ -810,6 +810,7 @@ static void test_kcurve(void **state)
     assert_true(near((double)peak[0] / 1e9, 27.0, 0.05));
     assert_true(near((double)d.none_bytes / 1e9, 51.7, 0.05));
     d.title = "k";
+    d.act_label = "activations kept, M(k)";
     d.units = UNITS_GB;
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
