@@ -228,18 +228,23 @@ struct chart_step {
 void chart_step_draw(struct canvas *c, double x, double y, double w, double h,
                      const struct chart_step *d, struct chart_geom *geom);
 
-/* Peak memory with checkpointing every k, for k = 1..n, and the step time. A chart is a few
+/* Peak memory with checkpointing every k, for k = 1..n, the activations M(k) themselves below it
+ * (what k changes, also when the peak is at a phase without activations, the optimizer step, and
+ * does not move), and the step time. A chart is a few
  * hundred points wide: with more layers than CHART_KCURVE_POINTS the curve is drawn through
  * that many values of k, evenly spread, k_best among them (and no marker per k). */
 #define CHART_KCURVE_POINTS 256
 
 struct chart_kcurve {
     const char *title;
+    const char *act_label;                    /* the legend of the M(k) curve (NULL: a default) */
     uint64_t k[CHART_KCURVE_POINTS];          /* k[0..n_points): 1 ... n, increasing */
     uint64_t peak_bytes[CHART_KCURVE_POINTS]; /* states + M(k[i]) + logits */
+    uint64_t act_bytes[CHART_KCURVE_POINTS];  /* M(k[i]): the activations the first stage keeps */
     size_t n_points;                          /* n when n <= CHART_KCURVE_POINTS: every k */
     uint64_t n;                               /* L/pp (k runs 1..n) */
     uint64_t none_bytes;                      /* peak without checkpointing (dotted line) */
+    uint64_t act_none_bytes;                  /* the activations without checkpointing */
     double k_star;                            /* sqrt(L c / A) (drawn when inside 0..n) */
     uint64_t k_best;
     double extra_compute; /* step time with checkpointing / without - 1 (1/3) */

@@ -11,6 +11,7 @@
 
 static const struct canvas_rgb STEP_TIME = {0.20, 0.35, 0.65};
 static const struct canvas_rgb KSTAR = {0.45, 0.30, 0.70};
+static const struct canvas_rgb ACTIVATIONS = {0.20, 0.60, 0.35};
 
 /* ---------------------------------------------------------------- checkpoint every k */
 
@@ -56,8 +57,15 @@ int chart_kcurve_fill(const struct scenario *sc, struct chart_kcurve *d)
     if (model_k_best(sc, &d->k_best, &best) != MODEL_OK)
         return -1;
     d->n_points = kcurve_ks(n, d->k_best, d->k);
+    /* M(k) of the first stage, doc/model.md section 5.1: m ceil((L/pp)/k) c + k A. */
+    const struct pipeline_stage *first = &t.stage[MODEL_STAGE_FIRST].pipe;
+    if (model_stage_act(sc, t.act_layer_bytes, t.ckpt_bytes, first->in_flight, 0,
+                        &d->act_none_bytes) != MODEL_OK)
+        return -1;
     for (size_t i = 0; i < d->n_points; i++)
-        if (model_ckpt_peak(sc, &t, d->k[i], &d->peak_bytes[i]) != MODEL_OK)
+        if (model_ckpt_peak(sc, &t, d->k[i], &d->peak_bytes[i]) != MODEL_OK ||
+            model_stage_act(sc, t.act_layer_bytes, t.ckpt_bytes, first->in_flight, d->k[i],
+                            &d->act_bytes[i]) != MODEL_OK)
             return -1;
     d->n = n;
     return 0;
@@ -117,6 +125,21 @@ static void kcurve_curve(struct frame *f, const struct chart_kcurve *d, double u
     for (size_t i = 0; i < n && (uint64_t)n == d->n; i++)
         draw_rect(c, ORANGE, chart_frame_x(f, (double)d->k[i]) - 1.5,
                   chart_frame_y(f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
+    /* The activations M(k) under it, when asked for (act_label): what k changes, whether or not
+     * it moves the peak. */
+    if (!d->act_label)
+        return;
+    draw_stroke_style(c, ACTIVATIONS, 1.5, 0);
+    for (size_t i = 0; i < n; i++) {
+        double px = chart_frame_x(f, (double)d->k[i]),
+               py = chart_frame_y(f, (double)d->act_bytes[i] / unit);
+        if (i == 0)
+            c->ops->move_to(c, px, py);
+        else
+            c->ops->line_to(c, px, py);
+    }
+    if (n)
+        c->ops->stroke(c);
 }
 
 /* The peak at k_best (0 when k_best is not among the points). */
@@ -146,11 +169,12 @@ void chart_kcurve_draw(struct canvas *c, double x, double y, double w, double h,
         {LEG_DASH, chart_states_colour(), lb.none},
         {LEG_DASH, KSTAR, lb.kstar},
         {LEG_LINE, STEP_TIME, lb.time},
+        {LEG_LINE, ACTIVATIONS, d->act_label},
     };
     struct frame_spec s = {
         .title = d->title,
         .legend = leg,
-        .n_legend = sizeof leg / sizeof leg[0],
+        .n_legend = sizeof leg / sizeof leg[0] - (d->act_label ? 0 : 1),
         .y_title = y_title,
         .x_title = "k (layers per checkpointed segment)",
         .y_lo = 0,

@@ -251,8 +251,11 @@ static void report_charts_kcurve(struct doc *doc, const struct report_sc *r, dou
         return;
     }
     char title[REPORT_VALUE_MAX];
+    char act[REPORT_CELL_MAX];
     report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_KCURVE, NULL);
+    report_say(act, sizeof act, r->ph, &r->vals, REPORT_PHRASE_CHART_KCURVE_ACT, NULL);
     d.title = title;
+    d.act_label = act;
     d.units = r->units;
     chart_kcurve_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
 }

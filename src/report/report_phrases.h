@@ -97,6 +97,11 @@ struct report_values;
     X(PHASE_BACKWARD_END, "phase_backward_end", "", REPORT_OWN, 0)                                 \
     X(PHASE_OPTIMIZER, "phase_optimizer", "", REPORT_OWN, 0)                                       \
     X(PHASES_NOTE, "phases_note", "", REPORT_SC, 0)                                                \
+    X(KCURVE_NOTE, "kcurve_note", "act_none act_best", REPORT_SC, 0)                               \
+    X(KCURVE_NOTE_OPTIMIZER, "kcurve_note_optimizer", "act_none act_best", REPORT_SC, 0)           \
+    X(KCURVE_NOTE_OPTIMIZER_RANGE, "kcurve_note_optimizer_range", "act_none act_best k_lo k_hi",   \
+      REPORT_SC, 0)                                                                                \
+    X(CHART_KCURVE_ACT, "chart_kcurve_act", "", REPORT_SC, 0)                                      \
     X(STEP_NOTE, "step_note", "loss grad_buffer optimizer_impl precision_choice", REPORT_OWN, 0)   \
     X(STEP_VALIDATION, "step_validation", "", REPORT_OWN, 0)                                       \
     X(LOSS_EAGER, "loss_eager", "", REPORT_OWN, 0)                                                 \
@@ -241,7 +246,11 @@ struct report_values;
     X(TERMS_ROWS, "terms_rows", "", REPORT_SC, 8)                                                  \
     X(TERMS_WEIGHTS, "terms_weights", "per_param stage_params", REPORT_SC, 0)                      \
     X(TERMS_WEIGHTS_SHARDED, "terms_weights_sharded", "per_param stage_params over", REPORT_SC, 0) \
-    X(TERMS_WEIGHTS_FP8, "terms_weights_fp8", "weights", REPORT_SC, 0)                             \
+    X(TERMS_WEIGHTS_FP8, "terms_weights_fp8", "weights copies", REPORT_SC, 0)                      \
+    X(TERMS_WEIGHTS_MOE, "terms_weights_moe", "per_param dense routed over", REPORT_SC, 0)         \
+    X(TERMS_WEIGHTS_MOE_SHARDED, "terms_weights_moe_sharded", "per_param dense routed over",       \
+      REPORT_SC, 0)                                                                                \
+    X(TERMS_MOE_SHARDED, "terms_moe_sharded", "per_param over", REPORT_SC, 0)                      \
     X(TERMS_GRADS, "terms_grads", "per_param", REPORT_SC, 0)                                       \
     X(TERMS_GRADS_SHARDED, "terms_grads_sharded", "per_param over", REPORT_SC, 0)                  \
     X(TERMS_OPTIMIZER, "terms_optimizer", "per_param", REPORT_SC, 0)                               \
@@ -257,9 +266,8 @@ struct report_values;
       0)                                                                                           \
     X(TERMS_OPTIMIZER_LORA_OFFLOADED, "terms_optimizer_lora_offloaded", "per_param", REPORT_SC, 0) \
     X(TERMS_MOE_ROWS, "terms_moe_rows", "", REPORT_SC, 2)                                          \
-    X(TERMS_DENSE, "terms_dense", "part_params tp sharding", REPORT_SC, 0)                         \
-    X(TERMS_EXPERTS, "terms_experts", "part_params expert_group sharding", REPORT_SC, 0)           \
-    X(TERMS_ZERO_DP, "terms_zero_dp", "n", REPORT_OWN, 0)                                          \
+    X(TERMS_DENSE, "terms_dense", "bytes tp", REPORT_SC, 0)                                        \
+    X(TERMS_EXPERTS, "terms_experts", "bytes expert_group sharding", REPORT_SC, 0)                 \
     X(TERMS_ZERO_EDP, "terms_zero_edp", "n", REPORT_OWN, 0)                                        \
     X(TERMS_ACT_LAYER, "terms_act_layer", "formula", REPORT_SC, 0)                                 \
     X(TERMS_STORED, "terms_stored", "", REPORT_SC, 0)                                              \
@@ -269,6 +277,8 @@ struct report_values;
     X(TERMS_STORED_CKPT_OFFLOADED, "terms_stored_ckpt_offloaded", "k c", REPORT_SC, 0)             \
     X(TERMS_STORED_VPP, "terms_stored_vpp", "m", REPORT_SC, 0)                                     \
     X(TERMS_STORED_CKPT_VPP, "terms_stored_ckpt_vpp", "m k c", REPORT_SC, 0)                       \
+    X(TERMS_STORED_KINDS, "terms_stored_kinds", "n_dense n_moe a_dense", REPORT_SC, 0)             \
+    X(TERMS_STORED_RING, "terms_stored_ring", "stored ring", REPORT_SC, 0)                         \
     X(TERMS_LOGITS, "terms_logits", "", REPORT_SC, 0)                                              \
     X(TERMS_LOGITS_TP, "terms_logits_tp", "", REPORT_SC, 0)                                        \
     X(TERMS_LOGITS_CP, "terms_logits_cp", "", REPORT_SC, 0)                                        \

@@ -102,6 +102,7 @@
     X(OPTIMIZER_NAME, "optimizer_name")                                                            \
     X(TUNING_NOTE, "tuning_note")                                                                  \
     X(PHASES_NOTE, "phases_note")                                                                  \
+    X(KCURVE_NOTE, "kcurve_note")                                                                  \
     X(COUNTED_NOTE, "counted_note")                                                                \
     X(STEP_CHART_NOTE, "step_chart_note")                                                          \
     X(STEP_NOTE, "step_note")                                                                      \

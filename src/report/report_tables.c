@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/numfmt.h"
+#include "base/strbuf.h"
 #include "model/model.h"
 #include "plan/plan.h"
 #include "report/report_phrases.h"
@@ -198,6 +199,41 @@ static void terms_lora_formulas(const struct report_sc *r, const struct model_gp
                "per_param", ob, "over", over, NULL);
 }
 
+/* A mixture of experts trained whole: its states are written as two parts, the dense parameters
+ * sharded over the ZeRO group and the routed experts over the expert data-parallel size edp
+ * (doc/model.md 3.2), which is what the model computes. */
+static bool terms_moe_split(const struct scenario *sc, const struct model_gpu *g)
+{
+    return g->expert_params > 0 && sc->finetune == FINETUNE_FULL;
+}
+
+/* The three states of a mixture of experts: the weights name the dense and the routed counts on
+ * this GPU, the gradients and optimizer states use those names. A state ZeRO shards is
+ * "B × (dense / dp + routed / edp)". */
+static void terms_moe_states_formulas(const struct report_sc *r, const struct model_gpu *g,
+                                      const char *wb, const char *gb, const char *ob,
+                                      const char *over, char f[][CELL])
+{
+    const struct scenario *sc = r->sc;
+    bool sharded = model_zero_group(sc) > 1 || model_expert_dp(sc) > 1;
+    char dense[48], routed[48];
+    numfmt_count(dense, sizeof dense, g->params - g->expert_params);
+    numfmt_count(routed, sizeof routed, g->expert_params);
+    report_say(f[0], CELL, r->ph, &r->vals,
+               sharded && sc->zero >= 3 ? REPORT_PHRASE_TERMS_WEIGHTS_MOE_SHARDED
+                                        : REPORT_PHRASE_TERMS_WEIGHTS_MOE,
+               "per_param", wb, "dense", dense, "routed", routed, "over", over, NULL);
+    report_say(f[1], CELL, r->ph, &r->vals,
+               sharded && sc->zero >= 2 ? REPORT_PHRASE_TERMS_MOE_SHARDED
+                                        : REPORT_PHRASE_TERMS_GRADS,
+               "per_param", gb, "over", over, NULL);
+    report_say(f[2], CELL, r->ph, &r->vals,
+               sc->offload == OFFLOAD_OPTIMIZER ? REPORT_PHRASE_TERMS_OPTIMIZER_OFFLOADED
+               : sharded && sc->zero >= 1       ? REPORT_PHRASE_TERMS_MOE_SHARDED
+                                                : REPORT_PHRASE_TERMS_OPTIMIZER,
+               "per_param", ob, "over", over, NULL);
+}
+
 /* The formulas of the three model states: weights, gradients, optimizer (ZeRO divides by dp). */
 static void terms_states_formulas(const struct report_sc *r, const struct model_gpu *g,
                                   char f[][CELL])
@@ -217,26 +253,32 @@ static void terms_states_formulas(const struct report_sc *r, const struct model_
         numfmt_u64(over, sizeof over, group);
     else if (sc->cp > 1)
         numfmt(over, sizeof over, "%s", "(dp·cp)");
-    report_say(f[0], CELL, r->ph, &r->vals,
-               dp && sc->zero >= 3 ? REPORT_PHRASE_TERMS_WEIGHTS_SHARDED
-                                   : REPORT_PHRASE_TERMS_WEIGHTS,
-               "per_param", wb, "stage_params", pcount, "over", over, NULL);
-    if (sc->fp8 != FP8_NONE) { /* the FP8 weight copies are counted with the weights (3.7) */
-        char w[CELL];
-        numfmt(w, sizeof w, "%s", f[0]);
-        report_say(f[0], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_WEIGHTS_FP8, "weights", w,
-                   NULL);
+    if (terms_moe_split(sc, g)) {
+        terms_moe_states_formulas(r, g, wb, gb, ob, over, f);
+    } else {
+        report_say(f[0], CELL, r->ph, &r->vals,
+                   dp && sc->zero >= 3 ? REPORT_PHRASE_TERMS_WEIGHTS_SHARDED
+                                       : REPORT_PHRASE_TERMS_WEIGHTS,
+                   "per_param", wb, "stage_params", pcount, "over", over, NULL);
+        report_say(f[1], CELL, r->ph, &r->vals,
+                   dp && sc->zero >= 2 ? REPORT_PHRASE_TERMS_GRADS_SHARDED
+                                       : REPORT_PHRASE_TERMS_GRADS,
+                   "per_param", gb, "over", over, NULL);
+        report_say(f[2], CELL, r->ph, &r->vals,
+                   sc->offload == OFFLOAD_OPTIMIZER ? REPORT_PHRASE_TERMS_OPTIMIZER_OFFLOADED
+                   : dp && sc->zero >= 1            ? REPORT_PHRASE_TERMS_OPTIMIZER_SHARDED
+                                                    : REPORT_PHRASE_TERMS_OPTIMIZER,
+                   "per_param", ob, "over", over, NULL);
     }
-    report_say(f[1], CELL, r->ph, &r->vals,
-               dp && sc->zero >= 2 ? REPORT_PHRASE_TERMS_GRADS_SHARDED : REPORT_PHRASE_TERMS_GRADS,
-               "per_param", gb, "over", over, NULL);
-    report_say(f[2], CELL, r->ph, &r->vals,
-               sc->offload == OFFLOAD_OPTIMIZER ? REPORT_PHRASE_TERMS_OPTIMIZER_OFFLOADED
-               : dp && sc->zero >= 1            ? REPORT_PHRASE_TERMS_OPTIMIZER_SHARDED
-                                                : REPORT_PHRASE_TERMS_OPTIMIZER,
-               "per_param", ob, "over", over, NULL);
     if (sc->finetune != FINETUNE_FULL)
         terms_lora_formulas(r, g, wb, gb, ob, over, f);
+    if (sc->fp8 != FP8_NONE) { /* the FP8 weight copies are counted with the weights (3.7) */
+        char w[CELL], copies[32];
+        numfmt(w, sizeof w, "%s", f[0]);
+        numfmt_size(copies, sizeof copies, g->fp8_bytes, r->units);
+        report_say(f[0], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_WEIGHTS_FP8, "weights", w,
+                   "copies", copies, NULL);
+    }
 }
 
 /* The stored activations: checkpoints plus one segment, or every layer of the stage. */
@@ -264,7 +306,26 @@ static void terms_stored_formula(const struct report_sc *r, char *buf, size_t si
         id = sc->pp == 1 ? REPORT_PHRASE_TERMS_STORED
              : vpp       ? REPORT_PHRASE_TERMS_STORED_VPP
                          : REPORT_PHRASE_TERMS_STORED_PP;
-    report_say(buf, size, r->ph, &r->vals, id, "m", m, "k", k, "c", c, NULL);
+    const uint64_t *n_kind = pipe->act_layers, *a_kind = r->t.kind_act;
+    if (sc->recompute != RECOMPUTE_EVERY_K && n_kind[0] > 0 && n_kind[1] > 0 &&
+        a_kind[0] != a_kind[1]) {
+        /* Layers of both kinds (the leading dense layers of a mixture of experts): each its A. */
+        char nd[32], nm[32], ad[32];
+        numfmt_u64(nd, sizeof nd, n_kind[0]);
+        numfmt_u64(nm, sizeof nm, n_kind[1]);
+        numfmt_count(ad, sizeof ad, a_kind[0]);
+        report_say(buf, size, r->ph, &r->vals, REPORT_PHRASE_TERMS_STORED_KINDS, "n_dense", nd,
+                   "n_moe", nm, "a_dense", ad, NULL);
+    } else {
+        report_say(buf, size, r->ph, &r->vals, id, "m", m, "k", k, "c", c, NULL);
+    }
+    if (r->t.ring_bytes > 0) { /* context parallelism's K/V receive buffers (doc/model.md 4.11) */
+        char stored[CELL], ring[32];
+        numfmt(stored, sizeof stored, "%s", buf);
+        numfmt_count(ring, sizeof ring, r->t.ring_bytes);
+        report_say(buf, size, r->ph, &r->vals, REPORT_PHRASE_TERMS_STORED_RING, "stored", stored,
+                   "ring", ring, NULL);
+    }
 }
 
 /* The formula column, one row per term from weights to the budget. */
@@ -309,41 +370,85 @@ static void terms_number(const struct report_sc *r, uint64_t bytes, bool share, 
         numfmt(pc, 16, "%.1f%%", t->peak_bytes ? 100.0 * (double)bytes / (double)t->peak_bytes : 0);
 }
 
-/* The formulas of the dense and routed-expert rows of a mixture of experts on GPU g. */
+/* The bytes per parameter of a part of a mixture of experts, with what ZeRO shards over n GPUs
+ * (named over): "(2 + 2 + 12) B", "(2 + 2 + 12 / dp) B", "(2 + (2 + 12) / dp) B", or with
+ * ZeRO-3 "(2 + 2 + 12) B / dp"; an offloaded optimizer's bytes are not on the GPU. */
+static void terms_part_bytes(const struct scenario *sc, uint64_t n, const char *over,
+                             const char *wb, const char *gb, const char *ob, char *buf, size_t size)
+{
+    const char *per[3] = {wb, gb, ob};
+    size_t count = sc->offload == OFFLOAD_OPTIMIZER ? 2 : 3;
+    /* the first state ZeRO shards: the optimizer's at stage 1, the gradients' at 2, all at 3 */
+    size_t first = n <= 1 || sc->zero <= 0 ? count : sc->zero >= 3 ? 0 : 3 - (size_t)sc->zero;
+    if (first > count)
+        first = count;
+    struct strbuf w;
+    strbuf_init_fixed(&w, buf, size);
+    strbuf_puts(&w, "(");
+    for (size_t i = 0; i < first; i++)
+        strbuf_printf(&w, "%s%s", i ? " + " : "", per[i]);
+    if (first == 0) { /* everything sharded */
+        for (size_t i = 0; i < count; i++)
+            strbuf_printf(&w, "%s%s", i ? " + " : "", per[i]);
+        strbuf_printf(&w, ") B / %s", over);
+        return;
+    }
+    if (first < count) {
+        bool several = count - first > 1;
+        strbuf_puts(&w, " + ");
+        if (several)
+            strbuf_puts(&w, "(");
+        for (size_t i = first; i < count; i++)
+            strbuf_printf(&w, "%s%s", i > first ? " + " : "", per[i]);
+        strbuf_printf(&w, "%s / %s", several ? ")" : "", over);
+    }
+    strbuf_puts(&w, ") B");
+}
+
+/* The formulas of the dense and routed-expert rows of a mixture of experts on GPU g: each part's
+ * states, (weights + gradients + optimizer) bytes per parameter times its count, ZeRO sharding
+ * the dense part over dp and the routed experts over edp (doc/model.md 3.2). */
 static void terms_moe_formulas(const struct report_sc *r, const struct model_gpu *g,
                                char f[2][CELL])
 {
     const struct scenario *sc = r->sc;
     uint64_t etp = sc->etp ? sc->etp : sc->tp;
-    char part[48], tp[32], group[32], n[32], sharding[CELL] = "";
-    numfmt_short(part, sizeof part, g->params - g->expert_params);
+    struct states_per_param bpp = states_per_param(sc);
+    char wb[16], gb[16], ob[16], bytes[CELL], tp[32], group[32], n[32], sharding[CELL] = "";
+    char over[32] = "dp";
+    uint64_t zgroup = model_zero_group(sc), edp = model_expert_dp(sc);
+    if (sc->zero_group && sc->zero_group != sc->dp * (sc->cp ? sc->cp : 1))
+        numfmt_u64(over, sizeof over, zgroup);
+    else if (sc->cp > 1)
+        numfmt(over, sizeof over, "%s", "(dp·cp)");
+    numfmt(wb, sizeof wb, "%u", bpp.weights);
+    numfmt(gb, sizeof gb, "%u", bpp.grads);
+    report_values_optimizer_bytes(sc, g, ob, sizeof ob);
     numfmt_u64(tp, sizeof tp, sc->tp);
-    numfmt_u64(n, sizeof n, sc->dp);
-    if (sc->zero > 0)
-        report_say(sharding, sizeof sharding, r->ph, NULL, REPORT_PHRASE_TERMS_ZERO_DP, "n", n,
-                   NULL);
-    report_say(f[0], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_DENSE, "part_params", part, "tp",
-               tp, "sharding", sharding, NULL);
-    numfmt_short(part, sizeof part, g->expert_params);
+    terms_part_bytes(sc, zgroup, over, wb, gb, ob, bytes, sizeof bytes);
+    report_say(f[0], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_DENSE, "bytes", bytes, "tp", tp,
+               NULL);
     numfmt_u64(group, sizeof group, etp * sc->ep);
-    numfmt_u64(n, sizeof n, model_expert_dp(sc));
+    numfmt_u64(n, sizeof n, edp);
     if (sc->zero > 0)
         report_say(sharding, sizeof sharding, r->ph, NULL, REPORT_PHRASE_TERMS_ZERO_EDP, "n", n,
                    NULL);
-    report_say(f[1], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_EXPERTS, "part_params", part,
+    terms_part_bytes(sc, edp, "edp", wb, gb, ob, bytes, sizeof bytes);
+    report_say(f[1], CELL, r->ph, &r->vals, REPORT_PHRASE_TERMS_EXPERTS, "bytes", bytes,
                "expert_group", group, "sharding", sharding, NULL);
 }
 
 static void table_terms(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col dense_layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, false},
-                                                  {NULL, 0.40, CANVAS_ALIGN_LEFT, false},
+    /* The label and the formula wrap: a formula is never cut short. */
+    static const struct doc_col dense_layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, true},
+                                                  {NULL, 0.40, CANVAS_ALIGN_LEFT, true},
                                                   {NULL, 0.18, CANVAS_ALIGN_RIGHT, false},
                                                   {NULL, 0.11, CANVAS_ALIGN_RIGHT, false},
                                                   {NULL, 0.09, CANVAS_ALIGN_RIGHT, false}};
     /* The formulas of the dense and routed-expert rows are longer. */
-    static const struct doc_col moe_layout[] = {{NULL, 0.215, CANVAS_ALIGN_LEFT, false},
-                                                {NULL, 0.425, CANVAS_ALIGN_LEFT, false},
+    static const struct doc_col moe_layout[] = {{NULL, 0.215, CANVAS_ALIGN_LEFT, true},
+                                                {NULL, 0.425, CANVAS_ALIGN_LEFT, true},
                                                 {NULL, 0.17, CANVAS_ALIGN_RIGHT, false},
                                                 {NULL, 0.105, CANVAS_ALIGN_RIGHT, false},
                                                 {NULL, 0.085, CANVAS_ALIGN_RIGHT, false}};

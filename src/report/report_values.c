@@ -413,6 +413,44 @@ static void report_values_routing(struct report_sc *r, enum units u)
                v[REPORT_PH_PEAK_CF], NULL);
 }
 
+/* The caption of the checkpointing chart: what M(k) is without checkpointing and at the best k,
+ * and, when the peak is at the optimizer step (no activations alive), why its curve is flat. */
+static void report_values_kcurve(struct report_sc *r, enum units u)
+{
+    const struct scenario *sc = r->sc;
+    const struct terms *t = &r->t;
+    const struct pipeline_stage *first = &t->stage[MODEL_STAGE_FIRST].pipe;
+    uint64_t none = 0, best = 0;
+    if (model_stage_act(sc, t->act_layer_bytes, t->ckpt_bytes, first->in_flight, 0, &none) !=
+            MODEL_OK ||
+        model_stage_act(sc, t->act_layer_bytes, t->ckpt_bytes, first->in_flight, t->k_best,
+                        &best) != MODEL_OK)
+        return;
+    char act_none[32], act_best[32];
+    numfmt_size(act_none, sizeof act_none, none, u);
+    numfmt_size(act_best, sizeof act_best, best, u);
+    bool flat = sc->peak == PEAK_STEP && t->peak_phase == STEP_OPTIMIZER;
+    enum report_phrase id = flat ? REPORT_PHRASE_KCURVE_NOTE_OPTIMIZER : REPORT_PHRASE_KCURVE_NOTE;
+    /* The ks whose peak is the optimizer step's, the same bytes: where the curve is flat. */
+    uint64_t n = sc->pp ? sc->layers / sc->pp : 0, lo = 0, hi = 0;
+    for (uint64_t k = 1; flat && k <= n; k++) {
+        uint64_t p;
+        if (model_ckpt_peak(sc, t, k, &p) != MODEL_OK)
+            return;
+        if (p != t->peak_bytes)
+            continue;
+        lo = lo ? lo : k;
+        hi = k;
+    }
+    if (flat && (lo != 1 || hi != n))
+        id = REPORT_PHRASE_KCURVE_NOTE_OPTIMIZER_RANGE;
+    char k_lo[32], k_hi[32];
+    numfmt_u64(k_lo, sizeof k_lo, lo);
+    numfmt_u64(k_hi, sizeof k_hi, hi);
+    report_say(r->vals.v[REPORT_PH_KCURVE_NOTE], REPORT_VALUE_MAX, r->ph, &r->vals, id, "act_none",
+               act_none, "act_best", act_best, "k_lo", k_lo, "k_hi", k_hi, NULL);
+}
+
 /* Under --peak step: the caption of the phases chart, and the notes on the implementation
  * choices the step model assumed (the scenario's columns) and on its measurement. */
 static void report_values_step(struct report_sc *r)
@@ -599,6 +637,7 @@ static void report_values_terms(struct report_sc *r, enum units u)
     if (step)
         report_values_step(r);
     report_values_routing(r, u);
+    report_values_kcurve(r, u);
 }
 
 /* The extra time of the fix rung fr over the base step, or that there is none. */

@@ -46,11 +46,12 @@ for fmt in csv json table; do
 done
 
 # The examples' report, rendered once: its text, the summary page, and the first scenario's
-# page of the fit and checkpointing charts and its page of the step timelines.
+# page of the phases and fit charts (after the summary and the glossary) and its page of the
+# checkpointing chart and the step timelines.
 run report -q configs/examples.csv -o "$T/r"
 pdftotext -layout "$T/r/report.pdf" "$T/report.txt"
 golden_text report-examples.txt "$T/report.txt"
-for p in 1 3 4; do
+for p in 1 4 5; do
     pdftoppm -png -r 40 -f $p -l $p -singlefile "$T/r/report.pdf" "$T/report-page-$p"
     golden_png "report-page-$p.png" "$T/report-page-$p.png"
 done

@@ -583,7 +583,7 @@ static size_t phase_bars(const struct scenario *step_sc, struct chart_phase_bar 
     lesson.peak = PEAK_LESSON;
     struct terms lt;
     assert_int_equal(model_peak(&lesson, &lt), MODEL_OK);
-    bars[n] = (struct chart_phase_bar){.label = "the lesson's sum"};
+    bars[n] = (struct chart_phase_bar){.label = "the static sum"};
     bars[n].term_bytes[CHART_WEIGHTS] = lt.weights_bytes;
     bars[n].term_bytes[CHART_GRADS] = lt.grads_bytes;
     bars[n].term_bytes[CHART_OPTIMIZER] = lt.optimizer_bytes;
@@ -703,7 +703,7 @@ static void test_phases_geometry(void **state)
         assert_int_equal(outlines, 1);
         assert_int_equal(apart, 1);
         assert_true(has_text(&r, "peak"));
-        assert_true(has_text(&r, "the lesson's sum"));
+        assert_true(has_text(&r, "the static sum"));
         assert_true(has_text(&r, "activations, inputs"));
         assert_true(has_text(&r, "logits, loss"));
         assert_true(has_text(&r, "temporaries"));
@@ -810,6 +810,7 @@ static void test_kcurve(void **state)
     assert_true(near((double)peak[0] / 1e9, 27.0, 0.05));
     assert_true(near((double)d.none_bytes / 1e9, 51.7, 0.05));
     d.title = "k";
+    d.act_label = "activations kept, M(k)";
     d.units = UNITS_GB;
     struct canvas_rec r;
     canvas_rec_init(&r, 600, 400);
@@ -834,6 +835,24 @@ static void test_kcurve(void **state)
         k++;
     }
     assert_int_equal(k, 24);
+    /* Under the peak, the activations M(k) themselves (doc/model.md 5.1): 24 A without
+     * checkpointing, 24 c + A with k = 1, 3 c + 8 A with k = 8; one stroke through them all,
+     * from M(1) to M(24), with its legend. */
+    double c_bytes = 2 * sbh, a_bytes = (double)d.act_none_bytes / 24;
+    assert_true(near((double)d.act_none_bytes / 1e9, 27.4, 0.05));
+    assert_true(near((double)d.act_bytes[0], 24 * c_bytes + a_bytes, 1));
+    assert_true(near((double)d.act_bytes[7], 3 * c_bytes + 8 * a_bytes, 1));
+    assert_true(has_text(&r, "activations kept, M(k)"));
+    size_t curves = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *c = &r.calls[i];
+        if (c->op != CANVAS_REC_STROKE ||
+            !near(bottom - c->box.y1, (double)d.act_bytes[0] / 1e9 * pt_per_gb, 1e-6) ||
+            !near(bottom - c->box.y0, (double)d.act_bytes[23] / 1e9 * pt_per_gb, 1e-6))
+            continue;
+        curves++;
+    }
+    assert_int_equal(curves, 1);
     canvas_rec_release(&r);
 }
 

@@ -15,7 +15,7 @@
 #include "pngcmp.h"
 
 static const char *const GOLDEN[] = {"tests/golden/does-it-fit.png",
-                                     "tests/golden/report-page-3.png"};
+                                     "tests/golden/report-page-4.png"};
 
 /* The activations' orange and the weights' blue of chart_term_colour, in 0-255. */
 static const int ORANGE[3] = {245, 140, 33};
