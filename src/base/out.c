@@ -212,6 +212,38 @@ static void out_clean_once(const char *dir)
 }
 
 /*
+ * Creates the temporary file tmp ("DIR/.memfit-tmp-XXXXXX", the X's replaced), registered as live
+ * before it exists: a signal at any moment finds it registered, and unlinking a name not created
+ * yet is harmless (mkstemp would create it first, leaving a window). Returns the descriptor, or
+ * -1 with errno.
+ */
+static int out_create_tmp(char *tmp, int *live)
+{
+    static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static unsigned long counter;
+    char *x = tmp + strlen(tmp) - 6;
+    unsigned long v = (unsigned long)getpid() * 2654435761u ^ (unsigned long)time(NULL);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        v = v * 6364136223846793005u + 1442695040888963407u + ++counter;
+        unsigned long r = v >> 16;
+        for (int i = 0; i < 6; i++, r /= 62)
+            x[i] = letters[r % 62];
+        *live = out_live_add(tmp);
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            return fd;
+        int err = errno;
+        out_live_drop(*live);
+        if (err != EEXIST) {
+            errno = err;
+            return -1;
+        }
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/*
  * Writes path's content under a temporary name in its folder (tmp, live slot *live): created,
  * written, flushed, synced and closed. Returns 0, or -1 after a message, the temporary file gone.
  */
@@ -223,10 +255,9 @@ static int out_stage(const char *path, out_write_fn *write, void *ctx, struct di
         out_join(tmp, tmp_size, dir, OUT_TMP_PREFIX, "XXXXXX") != 0)
         return out_fail(d, path, "path too long");
     out_clean_once(dir);
-    int fd = mkstemp(tmp);
+    int fd = out_create_tmp(tmp, live);
     if (fd < 0)
         return out_fail(d, path, strerror(errno));
-    *live = out_live_add(tmp);
     /* Held until the file is closed: out_remove_stale of another run leaves it alone. */
     (void)flock(fd, LOCK_EX | LOCK_NB);
     /* mkstemp creates 0600; an output file is as readable as any other the user writes. */

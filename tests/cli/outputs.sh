@@ -71,11 +71,11 @@ for sig in INT TERM HUP; do
     exec 3>"$T/slow"
     printf 'name,model,seq,micro_batch,gpu\na,llama2-7b,2048,1,H100-80GB\n' >&3
     n=0
-    while [ -z "$(ls -A "$T/int")" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+    while [ -z "$(ls -A "$T/int")" ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done
     check "SIG$sig: the temporary file was there while eval ran" test -n "$(ls -A "$T/int")"
     kill -s "$sig" "$pid"
     # A run that did not die would wait on the FIFO forever: closing it ends the check.
-    (sleep 10 && kill -s KILL "$pid") >/dev/null 2>&1 &
+    (sleep 30 && kill -s KILL "$pid") >/dev/null 2>&1 &
     guard=$!
     wait "$pid"
     status=$?
