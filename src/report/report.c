@@ -27,11 +27,33 @@ struct report_run {
     struct report_values doc_vals;
     struct report_phrases phrases; /* the shipped catalogue, with the templates' own phrases */
     struct template scenario_tmpl, summary_tmpl;
-    struct report_sc *scs;
+    /* The scenarios that could be computed, the caller's. Only one is computed at a time, into
+     * cur, when its row or section is drawn (a twentieth of a millisecond): what the run keeps
+     * does not grow with the scenarios (a struct report_sc is 200 KB). */
+    const struct scenario **kept;
     size_t n;
+    struct report_sc *cur;
     size_t sections_done; /* for the listener */
     size_t left_out;      /* scenarios that could not be computed (reported) */
 };
+
+/* Scenario i of the kept ones, computed into run->cur with the document's values; NULL in the
+ * unlikely case that what was computed once fails again. */
+static struct report_sc *report_sc_at(struct report_run *run, size_t i)
+{
+    struct diag quiet;
+    diag_init(&quiet, NULL, NULL);
+    if (report_sc_init(run->cur, run->kept[i], run->units, &run->phrases, &quiet) != 0)
+        return NULL;
+    report_sc_share_doc(run->cur, &run->doc_vals);
+    return run->cur;
+}
+
+/* report_tables_summary's rows. */
+static const struct report_sc *report_row_at(void *ctx, size_t i)
+{
+    return report_sc_at(ctx, i);
+}
 
 /* Tells the listener that one more scenario's section is drawn. */
 static void report_tell_section(struct report_run *run)
@@ -241,9 +263,9 @@ static double report_keep_height(struct doc *doc, const struct template *tmpl, s
     return h < page ? h : page;
 }
 
-/* Draws tmpl for scenario r (NULL: the summary, over scenarios [first, first + count)). */
+/* Draws tmpl for scenario r (NULL: the summary, over every kept scenario). */
 static void report_render(struct doc *doc, const struct template *tmpl, struct report_sc *r,
-                          const struct report_run *run, size_t first, size_t count)
+                          struct report_run *run)
 {
     struct report_values *vals = r ? &r->vals : (struct report_values *)&run->doc_vals;
     struct report_float fl = {0};
@@ -275,7 +297,7 @@ static void report_render(struct doc *doc, const struct template *tmpl, struct r
             if (r)
                 report_tables_draw(doc, r, b->text);
             else
-                report_tables_summary(doc, run->scs + first, count);
+                report_tables_summary(doc, run->n, report_row_at, run);
             break;
         }
         if (doc->c.error)
@@ -302,12 +324,12 @@ static int report_doc_init(struct doc *doc, const struct report_run *run, const 
 
 _Static_assert(DOC_RUNNING_BYTES >= SCENARIO_NAME_BYTES, "a scenario name fits the running head");
 
-static void report_scenario(struct doc *doc, const struct report_run *run, struct report_sc *r)
+static void report_scenario(struct doc *doc, struct report_run *run, struct report_sc *r)
 {
     numfmt(doc->running, sizeof doc->running, "%s", r->sc->name);
     doc_new_page(doc);
     doc_bookmark(doc, r->sc->name);
-    report_render(doc, &run->scenario_tmpl, r, run, 0, 0);
+    report_render(doc, &run->scenario_tmpl, r, run);
 }
 
 /* Finishes doc (footers) and writes it to path, a file of `scenarios` (split: one's own). */
@@ -348,9 +370,13 @@ static int report_combined(struct report_run *run, const char *path, struct diag
                NULL);
     doc_new_page(&doc);
     doc_bookmark(&doc, bookmark);
-    report_render(&doc, &run->summary_tmpl, NULL, run, 0, run->n);
-    for (size_t i = 0; i < run->n; i++) {
-        report_scenario(&doc, run, &run->scs[i]);
+    report_render(&doc, &run->summary_tmpl, NULL, run);
+    for (size_t i = 0; i < run->n && !doc.error; i++) {
+        struct report_sc *r = report_sc_at(run, i);
+        if (!r)
+            doc_fail(&doc, -1);
+        else
+            report_scenario(&doc, run, r);
         report_tell_section(run);
     }
     rc = report_finish(run, &doc, path, run->n, false, d);
@@ -359,9 +385,13 @@ out:
     return rc;
 }
 
-static int report_single(struct report_run *run, struct report_sc *r, const char *path,
-                         struct diag *d)
+static int report_single(struct report_run *run, size_t i, const char *path, struct diag *d)
 {
+    struct report_sc *r = report_sc_at(run, i);
+    if (!r) {
+        diag_report(d, NULL, 0, "cannot write '%s': out of memory", path);
+        return -1;
+    }
     struct doc doc;
     char title[REPORT_VALUE_MAX];
     report_say(title, sizeof title, &run->phrases, NULL, REPORT_PHRASE_TITLE_SCENARIO, "title",
@@ -396,7 +426,7 @@ static int report_split(struct report_run *run, struct diag *d)
     taken[0] = names[0];
     for (size_t i = 0; i < run->n; i++) {
         char *nm = names[i + 1];
-        out_safe_name(run->scs[i].sc->name, nm, OUT_NAME_MAX + 1);
+        out_safe_name(run->kept[i]->name, nm, OUT_NAME_MAX + 1);
         if (out_unique_name(nm, OUT_NAME_MAX + 1, taken, i + 1) != 0) {
             rc = -1;
             continue;
@@ -409,7 +439,7 @@ static int report_split(struct report_run *run, struct diag *d)
             rc = -1;
             continue;
         }
-        if (report_single(run, &run->scs[i], path, d) != 0)
+        if (report_single(run, i, path, d) != 0)
             rc = -1;
     }
 out:
@@ -490,33 +520,36 @@ static int report_load_templates(struct report_run *run, struct diag *d)
     return 0;
 }
 
-/* Every scenario's numbers, then the document's, shared with every scenario. */
+/* Every scenario computed once, for the document's values (how many fit); the scenarios that
+ * can be computed are kept, only their pointers. */
 static int report_compute(struct report_run *run, const struct scenario *scs, size_t n,
                           struct diag *d)
 {
-    run->scs = calloc(n, sizeof *run->scs);
-    if (!run->scs) {
+    run->kept = calloc(n, sizeof *run->kept);
+    run->cur = malloc(sizeof *run->cur);
+    if (!run->kept || !run->cur) {
         diag_report(d, NULL, 0, "out of memory");
         return -1;
     }
     /* A scenario that cannot be computed (config rejects those rows, so this is a safety net)
      * is left out with its message; the others are still written. */
-    size_t kept = 0;
+    struct report_doc_counts c = {0, 0, false};
     for (size_t i = 0; i < n; i++) {
-        if (report_sc_init(&run->scs[kept], &scs[i], run->units, &run->phrases, d) == 0)
-            kept++;
-        else
+        if (report_sc_init(run->cur, &scs[i], run->units, &run->phrases, d) != 0) {
             run->left_out++;
+            continue;
+        }
+        run->kept[c.n++] = &scs[i];
+        c.fit += run->cur->t.fits;
+        c.step = c.step || scs[i].peak == PEAK_STEP; /* one --peak: the step's when any has it */
     }
-    run->n = kept;
-    if (kept == 0) {
+    run->n = c.n;
+    if (c.n == 0) {
         diag_report(d, NULL, 0, "no scenario to report");
         return -1;
     }
-    report_values_doc(&run->doc_vals, run->scs, n, run->units, run->opt->inputs,
-                      run->opt->validation_note, &run->phrases);
-    for (size_t i = 0; i < n; i++)
-        report_sc_share_doc(&run->scs[i], &run->doc_vals);
+    report_values_doc(&run->doc_vals, &c, run->units, run->opt->inputs, run->opt->validation_note,
+                      &run->phrases);
     return 0;
 }
 
@@ -561,7 +594,8 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
         rc = report_write_files(&run, d);
     if (rc == 0 && run.left_out)
         rc = 1;
-    free(run.scs);
+    free(run.kept);
+    free(run.cur);
     template_release(&run.scenario_tmpl);
     template_release(&run.summary_tmpl);
     report_phrases_release(&run.phrases);
