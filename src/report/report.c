@@ -1,6 +1,7 @@
 /* report: see report.h. */
 #include "report/report.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,8 +34,8 @@ struct report_run {
     const struct scenario **kept;
     size_t n;
     struct report_sc *cur;
-    size_t sections_done; /* for the listener */
-    size_t left_out;      /* scenarios that could not be computed (reported) */
+    size_t sections, sections_done; /* for the listener: to draw, drawn */
+    size_t left_out;                /* scenarios that could not be computed (reported) */
 };
 
 /* Scenario i of the kept ones, computed into run->cur with the document's values; NULL in the
@@ -59,10 +60,9 @@ static const struct report_sc *report_row_at(void *ctx, size_t i)
 static void report_tell_section(struct report_run *run)
 {
     const struct report_listener *l = run->opt->listener;
-    size_t total = run->n * (run->opt->split ? 2 : 1);
     run->sections_done++;
     if (l && l->section)
-        l->section(l->ctx, run->sections_done, total);
+        l->section(l->ctx, run->sections_done, run->sections);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -323,6 +323,7 @@ static int report_doc_init(struct doc *doc, const struct report_run *run, const 
 }
 
 _Static_assert(DOC_RUNNING_BYTES >= SCENARIO_NAME_BYTES, "a scenario name fits the running head");
+_Static_assert(REPORT_PDF_MAX_PAGES == HPDF_LIMIT_MAX_ARRAY, "report.h says libharu's limit");
 
 static void report_scenario(struct doc *doc, struct report_run *run, struct report_sc *r)
 {
@@ -344,6 +345,11 @@ static int report_finish(struct report_run *run, struct doc *doc, const char *pa
     if (doc_finish(doc) != 0) {
         if (doc->error == -1)
             diag_report(d, NULL, 0, "cannot write '%s': out of memory", path);
+        else if (doc->error == DOC_ERR_PAGES)
+            diag_report(d, NULL, 0,
+                        "cannot write '%s': more than %zu pages, the most a PDF made with libharu "
+                        "has",
+                        path, doc->max_pages);
         else
             diag_report(d, NULL, 0, "cannot write '%s': libharu error 0x%04X", path,
                         (unsigned)doc->error);
@@ -357,7 +363,13 @@ static int report_finish(struct report_run *run, struct doc *doc, const char *pa
     return 0;
 }
 
-static int report_combined(struct report_run *run, const char *path, struct diag *d)
+/* report_combined's result when the document reached libharu's most pages (nothing reported). */
+#define REPORT_TOO_MANY_PAGES 2
+
+/* The combined report into path: the summary, then every scenario's section unless
+ * summary_only. Returns 0, -1 after a message, or REPORT_TOO_MANY_PAGES. */
+static int report_combined(struct report_run *run, const char *path, bool summary_only,
+                           struct diag *d)
 {
     struct doc doc;
     int rc = -1;
@@ -371,7 +383,7 @@ static int report_combined(struct report_run *run, const char *path, struct diag
     doc_new_page(&doc);
     doc_bookmark(&doc, bookmark);
     report_render(&doc, &run->summary_tmpl, NULL, run);
-    for (size_t i = 0; i < run->n && !doc.error; i++) {
+    for (size_t i = 0; i < run->n && !summary_only && !doc.error; i++) {
         struct report_sc *r = report_sc_at(run, i);
         if (!r)
             doc_fail(&doc, -1);
@@ -379,7 +391,10 @@ static int report_combined(struct report_run *run, const char *path, struct diag
             report_scenario(&doc, run, r);
         report_tell_section(run);
     }
-    rc = report_finish(run, &doc, path, run->n, false, d);
+    if (doc.error == DOC_ERR_PAGES && !summary_only)
+        rc = REPORT_TOO_MANY_PAGES;
+    else
+        rc = report_finish(run, &doc, path, run->n, false, d);
 out:
     doc_release(&doc);
     return rc;
@@ -553,6 +568,80 @@ static int report_compute(struct report_run *run, const struct scenario *scs, si
     return 0;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* The plan: one file, or a summary and one file per scenario.                                 */
+
+/*
+ * The pages of the combined report, counted before it is drawn: the summary, a page and its
+ * table's rows (DOC_ROW_H each, 35 pt for the heading and 60 for the paragraph above it), and the
+ * pages of the first scenario's section, laid out alone in a document thrown away, times the
+ * scenarios (every section follows the same template: the shipped one gives 6 pages to each of
+ * configs/examples.csv). 0 after a message when the document cannot be made.
+ */
+static size_t report_count_pages(struct report_run *run, struct diag *d)
+{
+    struct doc doc;
+    size_t section = 0;
+    if (report_doc_init(&doc, run, run->doc_vals.v[REPORT_PH_TITLE], d) == 0) {
+        struct report_sc *r = report_sc_at(run, 0);
+        if (r)
+            report_scenario(&doc, run, r);
+        section = doc.n_pages;
+    }
+    double room = doc_bottom(&doc) - DOC_M_TOP, rows = (double)run->n * DOC_ROW_H + 95;
+    doc_release(&doc);
+    if (section == 0)
+        return 0;
+    size_t summary = (size_t)(rows / room) + 1;
+    return summary + (section > SIZE_MAX / run->n ? SIZE_MAX / 2 : section * run->n);
+}
+
+/* The sentence of {{files_note}}: the report is a summary and one file per scenario. */
+static void report_files_note(struct report_run *run, size_t pages, size_t max_pages)
+{
+    char p[32], m[32];
+    numfmt_count(p, sizeof p, pages);
+    numfmt_count(m, sizeof m, max_pages);
+    report_say(run->doc_vals.v[REPORT_PH_FILES_NOTE], REPORT_VALUE_MAX, &run->phrases, NULL,
+               REPORT_PHRASE_FILES_NOTE, "pages", p, "max_pages", m, "folder", run->opt->out_dir,
+               NULL);
+}
+
+/* The combined report in path, or, when it would have more pages than one file is given, its
+ * summary there and every scenario's file (told to the listener before anything is drawn; also
+ * when the count was short and the document reached libharu's most pages). */
+static int report_plan_and_write(struct report_run *run, const char *path, struct diag *d)
+{
+    const struct report_options *opt = run->opt;
+    const struct report_listener *l = opt->listener;
+    size_t max_pages = opt->max_pages ? opt->max_pages : REPORT_MAX_PAGES;
+    if (max_pages > REPORT_PDF_MAX_PAGES)
+        max_pages = REPORT_PDF_MAX_PAGES;
+    size_t pages = report_count_pages(run, d);
+    if (pages == 0)
+        return -1;
+    int rc = 0;
+    if (pages <= max_pages) {
+        run->sections = run->n * (opt->split ? 2 : 1);
+        rc = report_combined(run, path, false, d);
+        if (rc != REPORT_TOO_MANY_PAGES)
+            return opt->split && report_split(run, d) != 0 ? -1 : rc;
+        /* Counted short (sections of very different lengths): as if it had been known. */
+        if (run->sections_done)
+            pages = (size_t)((double)REPORT_PDF_MAX_PAGES / (double)run->sections_done *
+                             (double)run->n);
+        max_pages = REPORT_PDF_MAX_PAGES;
+    }
+    if (l && l->separate)
+        l->separate(l->ctx, pages, max_pages);
+    report_files_note(run, pages, max_pages);
+    run->sections = run->sections_done + run->n;
+    rc = report_combined(run, path, true, d);
+    if (report_split(run, d) != 0)
+        rc = -1;
+    return rc;
+}
+
 /* The files, in out_dir (made here with its parents when it is missing). */
 static int report_write_files(struct report_run *run, struct diag *d)
 {
@@ -566,9 +655,7 @@ static int report_write_files(struct report_run *run, struct diag *d)
                  "") != 0) {
         diag_report(d, NULL, 0, "cannot write into '%s': path too long", opt->out_dir);
     } else {
-        rc = report_combined(run, path, d);
-        if (opt->split && report_split(run, d) != 0)
-            rc = -1;
+        rc = report_plan_and_write(run, path, d);
     }
     if (rc != 0)
         out_unmake_dirs(opt->out_dir, made); /* a folder made for nothing goes (a full one stays) */
