@@ -48,6 +48,7 @@ struct report_ui {
     char combined[4096];
     size_t combined_pages, combined_scenarios;
     size_t split_files, split_pages;
+    size_t separate_pages, separate_max; /* the combined report, too large, made separate files */
 };
 
 static void report_ui_section(void *ctx, size_t done, size_t total)
@@ -67,6 +68,13 @@ static void report_ui_file(void *ctx, const char *path, size_t pages, size_t sce
     snprintf(ui->combined, sizeof ui->combined, "%s", path);
     ui->combined_pages = pages;
     ui->combined_scenarios = scenarios;
+}
+
+static void report_ui_separate(void *ctx, size_t pages, size_t max_pages)
+{
+    struct report_ui *ui = ctx;
+    ui->separate_pages = pages;
+    ui->separate_max = max_pages;
 }
 
 /* -o names the combined report's file when it ends in .pdf and is not a folder. */
@@ -122,7 +130,8 @@ int cmd_report(const struct options *o)
         snprintf(label, sizeof label, "%s/%s", ro.out_dir, ro.file_name);
         /* The real work is drawing the pages: a few milliseconds a scenario. */
         progress_start(&ui.bar, o, label, list.n > 16, false);
-        struct report_listener listener = {report_ui_section, report_ui_file, &ui};
+        struct report_listener listener = {report_ui_section, report_ui_file, report_ui_separate,
+                                           &ui};
         ro.listener = &listener;
         ro.split = o->split;
         ro.scenario_template = o->template_path;
@@ -137,11 +146,19 @@ int cmd_report(const struct options *o)
         else if (rejected || written > 0)
             rc = EXIT_ROWS_REJECTED;
         progress_end(&ui.bar);
+        /* Before what was written: which files they are. */
+        if (!o->quiet && ui.separate_pages)
+            fprintf(stderr,
+                    "memfit: the combined report would have about %zu pages, more than one file "
+                    "is given (%zu: every page is held in memory until the file is written, and "
+                    "a PDF made with libharu has at most %d): wrote its summary and one file per "
+                    "scenario into %s instead\n",
+                    ui.separate_pages, ui.separate_max, REPORT_PDF_MAX_PAGES, ro.out_dir);
         if (!o->quiet && ui.combined[0])
-            fprintf(stderr, "memfit: wrote %s (%zu page%s, %zu scenario%s)\n",
+            fprintf(stderr, "memfit: wrote %s (%zu page%s, %s%zu scenario%s)\n",
                     o->out && ro.out_dir == dir ? o->out : ui.combined, ui.combined_pages,
-                    ui.combined_pages == 1 ? "" : "s", ui.combined_scenarios,
-                    ui.combined_scenarios == 1 ? "" : "s");
+                    ui.combined_pages == 1 ? "" : "s", ui.separate_pages ? "the summary of " : "",
+                    ui.combined_scenarios, ui.combined_scenarios == 1 ? "" : "s");
         if (!o->quiet && ui.split_files)
             fprintf(stderr, "memfit: wrote %zu report%s of one scenario into %s (%zu pages)\n",
                     ui.split_files, ui.split_files == 1 ? "" : "s", ro.out_dir, ui.split_pages);

@@ -82,6 +82,10 @@ void doc_new_page(struct doc *doc)
 {
     if (doc->error)
         return;
+    if (doc->n_pages >= doc->max_pages) {
+        doc_fail(doc, DOC_ERR_PAGES);
+        return;
+    }
     if (doc->n_pages == doc->cap_pages) {
         size_t cap = doc->cap_pages ? 2 * doc->cap_pages : 16;
         HPDF_Page *p = realloc(doc->pages, cap * sizeof *p);
@@ -529,6 +533,7 @@ int doc_init(struct doc *doc, const char *title, bool letter, const char *source
     HPDF_SetInfoAttr(doc->pdf, HPDF_INFO_SUBJECT, "Does the training run fit in GPU memory?");
     if (doc_date(doc->pdf, source_date_epoch, d) != 0)
         return -1;
+    doc->max_pages = DOC_MAX_PAGES;
     doc->page_w = letter ? 612 : 595.276;
     doc->page_h = letter ? 792 : 841.89;
     return 0;

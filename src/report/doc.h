@@ -39,6 +39,14 @@
 #define DOC_TABLE_MIN_PT 6.0 /* a cell too wide is set smaller, down to this, before it is cut */
 #define DOC_ROW_H 15.0
 
+/* The most pages a document made with libharu can have: its page tree keeps every page in one
+ * array of at most HPDF_LIMIT_MAX_ARRAY elements (libharu 2.3.0: 32,767), and the page after
+ * the last fails with HPDF_ARRAY_COUNT_ERR (0x1001). */
+#define DOC_MAX_PAGES ((size_t)HPDF_LIMIT_MAX_ARRAY)
+
+/* doc->error when a page past doc->max_pages was asked for. */
+#define DOC_ERR_PAGES (-2)
+
 /* The document's colours. */
 extern const struct canvas_rgb DOC_TEXT, DOC_MUTED, DOC_RULE, DOC_ACCENT, DOC_HEAD_FILL, DOC_ZEBRA,
     DOC_OK, DOC_OK_FILL, DOC_BAD, DOC_BAD_FILL;
@@ -56,7 +64,8 @@ struct doc {
     char head[DOC_RUNNING_BYTES];    /* after "memfit" at the top left of every page: the
                                       * document's title (doc_init's, until changed) */
     char running[DOC_RUNNING_BYTES]; /* the running head of the next new page (at the right) */
-    int error; /* 0, or the first failure (a libharu status, or -1 for memory) */
+    size_t max_pages; /* the most pages (doc_init: DOC_MAX_PAGES; a caller may set fewer) */
+    int error;        /* 0, or the first failure (a libharu status, -1 for memory, DOC_ERR_PAGES) */
     /* Called once, at the top of the next new page (after its running head), then cleared: the
      * report draws a figure there that did not fit the rest of the page it was deferred from. */
     void (*at_next_page)(struct doc *doc, void *ctx);
@@ -85,7 +94,8 @@ void doc_fail(struct doc *doc, int err);
 double doc_width(const struct doc *doc);
 double doc_bottom(const struct doc *doc);
 
-/* Adds a page with its running head and moves the cursor to its top. */
+/* Adds a page with its running head and moves the cursor to its top; past doc->max_pages, fails
+ * with DOC_ERR_PAGES instead. */
 void doc_new_page(struct doc *doc);
 
 /* Starts a new page unless h points fit below the cursor. */

@@ -1,6 +1,7 @@
 /* report: see report.h. */
 #include "report/report.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,20 +28,41 @@ struct report_run {
     struct report_values doc_vals;
     struct report_phrases phrases; /* the shipped catalogue, with the templates' own phrases */
     struct template scenario_tmpl, summary_tmpl;
-    struct report_sc *scs;
+    /* The scenarios that could be computed, the caller's. Only one is computed at a time, into
+     * cur, when its row or section is drawn (a twentieth of a millisecond): what the run keeps
+     * does not grow with the scenarios (a struct report_sc is 200 KB). */
+    const struct scenario **kept;
     size_t n;
-    size_t sections_done; /* for the listener */
-    size_t left_out;      /* scenarios that could not be computed (reported) */
+    struct report_sc *cur;
+    size_t sections, sections_done; /* for the listener: to draw, drawn */
+    size_t left_out;                /* scenarios that could not be computed (reported) */
 };
+
+/* Scenario i of the kept ones, computed into run->cur with the document's values; NULL in the
+ * unlikely case that what was computed once fails again. */
+static struct report_sc *report_sc_at(struct report_run *run, size_t i)
+{
+    struct diag quiet;
+    diag_init(&quiet, NULL, NULL);
+    if (report_sc_init(run->cur, run->kept[i], run->units, &run->phrases, &quiet) != 0)
+        return NULL;
+    report_sc_share_doc(run->cur, &run->doc_vals);
+    return run->cur;
+}
+
+/* report_tables_summary's rows. */
+static const struct report_sc *report_row_at(void *ctx, size_t i)
+{
+    return report_sc_at(ctx, i);
+}
 
 /* Tells the listener that one more scenario's section is drawn. */
 static void report_tell_section(struct report_run *run)
 {
     const struct report_listener *l = run->opt->listener;
-    size_t total = run->n * (run->opt->split ? 2 : 1);
     run->sections_done++;
     if (l && l->section)
-        l->section(l->ctx, run->sections_done, total);
+        l->section(l->ctx, run->sections_done, run->sections);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -241,9 +263,9 @@ static double report_keep_height(struct doc *doc, const struct template *tmpl, s
     return h < page ? h : page;
 }
 
-/* Draws tmpl for scenario r (NULL: the summary, over scenarios [first, first + count)). */
+/* Draws tmpl for scenario r (NULL: the summary, over every kept scenario). */
 static void report_render(struct doc *doc, const struct template *tmpl, struct report_sc *r,
-                          const struct report_run *run, size_t first, size_t count)
+                          struct report_run *run)
 {
     struct report_values *vals = r ? &r->vals : (struct report_values *)&run->doc_vals;
     struct report_float fl = {0};
@@ -275,7 +297,7 @@ static void report_render(struct doc *doc, const struct template *tmpl, struct r
             if (r)
                 report_tables_draw(doc, r, b->text);
             else
-                report_tables_summary(doc, run->scs + first, count);
+                report_tables_summary(doc, run->n, report_row_at, run);
             break;
         }
         if (doc->c.error)
@@ -301,13 +323,14 @@ static int report_doc_init(struct doc *doc, const struct report_run *run, const 
 }
 
 _Static_assert(DOC_RUNNING_BYTES >= SCENARIO_NAME_BYTES, "a scenario name fits the running head");
+_Static_assert(REPORT_PDF_MAX_PAGES == HPDF_LIMIT_MAX_ARRAY, "report.h says libharu's limit");
 
-static void report_scenario(struct doc *doc, const struct report_run *run, struct report_sc *r)
+static void report_scenario(struct doc *doc, struct report_run *run, struct report_sc *r)
 {
     numfmt(doc->running, sizeof doc->running, "%s", r->sc->name);
     doc_new_page(doc);
     doc_bookmark(doc, r->sc->name);
-    report_render(doc, &run->scenario_tmpl, r, run, 0, 0);
+    report_render(doc, &run->scenario_tmpl, r, run);
 }
 
 /* Finishes doc (footers) and writes it to path, a file of `scenarios` (split: one's own). */
@@ -322,6 +345,11 @@ static int report_finish(struct report_run *run, struct doc *doc, const char *pa
     if (doc_finish(doc) != 0) {
         if (doc->error == -1)
             diag_report(d, NULL, 0, "cannot write '%s': out of memory", path);
+        else if (doc->error == DOC_ERR_PAGES)
+            diag_report(d, NULL, 0,
+                        "cannot write '%s': more than %zu pages, the most a PDF made with libharu "
+                        "has",
+                        path, doc->max_pages);
         else
             diag_report(d, NULL, 0, "cannot write '%s': libharu error 0x%04X", path,
                         (unsigned)doc->error);
@@ -335,7 +363,13 @@ static int report_finish(struct report_run *run, struct doc *doc, const char *pa
     return 0;
 }
 
-static int report_combined(struct report_run *run, const char *path, struct diag *d)
+/* report_combined's result when the document reached libharu's most pages (nothing reported). */
+#define REPORT_TOO_MANY_PAGES 2
+
+/* The combined report into path: the summary, then every scenario's section unless
+ * summary_only. Returns 0, -1 after a message, or REPORT_TOO_MANY_PAGES. */
+static int report_combined(struct report_run *run, const char *path, bool summary_only,
+                           struct diag *d)
 {
     struct doc doc;
     int rc = -1;
@@ -348,20 +382,31 @@ static int report_combined(struct report_run *run, const char *path, struct diag
                NULL);
     doc_new_page(&doc);
     doc_bookmark(&doc, bookmark);
-    report_render(&doc, &run->summary_tmpl, NULL, run, 0, run->n);
-    for (size_t i = 0; i < run->n; i++) {
-        report_scenario(&doc, run, &run->scs[i]);
+    report_render(&doc, &run->summary_tmpl, NULL, run);
+    for (size_t i = 0; i < run->n && !summary_only && !doc.error; i++) {
+        struct report_sc *r = report_sc_at(run, i);
+        if (!r)
+            doc_fail(&doc, -1);
+        else
+            report_scenario(&doc, run, r);
         report_tell_section(run);
     }
-    rc = report_finish(run, &doc, path, run->n, false, d);
+    if (doc.error == DOC_ERR_PAGES && !summary_only)
+        rc = REPORT_TOO_MANY_PAGES;
+    else
+        rc = report_finish(run, &doc, path, run->n, false, d);
 out:
     doc_release(&doc);
     return rc;
 }
 
-static int report_single(struct report_run *run, struct report_sc *r, const char *path,
-                         struct diag *d)
+static int report_single(struct report_run *run, size_t i, const char *path, struct diag *d)
 {
+    struct report_sc *r = report_sc_at(run, i);
+    if (!r) {
+        diag_report(d, NULL, 0, "cannot write '%s': out of memory", path);
+        return -1;
+    }
     struct doc doc;
     char title[REPORT_VALUE_MAX];
     report_say(title, sizeof title, &run->phrases, NULL, REPORT_PHRASE_TITLE_SCENARIO, "title",
@@ -396,7 +441,7 @@ static int report_split(struct report_run *run, struct diag *d)
     taken[0] = names[0];
     for (size_t i = 0; i < run->n; i++) {
         char *nm = names[i + 1];
-        out_safe_name(run->scs[i].sc->name, nm, OUT_NAME_MAX + 1);
+        out_safe_name(run->kept[i]->name, nm, OUT_NAME_MAX + 1);
         if (out_unique_name(nm, OUT_NAME_MAX + 1, taken, i + 1) != 0) {
             rc = -1;
             continue;
@@ -409,7 +454,7 @@ static int report_split(struct report_run *run, struct diag *d)
             rc = -1;
             continue;
         }
-        if (report_single(run, &run->scs[i], path, d) != 0)
+        if (report_single(run, i, path, d) != 0)
             rc = -1;
     }
 out:
@@ -490,34 +535,114 @@ static int report_load_templates(struct report_run *run, struct diag *d)
     return 0;
 }
 
-/* Every scenario's numbers, then the document's, shared with every scenario. */
+/* Every scenario computed once, for the document's values (how many fit); the scenarios that
+ * can be computed are kept, only their pointers. */
 static int report_compute(struct report_run *run, const struct scenario *scs, size_t n,
                           struct diag *d)
 {
-    run->scs = calloc(n, sizeof *run->scs);
-    if (!run->scs) {
+    run->kept = calloc(n, sizeof *run->kept);
+    run->cur = malloc(sizeof *run->cur);
+    if (!run->kept || !run->cur) {
         diag_report(d, NULL, 0, "out of memory");
         return -1;
     }
     /* A scenario that cannot be computed (config rejects those rows, so this is a safety net)
      * is left out with its message; the others are still written. */
-    size_t kept = 0;
+    struct report_doc_counts c = {0, 0, false};
     for (size_t i = 0; i < n; i++) {
-        if (report_sc_init(&run->scs[kept], &scs[i], run->units, &run->phrases, d) == 0)
-            kept++;
-        else
+        if (report_sc_init(run->cur, &scs[i], run->units, &run->phrases, d) != 0) {
             run->left_out++;
+            continue;
+        }
+        run->kept[c.n++] = &scs[i];
+        c.fit += run->cur->t.fits;
+        c.step = c.step || scs[i].peak == PEAK_STEP; /* one --peak: the step's when any has it */
     }
-    run->n = kept;
-    if (kept == 0) {
+    run->n = c.n;
+    if (c.n == 0) {
         diag_report(d, NULL, 0, "no scenario to report");
         return -1;
     }
-    report_values_doc(&run->doc_vals, run->scs, n, run->units, run->opt->inputs,
-                      run->opt->validation_note, &run->phrases);
-    for (size_t i = 0; i < n; i++)
-        report_sc_share_doc(&run->scs[i], &run->doc_vals);
+    report_values_doc(&run->doc_vals, &c, run->units, run->opt->inputs, run->opt->validation_note,
+                      &run->phrases);
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The plan: one file, or a summary and one file per scenario.                                 */
+
+/*
+ * The pages of the combined report, counted before it is drawn: the summary, a page and its
+ * table's rows (DOC_ROW_H each, 35 pt for the heading and 60 for the paragraph above it), a page
+ * more for each @pagebreak of the summary template (the glossary), and the pages of the first
+ * scenario's section, laid out alone in a document thrown away, times the scenarios (every
+ * section follows the same template: the shipped one gives 6 pages to each of
+ * configs/examples.csv). 0 after a message when the document cannot be made.
+ */
+static size_t report_count_pages(struct report_run *run, struct diag *d)
+{
+    struct doc doc;
+    size_t section = 0;
+    if (report_doc_init(&doc, run, run->doc_vals.v[REPORT_PH_TITLE], d) == 0) {
+        struct report_sc *r = report_sc_at(run, 0);
+        if (r)
+            report_scenario(&doc, run, r);
+        section = doc.n_pages;
+    }
+    double room = doc_bottom(&doc) - DOC_M_TOP, rows = (double)run->n * DOC_ROW_H + 95;
+    doc_release(&doc);
+    if (section == 0)
+        return 0;
+    size_t summary = (size_t)(rows / room) + 1;
+    for (size_t i = 0; i < run->summary_tmpl.n; i++)
+        summary += run->summary_tmpl.blocks[i].kind == TEMPLATE_PAGEBREAK;
+    return summary + (section > SIZE_MAX / run->n ? SIZE_MAX / 2 : section * run->n);
+}
+
+/* The sentence of {{files_note}}: the report is a summary and one file per scenario. */
+static void report_files_note(struct report_run *run, size_t pages, size_t max_pages)
+{
+    char p[32], m[32];
+    numfmt_count(p, sizeof p, pages);
+    numfmt_count(m, sizeof m, max_pages);
+    report_say(run->doc_vals.v[REPORT_PH_FILES_NOTE], REPORT_VALUE_MAX, &run->phrases, NULL,
+               REPORT_PHRASE_FILES_NOTE, "pages", p, "max_pages", m, "folder", run->opt->out_dir,
+               NULL);
+}
+
+/* The combined report in path, or, when it would have more pages than one file is given, its
+ * summary there and every scenario's file (told to the listener before anything is drawn; also
+ * when the count was short and the document reached libharu's most pages). */
+static int report_plan_and_write(struct report_run *run, const char *path, struct diag *d)
+{
+    const struct report_options *opt = run->opt;
+    const struct report_listener *l = opt->listener;
+    size_t max_pages = opt->max_pages ? opt->max_pages : REPORT_MAX_PAGES;
+    if (max_pages > REPORT_PDF_MAX_PAGES)
+        max_pages = REPORT_PDF_MAX_PAGES;
+    size_t pages = report_count_pages(run, d);
+    if (pages == 0)
+        return -1;
+    int rc = 0;
+    if (pages <= max_pages) {
+        run->sections = run->n * (opt->split ? 2 : 1);
+        rc = report_combined(run, path, false, d);
+        if (rc != REPORT_TOO_MANY_PAGES)
+            return opt->split && report_split(run, d) != 0 ? -1 : rc;
+        /* Counted short (sections of very different lengths): as if it had been known. */
+        if (run->sections_done)
+            pages = (size_t)((double)REPORT_PDF_MAX_PAGES / (double)run->sections_done *
+                             (double)run->n);
+        max_pages = REPORT_PDF_MAX_PAGES;
+    }
+    if (l && l->separate)
+        l->separate(l->ctx, pages, max_pages);
+    report_files_note(run, pages, max_pages);
+    run->sections = run->sections_done + run->n;
+    rc = report_combined(run, path, true, d);
+    if (report_split(run, d) != 0)
+        rc = -1;
+    return rc;
 }
 
 /* The files, in out_dir (made here with its parents when it is missing). */
@@ -533,9 +658,7 @@ static int report_write_files(struct report_run *run, struct diag *d)
                  "") != 0) {
         diag_report(d, NULL, 0, "cannot write into '%s': path too long", opt->out_dir);
     } else {
-        rc = report_combined(run, path, d);
-        if (opt->split && report_split(run, d) != 0)
-            rc = -1;
+        rc = report_plan_and_write(run, path, d);
     }
     if (rc != 0)
         out_unmake_dirs(opt->out_dir, made); /* a folder made for nothing goes (a full one stays) */
@@ -561,7 +684,8 @@ int report_write(const struct scenario *scs, size_t n, const struct report_optio
         rc = report_write_files(&run, d);
     if (rc == 0 && run.left_out)
         rc = 1;
-    free(run.scs);
+    free(run.kept);
+    free(run.cur);
     template_release(&run.scenario_tmpl);
     template_release(&run.summary_tmpl);
     report_phrases_release(&run.phrases);

@@ -45,6 +45,7 @@ struct report_values;
     X(UNIT_NOTE_GIB, "unit_note_gib", "", REPORT_OWN, 0)                                           \
     X(VALIDATION, "validation", "measurements gpt_shapes llama_shapes gap_gpt gap_llama",          \
       REPORT_OWN, 0)                                                                               \
+    X(FILES_NOTE, "files_note", "pages max_pages folder", REPORT_OWN, 0)                           \
     /* the summary table */                                                                        \
     X(SUMMARY_COLUMNS, "summary_columns", "", REPORT_OWN, 6)                                       \
     X(SUMMARY_FITS, "summary_fits", "", REPORT_SC, 0)                                              \

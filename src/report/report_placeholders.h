@@ -24,7 +24,8 @@
     X(PEAK_DEFINITION, "peak_definition")                                                          \
     X(VALIDATION, "validation")                                                                    \
     X(UTILISATION, "utilisation")                                                                  \
-    X(INTERNODE, "internode_gb_s")
+    X(INTERNODE, "internode_gb_s")                                                                 \
+    X(FILES_NOTE, "files_note")
 
 #define REPORT_SC_PH(X)                                                                            \
     X(NAME, "name")                                                                                \

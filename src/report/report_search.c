@@ -609,6 +609,11 @@ static int search_document(struct search_run *run, const struct report_search_jo
     if (doc_finish(&doc) != 0) {
         if (doc.error == -1)
             diag_report(d, NULL, 0, "cannot write '%s': out of memory", path);
+        else if (doc.error == DOC_ERR_PAGES) /* a search of some 100,000 jobs */
+            diag_report(d, NULL, 0,
+                        "cannot write '%s': more than %zu pages, the most a PDF made with libharu "
+                        "has",
+                        path, doc.max_pages);
         else
             diag_report(d, NULL, 0, "cannot write '%s': libharu error 0x%04X", path,
                         (unsigned)doc.error);

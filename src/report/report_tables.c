@@ -647,7 +647,7 @@ void report_tables_draw(struct doc *doc, const struct report_sc *r, const char *
         table_microbatch(doc, r);
 }
 
-void report_tables_summary(struct doc *doc, const struct report_sc *scs, size_t n)
+void report_tables_summary(struct doc *doc, size_t n, report_tables_row_fn *row_at, void *ctx)
 {
     /* A long name or fix wraps onto more lines rather than being cut; GPUs = dp * tp * pp * cp. */
     static const struct doc_col layout[] = {
@@ -658,11 +658,19 @@ void report_tables_summary(struct doc *doc, const struct report_sc *scs, size_t 
         return;
     struct doc_col cols[6];
     char heads[6][CELL];
-    table_columns(scs[0].ph, NULL, REPORT_PHRASE_SUMMARY_COLUMNS, layout, 6, cols, heads);
+    const struct report_sc *r = row_at(ctx, 0);
+    if (!r) {
+        doc_fail(doc, -1);
+        return;
+    }
+    table_columns(r->ph, NULL, REPORT_PHRASE_SUMMARY_COLUMNS, layout, 6, cols, heads);
     struct doc_table tb = {cols, 6, 0};
     doc_table_start(doc, &tb, n < 3 ? n : 3);
-    for (size_t i = 0; i < n; i++) {
-        const struct report_sc *r = &scs[i];
+    for (size_t i = 0; i < n && !doc->error; i++) {
+        if (i > 0 && !(r = row_at(ctx, i))) {
+            doc_fail(doc, -1);
+            return;
+        }
         char verdict[CELL], fix[REPORT_VALUE_MAX];
         report_say(verdict, sizeof verdict, r->ph, &r->vals,
                    r->t.fits ? REPORT_PHRASE_SUMMARY_FITS : REPORT_PHRASE_SUMMARY_OOM, NULL);

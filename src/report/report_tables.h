@@ -27,8 +27,12 @@ const char *const *report_tables_summary_names(size_t *n);
  * cursor. */
 void report_tables_draw(struct doc *doc, const struct report_sc *r, const char *name);
 
-/* Draws the summary table: one row per scenario of scs[0..n) (verdict, peak, budget, fix). */
-void report_tables_summary(struct doc *doc, const struct report_sc *scs, size_t n);
+/* The scenario of row i of the summary, computed (valid until the next call); NULL on failure. */
+typedef const struct report_sc *report_tables_row_fn(void *ctx, size_t i);
+
+/* Draws the summary table: one row per scenario, row(ctx, i) for i in [0, n) (verdict, peak,
+ * budget, fix). Each row is asked for once, in order, so that the caller keeps no scenario. */
+void report_tables_summary(struct doc *doc, size_t n, report_tables_row_fn *row, void *ctx);
 
 /*
  * The height to keep on the page with a heading just above table name, pt: the verdict box, or

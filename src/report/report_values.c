@@ -847,15 +847,12 @@ void report_sc_share_doc(struct report_sc *r, const struct report_values *doc)
     memcpy(r->vals.v, doc->v, sizeof r->vals.v[0] * REPORT_PH_DOC_END);
 }
 
-void report_values_doc(struct report_values *vals, const struct report_sc *scs, size_t n,
-                       enum units u, const char *inputs, const char *validation_note,
-                       struct report_phrases *ph)
+void report_values_doc(struct report_values *vals, const struct report_doc_counts *c, enum units u,
+                       const char *inputs, const char *validation_note, struct report_phrases *ph)
 {
     char(*v)[REPORT_VALUE_MAX] = vals->v;
     const size_t m = REPORT_VALUE_MAX;
-    size_t fit = 0;
-    for (size_t i = 0; i < n; i++)
-        fit += scs[i].t.fits;
+    size_t n = c->n, fit = c->fit;
     char count[32];
     numfmt(count, sizeof count, "%zu", n);
     report_say(v[REPORT_PH_TITLE], m, ph, NULL, REPORT_PHRASE_TITLE, NULL);
@@ -872,11 +869,8 @@ void report_values_doc(struct report_values *vals, const struct report_sc *scs, 
     report_say(v[REPORT_PH_UNIT_NOTE], m, ph, NULL,
                u == UNITS_GIB ? REPORT_PHRASE_UNIT_NOTE_GIB : REPORT_PHRASE_UNIT_NOTE_GB, NULL);
     /* One --peak for the whole run (the step's when any scenario uses it). */
-    bool step = false;
-    for (size_t i = 0; i < n; i++)
-        step = step || scs[i].sc->peak == PEAK_STEP;
     report_say(v[REPORT_PH_PEAK_DEFINITION], m, ph, NULL,
-               step ? REPORT_PHRASE_PEAK_DEFINITION_STEP : REPORT_PHRASE_PEAK_DEFINITION_LESSON,
+               c->step ? REPORT_PHRASE_PEAK_DEFINITION_STEP : REPORT_PHRASE_PEAK_DEFINITION_LESSON,
                NULL);
     if (validation_note) {
         numfmt(v[REPORT_PH_VALIDATION], m, "%s", validation_note);

@@ -12,6 +12,7 @@
 #ifndef MEMFIT_REPORT_VALUES_H
 #define MEMFIT_REPORT_VALUES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,14 +39,20 @@ struct report_sc {
     struct report_values vals;  /* the document's values copied in, then the scenario's */
 };
 
+/* What the document's values need of its scenarios: how many, how many fit, whether any is
+ * under --peak step. */
+struct report_doc_counts {
+    size_t n, fit;
+    bool step;
+};
+
 /*
- * Fills the document-wide values of *vals from the n scenarios of scs (their verdicts), the units,
- * the options the caller was given (inputs, validation_note: NULL for the defaults) and the
- * phrases of ph.
+ * Fills the document-wide values of *vals from the counts of its scenarios, the units, the
+ * options the caller was given (inputs, validation_note: NULL for the defaults) and the phrases
+ * of ph.
  */
-void report_values_doc(struct report_values *vals, const struct report_sc *scs, size_t n,
-                       enum units u, const char *inputs, const char *validation_note,
-                       struct report_phrases *ph);
+void report_values_doc(struct report_values *vals, const struct report_doc_counts *c, enum units u,
+                       const char *inputs, const char *validation_note, struct report_phrases *ph);
 
 /*
  * Computes scenario sc (memory terms, fix ladder, largest micro-batches) and its values, sizes in

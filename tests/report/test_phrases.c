@@ -565,6 +565,15 @@ static void test_every_phrase_used_and_filled(void **state)
     snprintf(cmd, sizeof cmd, "pdftotext -layout '%s/one.pdf' - >>'%s' 2>/dev/null", out,
              text_path);
     assert_int_equal(system(cmd), 0);
+    /* Too many pages for one file: the summary says where the scenarios' files are. */
+    opt.file_name = "summary.pdf";
+    opt.max_pages = 1;
+    if (report_write(scs, 2, &opt, &d) != 0)
+        fail_msg("%s", d.first);
+    opt.max_pages = 0;
+    snprintf(cmd, sizeof cmd, "pdftotext -layout '%s/summary.pdf' - >>'%s' 2>/dev/null", out,
+             text_path);
+    assert_int_equal(system(cmd), 0);
     /* The report of memfit search, whose jobs take every branch of its phrases (search_fixture.h),
      * with the same phrases. */
     struct search_fixture *fx = malloc(sizeof *fx);
