@@ -383,14 +383,15 @@ static void search_verdict(struct doc *doc, struct search_run *run,
 /* The fastest layouts, the best first and tinted. */
 static void search_top(struct doc *doc, struct search_run *run, const struct report_search_job *j)
 {
+    /* Wide enough for the headers, a dp of four digits and "checkpoints" in the table's type. */
     static const struct doc_col layout[14] = {
-        {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.055, CANVAS_ALIGN_RIGHT, false}, {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
         {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.05, CANVAS_ALIGN_RIGHT, false},
         {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
-        {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},
-        {NULL, 0.1, CANVAS_ALIGN_LEFT, false},    {NULL, 0.13, CANVAS_ALIGN_LEFT, false},
-        {NULL, 0.115, CANVAS_ALIGN_LEFT, false},  {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
-        {NULL, 0.115, CANVAS_ALIGN_RIGHT, false}, {NULL, 0.11, CANVAS_ALIGN_RIGHT, false}};
+        {NULL, 0.075, CANVAS_ALIGN_RIGHT, false}, {NULL, 0.065, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.1, CANVAS_ALIGN_LEFT, false},    {NULL, 0.115, CANVAS_ALIGN_LEFT, false},
+        {NULL, 0.125, CANVAS_ALIGN_LEFT, false},  {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.1, CANVAS_ALIGN_RIGHT, false},   {NULL, 0.115, CANVAS_ALIGN_RIGHT, false}};
     size_t n = j->top ? j->result->n_top : 0;
     if (n == 0)
         return;

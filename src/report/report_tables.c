@@ -42,10 +42,11 @@ static void table_columns(struct report_phrases *ph, const struct report_values 
 
 static void table_config(struct doc *doc, const struct report_sc *r)
 {
+    /* A long value ("dp=2048, tp=1, pp=1, ep=64, ZeRO-1") wraps onto more lines. */
     static const struct doc_col layout[] = {{NULL, 0.14, CANVAS_ALIGN_LEFT, false},
-                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, false},
+                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, true},
                                             {NULL, 0.14, CANVAS_ALIGN_LEFT, false},
-                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, false}};
+                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, true}};
     const struct scenario *sc = r->sc;
     const struct report_values *vals = &r->vals;
     struct report_phrases *ph = r->ph;
@@ -336,14 +337,15 @@ static void terms_moe_formulas(const struct report_sc *r, const struct model_gpu
 
 static void table_terms(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col dense_layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, false},
-                                                  {NULL, 0.40, CANVAS_ALIGN_LEFT, false},
+    /* A long term or formula wraps onto more lines, in the type of the others. */
+    static const struct doc_col dense_layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, true},
+                                                  {NULL, 0.40, CANVAS_ALIGN_LEFT, true},
                                                   {NULL, 0.18, CANVAS_ALIGN_RIGHT, false},
                                                   {NULL, 0.11, CANVAS_ALIGN_RIGHT, false},
                                                   {NULL, 0.09, CANVAS_ALIGN_RIGHT, false}};
     /* The formulas of the dense and routed-expert rows are longer. */
-    static const struct doc_col moe_layout[] = {{NULL, 0.215, CANVAS_ALIGN_LEFT, false},
-                                                {NULL, 0.425, CANVAS_ALIGN_LEFT, false},
+    static const struct doc_col moe_layout[] = {{NULL, 0.215, CANVAS_ALIGN_LEFT, true},
+                                                {NULL, 0.425, CANVAS_ALIGN_LEFT, true},
                                                 {NULL, 0.17, CANVAS_ALIGN_RIGHT, false},
                                                 {NULL, 0.105, CANVAS_ALIGN_RIGHT, false},
                                                 {NULL, 0.085, CANVAS_ALIGN_RIGHT, false}};
@@ -456,8 +458,9 @@ static void ladder_time(const struct report_sc *r, const struct plan_rung *g, ch
 
 static void table_ladder(struct doc *doc, const struct report_sc *r)
 {
+    /* The rung and what it changed wrap onto more lines when long. */
     static const struct doc_col layout[] = {
-        {NULL, 0.15, CANVAS_ALIGN_LEFT, false},   {NULL, 0.39, CANVAS_ALIGN_LEFT, false},
+        {NULL, 0.15, CANVAS_ALIGN_LEFT, true},    {NULL, 0.39, CANVAS_ALIGN_LEFT, true},
         {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.12, CANVAS_ALIGN_RIGHT, false},
         {NULL, 0.08, CANVAS_ALIGN_CENTER, false}, {NULL, 0.20, CANVAS_ALIGN_RIGHT, false}};
     const struct plan *p = &r->plan;
@@ -501,8 +504,8 @@ static void table_ladder(struct doc *doc, const struct report_sc *r)
 
 static void table_microbatch(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, false},
-                                            {NULL, 0.38, CANVAS_ALIGN_LEFT, false},
+    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, true},
+                                            {NULL, 0.38, CANVAS_ALIGN_LEFT, true},
                                             {NULL, 0.14, CANVAS_ALIGN_RIGHT, false},
                                             {NULL, 0.26, CANVAS_ALIGN_RIGHT, false}};
     /* The settings of each mode of plan_mode_scenario, as eval's fix_plan writes them. */
