@@ -1,6 +1,7 @@
 /* numfmt: see numfmt.h. */
 #include "base/numfmt.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -23,6 +24,16 @@ void numfmt_size(char *buf, size_t size, uint64_t bytes, enum units u)
         numfmt(buf, size, "%.3f %s", v, name);
     else
         numfmt(buf, size, "%.1f %s", v, name);
+}
+
+/* "80 GB" for a whole number, else numfmt_size's "85.5 GB". */
+void numfmt_gpu_mem(char *buf, size_t size, uint64_t bytes, enum units u)
+{
+    double mem = (double)bytes / units_bytes(u);
+    if (bytes > 0 && fabs(mem - round(mem)) < 0.005)
+        numfmt(buf, size, "%.0f %s", mem, units_name(u));
+    else
+        numfmt_size(buf, size, bytes, u);
 }
 
 /* 1311528960 -> "1,311,528,960". */

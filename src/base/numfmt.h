@@ -22,6 +22,13 @@ void numfmt(char *buf, size_t size, const char *f, ...) __attribute__((format(pr
  */
 void numfmt_size(char *buf, size_t size, uint64_t bytes, enum units u);
 
+/*
+ * A GPU's memory: a whole number of units as such ("80 GB", as the maker states it), else as
+ * numfmt_size ("85.5 GB", an H100 as nvidia-smi reports it). Every text and chart that names a
+ * GPU's memory says it this way.
+ */
+void numfmt_gpu_mem(char *buf, size_t size, uint64_t bytes, enum units u);
+
 /* A count with thousands separators: 1311528960 -> "1,311,528,960". */
 void numfmt_count(char *buf, size_t size, uint64_t n);
 

@@ -34,6 +34,11 @@ struct canvas_rgb chart_states_colour(void)
     return (struct canvas_rgb){0.70, 0.70, 0.70};
 }
 
+struct canvas_rgb chart_recompute_colour(void)
+{
+    return (struct canvas_rgb){0.10, 0.62, 0.32};
+}
+
 /* Intervals of a step over [lo, hi] once both ends are rounded outwards to ticks. */
 static double tick_index(double v, double step, bool up)
 {

@@ -8,7 +8,8 @@
  * struct chart_geom with the plot area and axis ranges it chose (for tests and for callers that
  * place notes). Colours are the same in every chart and figure: weights blue, gradients
  * yellow, optimizer states violet, activations orange, logits magenta, autocast copies light
- * blue, temporaries brown; model states grey.
+ * blue, temporaries brown; model states grey; recomputed forwards green. A size in a label is
+ * written as the report's tables write it (numfmt.h: numfmt_size, numfmt_gpu_mem).
  *
  * Charts: does-it-fit stacked bars (one bar per rung of the fix ladder, the GPU line and the
  * dashed reserve line; the same bars for the phases of a step), memory over one training step
@@ -68,6 +69,9 @@ struct chart_geom {
 struct canvas_rgb chart_term_colour(enum chart_term t);
 const char *chart_term_name(enum chart_term t);
 struct canvas_rgb chart_states_colour(void); /* the grey model-state band */
+/* The marks of a recomputed forward on the step chart's time axis: a green of their own, far in
+ * hue and in grey from the logits' magenta, so that a print in grey tells them apart. */
+struct canvas_rgb chart_recompute_colour(void);
 
 /*
  * Ticks for [lo, hi]: a step of 1, 2, 2.5 or 5 x 10^n giving at most max_ticks intervals, the

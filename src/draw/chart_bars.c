@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/numfmt.h"
 #include "draw/chart_frame.h"
 #include "draw/draw.h"
 
@@ -64,16 +65,14 @@ struct bars_labels {
 static size_t bars_legend(const struct bars_in *d, struct bars_labels *lb,
                           struct legend_item leg[CHART_STEP_TERMS + 2])
 {
-    double unit = units_bytes(d->units);
-    const char *un = units_name(d->units);
-    double budget = (double)d->gpu_bytes * (1 - d->reserve);
-    /* Whole numbers as such (80 GB), others to a tenth (85.5 GB as an H100 reports itself). */
-    double gpu = (double)d->gpu_bytes / unit, left = budget / unit;
-    int gpu_dec = fabs(gpu - nearbyint(gpu)) < 0.05 ? 0 : 1;
-    int left_dec = fabs(left - nearbyint(left)) < 0.05 ? 0 : 1;
-    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.*f %s", gpu_dec, gpu, un);
-    snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free: %.*f %s", d->reserve * 100,
-             left_dec, left, un);
+    /* As the tables say them: the GPU's memory (numfmt_gpu_mem: 80 GB, 85.5 GB as an H100
+     * reports itself) and the budget (numfmt_size: 68.0 GB, as model_budget_bytes rounds it). */
+    char gpu[32], left[32];
+    numfmt_gpu_mem(gpu, sizeof gpu, d->gpu_bytes, d->units);
+    double budget = nearbyint((double)d->gpu_bytes * (1 - d->reserve));
+    numfmt_size(left, sizeof left, budget > 0 ? (uint64_t)budget : 0, d->units);
+    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %s", gpu);
+    snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free: %s", d->reserve * 100, left);
     size_t n = 0;
     for (int i = 0; i < CHART_STEP_TERMS; i++) {
         bool present = i < CHART_TERMS;

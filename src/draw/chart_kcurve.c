@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "base/numfmt.h"
 #include "draw/chart_frame.h"
 #include "draw/draw.h"
 #include "model/model.h"
@@ -78,12 +79,12 @@ struct kcurve_labels {
 
 static void kcurve_label(const struct chart_kcurve *d, double best, struct kcurve_labels *lb)
 {
-    double unit = units_bytes(d->units);
-    const char *un = units_name(d->units);
-    snprintf(lb->none, sizeof lb->none, "no checkpointing: %.1f %s", (double)d->none_bytes / unit,
-             un);
-    snprintf(lb->best, sizeof lb->best, "best k = %llu: %.1f %s", (unsigned long long)d->k_best,
-             best / unit, un);
+    char none[32], at_best[32]; /* sizes as the tables say them */
+    numfmt_size(none, sizeof none, d->none_bytes, d->units);
+    numfmt_size(at_best, sizeof at_best, best > 0 ? (uint64_t)best : 0, d->units);
+    snprintf(lb->none, sizeof lb->none, "no checkpointing: %s", none);
+    snprintf(lb->best, sizeof lb->best, "best k = %llu: %s", (unsigned long long)d->k_best,
+             at_best);
     snprintf(lb->kstar, sizeof lb->kstar, "k* = %.2f", d->k_star);
     snprintf(lb->time, sizeof lb->time, "step time (right axis): +%.0f%% for every k",
              d->extra_compute * 100);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/numfmt.h"
 #include "draw/chart_frame.h"
 #include "draw/draw.h"
 
@@ -181,7 +182,7 @@ static void step_marks(struct frame *f, const struct chart_step_series *s, doubl
         while (i + 1 < s->n && s->points[i + 1].recompute && s->points[i + 1].t_start == t_end)
             t_end = s->points[++i].t_end;
         double x0 = chart_frame_x(f, p->t_start), x1 = chart_frame_x(f, t_end);
-        draw_rect(f->c, MAGENTA, x0, f->py + f->ph - STRIP_PT, x1 - x0, STRIP_PT);
+        draw_rect(f->c, chart_recompute_colour(), x0, f->py + f->ph - STRIP_PT, x1 - x0, STRIP_PT);
     }
 }
 
@@ -241,10 +242,10 @@ struct step_labels {
 static size_t step_legend(const struct chart_step *d, const struct chart_step_series *s, bool band,
                           struct step_labels *lb, struct legend_item leg[STEP_LEGEND_MAX])
 {
-    double unit = units_bytes(d->units);
     bool recompute = s->recompute;
-    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %.0f %s", (double)d->gpu_bytes / unit,
-             units_name(d->units));
+    char gpu[32];
+    numfmt_gpu_mem(gpu, sizeof gpu, d->gpu_bytes, d->units); /* as the tables say it */
+    snprintf(lb->gpu, sizeof lb->gpu, "GPU memory %s", gpu);
     snprintf(lb->reserve, sizeof lb->reserve, "%.0f%% kept free", d->reserve * 100);
     size_t nl = 0;
     if (s->step) {
@@ -271,7 +272,7 @@ static size_t step_legend(const struct chart_step *d, const struct chart_step_se
         leg[nl++] = (struct legend_item){LEG_BOX, chart_term_colour(CHART_LOGITS), "logits"};
     }
     if (recompute)
-        leg[nl++] = (struct legend_item){LEG_STRIP, MAGENTA, "recomputed forward"};
+        leg[nl++] = (struct legend_item){LEG_STRIP, chart_recompute_colour(), "recomputed forward"};
     if (d->gpu_bytes) {
         leg[nl++] = (struct legend_item){LEG_LINE, LINE_GPU, lb->gpu};
         leg[nl++] = (struct legend_item){LEG_DASH, LINE_GPU, lb->reserve};

@@ -334,17 +334,19 @@ static void doc_fit_into(struct doc *doc, const char *s, double size, bool bold,
     snprintf(out, 256, "%s", doc_fit(doc, s, size, bold, width, buf, sizeof buf));
 }
 
-/* Where a line of a wrapped cell that holds s[0..n) ends: at its last space (dropped) or after
- * its last '-', '_', '.' or '/' (kept), whichever comes later; else at n (a character boundary:
- * doc_fit_prefix). *next gets where the next line starts. */
+/* Where a line of a wrapped cell that holds s[0..n) ends: at its last space (dropped); without
+ * one, after its last '-', '_', '.' or '/' (kept: a name), never inside a number ("114.0"); else
+ * at n (a character boundary: doc_fit_prefix). *next gets where the next line starts. */
 static size_t doc_cell_break(const char *s, size_t n, size_t *next)
 {
-    for (size_t i = n; i > 1; i--) {
+    for (size_t i = n; i > 1; i--)
         if (s[i - 1] == ' ') {
             *next = i;
             return i - 1;
         }
-        if (strchr("-_./", s[i - 1])) {
+    for (size_t i = n; i > 1; i--) {
+        bool in_number = s[i - 1] == '.' && s[i] >= '0' && s[i] <= '9';
+        if (strchr("-_./", s[i - 1]) && !in_number) {
             *next = i;
             return i;
         }
@@ -387,8 +389,24 @@ static size_t doc_cell_lines(struct doc *doc, const char *cell, double size, boo
     return count ? count : 1;
 }
 
-/* The lines of cell i of a row: wrapped in a wrapping column, else one line set smaller (down to
- * DOC_TABLE_MIN_PT) and then cut; *size gets the type size. */
+/* The size, down to DOC_TABLE_MIN_PT, at which s (need pt wide at DOC_TABLE_PT) fits width;
+ * 0 when it does not fit even then. Measured: a width does not scale exactly with the size. */
+static double doc_shrunk_size(struct doc *doc, const char *s, bool bold, double width, double need)
+{
+    for (double size = DOC_TABLE_PT * width / need; size >= DOC_TABLE_MIN_PT - 1e-9; size *= 0.99) {
+        size = fmax(size, DOC_TABLE_MIN_PT);
+        if (doc_width_of(doc, size, bold, s) <= width)
+            return size;
+        if (size == DOC_TABLE_MIN_PT)
+            break;
+    }
+    return 0;
+}
+
+/* The lines of a cell (a header's when bold): one line when it fits; in a wrapping column, the
+ * lines it wraps onto; in another, one line set smaller (down to DOC_TABLE_MIN_PT: a number or a
+ * formula is never broken while it can be read whole), else the lines it wraps onto. Nothing is
+ * cut short but a cell of more than DOC_CELL_LINES_MAX lines. *size gets the type size. */
 static size_t doc_row_cell(struct doc *doc, const struct doc_col *col, const char *cell, bool bold,
                            double cw, char (*lines)[256], double *size)
 {
@@ -398,27 +416,30 @@ static size_t doc_row_cell(struct doc *doc, const struct doc_col *col, const cha
         snprintf(lines[0], sizeof lines[0], "%s", cell);
         return 1;
     }
-    if (col->wrap && !bold)
-        return doc_cell_lines(doc, cell, DOC_TABLE_PT, bold, cw - 8, lines, DOC_CELL_LINES_MAX);
-    /* A cell too wide for its column is set smaller, down to DOC_TABLE_MIN_PT, before it is cut:
-     * a number or a formula is never shown cut short while it can be read whole. */
-    *size = fmax(DOC_TABLE_MIN_PT, DOC_TABLE_PT * (cw - 8) / need);
-    doc_fit_into(doc, cell, *size, bold, cw - 8, lines[0]);
-    return 1;
+    if (!col->wrap) {
+        double smaller = doc_shrunk_size(doc, cell, bold, cw - 8, need);
+        if (smaller > 0) {
+            *size = smaller;
+            snprintf(lines[0], sizeof lines[0], "%s", cell);
+            return 1;
+        }
+    }
+    return doc_cell_lines(doc, cell, DOC_TABLE_PT, bold, cw - 8, lines, DOC_CELL_LINES_MAX);
 }
 
-/* The height of a body row of cells: one line, or the most lines of its wrapped cells. */
+/* The height of a row of cells (the header's when head): one line, or the most lines of its
+ * cells. */
 static double doc_row_height(struct doc *doc, const struct doc_col *cols, size_t ncols,
-                             const char *const *cells)
+                             const char *const *cells, bool head)
 {
     size_t most = 1;
     char lines[DOC_CELL_LINES_MAX][256];
     double size;
     for (size_t i = 0; i < ncols; i++) {
-        if (!cols[i].wrap || !cells[i])
+        if (!cells[i])
             continue;
-        size_t n = doc_row_cell(doc, &cols[i], cells[i], false, cols[i].frac * doc_width(doc),
-                                lines, &size);
+        size_t n = doc_row_cell(doc, &cols[i], cells[i], head, cols[i].frac * doc_width(doc), lines,
+                                &size);
         most = n > most ? n : most;
     }
     return DOC_ROW_H + (double)(most - 1) * DOC_CELL_LEAD;
@@ -428,7 +449,7 @@ static void doc_row(struct doc *doc, const struct doc_col *cols, size_t ncols,
                     const char *const *cells, bool head, enum doc_row_style style, bool zebra)
 {
     double x = DOC_M_LEFT, w = doc_width(doc), y = doc->y;
-    double row_h = head ? DOC_ROW_H : doc_row_height(doc, cols, ncols, cells);
+    double row_h = doc_row_height(doc, cols, ncols, cells, head);
     if (head)
         doc_fill_rect(doc, x, y, w, row_h, DOC_HEAD_FILL);
     else if (style == DOC_ROW_OK)
@@ -460,17 +481,18 @@ static void doc_row(struct doc *doc, const struct doc_col *cols, size_t ncols,
 void doc_table_start(struct doc *doc, struct doc_table *t, size_t min_rows)
 {
     const char *heads[16];
-    doc_need(doc, DOC_ROW_H * (double)(1 + min_rows) + 4);
-    for (size_t i = 0; i < t->ncols && i < 16; i++)
+    size_t n = t->ncols < 16 ? t->ncols : 16;
+    for (size_t i = 0; i < n; i++)
         heads[i] = t->cols[i].head;
-    doc_row(doc, t->cols, t->ncols, heads, true, DOC_ROW_PLAIN, false);
+    doc_need(doc, doc_row_height(doc, t->cols, n, heads, true) + DOC_ROW_H * (double)min_rows + 4);
+    doc_row(doc, t->cols, n, heads, true, DOC_ROW_PLAIN, false);
     t->rows_drawn = 0;
 }
 
 void doc_table_row(struct doc *doc, struct doc_table *t, const char *const *cells,
                    enum doc_row_style style)
 {
-    if (doc->y + doc_row_height(doc, t->cols, t->ncols, cells) > doc_bottom(doc)) {
+    if (doc->y + doc_row_height(doc, t->cols, t->ncols, cells, false) > doc_bottom(doc)) {
         doc_new_page(doc);
         doc_table_start(doc, t, 1);
     }

@@ -36,7 +36,7 @@
 #define DOC_BODY_PT 9.5
 #define DOC_BODY_LEAD 13.6
 #define DOC_TABLE_PT 8.6
-#define DOC_TABLE_MIN_PT 6.0 /* a cell too wide is set smaller, down to this, before it is cut */
+#define DOC_TABLE_MIN_PT 6.0 /* a cell too wide is set smaller, down to this, before it wraps */
 #define DOC_ROW_H 15.0
 
 /* The most pages a document made with libharu can have: its page tree keeps every page in one
@@ -145,8 +145,10 @@ void doc_heading(struct doc *doc, int level, const char *text);
 double doc_heading_height(struct doc *doc, int level, const char *text);
 
 /* A table column: its header, its share of the text width, its alignment, and whether a cell too
- * wide for it wraps onto more lines (a name: broken at spaces, else after '-', '_', '.' or '/')
- * instead of being set smaller and cut. */
+ * wide for it wraps onto more lines (broken at spaces, else after '-', '_', '.' or '/') at once
+ * (a name, a sentence, a formula) rather than first being set smaller (a number); in any column,
+ * a cell that does not fit even at DOC_TABLE_MIN_PT wraps, headers included, and a row is as tall
+ * as its tallest cell. */
 struct doc_col {
     const char *head;
     double frac;
@@ -154,8 +156,9 @@ struct doc_col {
     bool wrap;
 };
 
-/* At most this many lines in a wrapped cell; the last is cut with an ellipsis. */
-#define DOC_CELL_LINES_MAX 4
+/* At most this many lines in a wrapped cell; the last is cut with an ellipsis (no cell of the
+ * report's or the search report's tables comes near it). */
+#define DOC_CELL_LINES_MAX 8
 #define DOC_CELL_LEAD 10.4 /* pt between the lines of a wrapped cell */
 
 /* A body row: plain, or tinted green (fits, the chosen fix) or red (does not fit). */
@@ -171,8 +174,8 @@ struct doc_table {
 /* Draws t's header where the header and min_rows rows fit (else on a new page). */
 void doc_table_start(struct doc *doc, struct doc_table *t, size_t min_rows);
 
-/* Draws one row of ncols cells (NULL: empty), each cut with an ellipsis to its column, or wrapped
- * (a taller row) in a wrapping column. */
+/* Draws one row of ncols cells (NULL: empty), each on one line, set smaller or wrapped onto more
+ * lines (a taller row) as struct doc_col says. */
 void doc_table_row(struct doc *doc, struct doc_table *t, const char *const *cells,
                    enum doc_row_style style);
 

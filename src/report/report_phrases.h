@@ -356,8 +356,9 @@ struct report_values;
     X(SEARCH_SCATTER_X, "search_scatter_x", "", REPORT_OWN, 0)                                     \
     X(SEARCH_SCATTER_X_LOG, "search_scatter_x_log", "", REPORT_OWN, 0)                             \
     X(SEARCH_SCATTER_Y, "search_scatter_y", "units", REPORT_OWN, 0)                                \
-    X(SEARCH_SCATTER_FITS, "search_scatter_fits", "n", REPORT_OWN, 0)                              \
-    X(SEARCH_SCATTER_OOM, "search_scatter_oom", "n", REPORT_OWN, 0)                                \
+    X(SEARCH_SCATTER_FITS, "search_scatter_fits", "n drawn", REPORT_OWN, 0)                        \
+    X(SEARCH_SCATTER_OOM, "search_scatter_oom", "n drawn", REPORT_OWN, 0)                          \
+    X(SEARCH_SCATTER_DRAWN, "search_scatter_drawn", "n", REPORT_OWN, 0)                            \
     X(SEARCH_SCATTER_BEST, "search_scatter_best", "step_time peak", REPORT_OWN, 0)                 \
     X(SEARCH_SCATTER_GPU, "search_scatter_gpu", "gpu_mem", REPORT_OWN, 0)                          \
     X(SEARCH_SCATTER_BUDGET, "search_scatter_budget", "reserve budget", REPORT_OWN, 0)             \

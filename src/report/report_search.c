@@ -72,16 +72,6 @@ static uint64_t or_one(uint64_t v)
     return v ? v : 1;
 }
 
-/* One GPU's memory: a whole number as such ("80 GB"), else to a tenth. */
-static void search_gpu_mem(char *buf, size_t size, uint64_t bytes, enum units u)
-{
-    double mem = (double)bytes / units_bytes(u);
-    if (fabs(mem - round(mem)) < 0.005)
-        numfmt(buf, size, "%.0f %s", mem, units_name(u));
-    else
-        numfmt_size(buf, size, bytes, u);
-}
-
 /* A layout as the CSV columns name its choices (phrase search_layout). */
 static void search_layout_text(struct search_run *run, const struct scenario *sc, char *buf,
                                size_t size)
@@ -190,7 +180,7 @@ static void search_gpus(struct search_run *run, const struct report_search_job *
         numfmt(gpu, sizeof gpu, "%s", job->gpu_preset);
     else
         report_say(gpu, sizeof gpu, ph, NULL, REPORT_PHRASE_GPU_UNNAMED, NULL);
-    search_gpu_mem(mem, sizeof mem, job->gpu_mem_bytes, run->units);
+    numfmt_gpu_mem(mem, sizeof mem, job->gpu_mem_bytes, run->units);
     numfmt_u64(per_node, sizeof per_node, job->gpus_per_node);
     if (j->gpus == 0) {
         report_say(buf, size, ph, NULL, REPORT_PHRASE_SEARCH_GPUS_NONE, "gpu", gpu, "gpu_mem", mem,
@@ -327,7 +317,7 @@ static void search_config(struct doc *doc, struct search_run *run,
     search_gpus(run, j, gpus, sizeof gpus);
     char b[32], reserve[24], mem[32];
     search_budget(run, job, b, sizeof b, reserve, sizeof reserve);
-    search_gpu_mem(mem, sizeof mem, job->gpu_mem_bytes, run->units);
+    numfmt_gpu_mem(mem, sizeof mem, job->gpu_mem_bytes, run->units);
     report_say(budget, sizeof budget, ph, NULL, REPORT_PHRASE_SEARCH_BUDGET, "budget", b, "reserve",
                reserve, "gpu_mem", mem, NULL);
 
@@ -383,14 +373,15 @@ static void search_verdict(struct doc *doc, struct search_run *run,
 /* The fastest layouts, the best first and tinted. */
 static void search_top(struct doc *doc, struct search_run *run, const struct report_search_job *j)
 {
+    /* Wide enough for the headers, a dp of four digits and "checkpoints" in the table's type. */
     static const struct doc_col layout[14] = {
-        {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.055, CANVAS_ALIGN_RIGHT, false}, {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
         {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.05, CANVAS_ALIGN_RIGHT, false},
         {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
-        {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},
-        {NULL, 0.1, CANVAS_ALIGN_LEFT, false},    {NULL, 0.13, CANVAS_ALIGN_LEFT, false},
-        {NULL, 0.115, CANVAS_ALIGN_LEFT, false},  {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
-        {NULL, 0.115, CANVAS_ALIGN_RIGHT, false}, {NULL, 0.11, CANVAS_ALIGN_RIGHT, false}};
+        {NULL, 0.075, CANVAS_ALIGN_RIGHT, false}, {NULL, 0.065, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.1, CANVAS_ALIGN_LEFT, false},    {NULL, 0.115, CANVAS_ALIGN_LEFT, false},
+        {NULL, 0.125, CANVAS_ALIGN_LEFT, false},  {NULL, 0.04, CANVAS_ALIGN_RIGHT, false},
+        {NULL, 0.1, CANVAS_ALIGN_RIGHT, false},   {NULL, 0.115, CANVAS_ALIGN_RIGHT, false}};
     size_t n = j->top ? j->result->n_top : 0;
     if (n == 0)
         return;
@@ -442,6 +433,19 @@ static double search_caption_height(struct doc *doc, const char *text)
     return doc_lines(doc, text, DOC_BODY_PT, false, doc_width(doc)) * DOC_BODY_LEAD + 6;
 }
 
+/* What a legend's count adds when the chart draws fewer layouts (drawn, those evaluated one by
+ * one) than it counts (total): "; 12,067 drawn"; else nothing. */
+static void search_drawn(struct search_run *run, uint64_t drawn, uint64_t total, char *buf,
+                         size_t size)
+{
+    buf[0] = '\0';
+    if (drawn == total)
+        return;
+    char n[32];
+    numfmt_count(n, sizeof n, drawn);
+    report_say(buf, size, &run->ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_DRAWN, "n", n, NULL);
+}
+
 /* The scatter of every layout evaluated, its caption under it. */
 static void search_scatter(struct doc *doc, struct search_run *run,
                            const struct report_search_job *j, const struct chart_scatter *s)
@@ -458,16 +462,26 @@ static void search_scatter(struct doc *doc, struct search_run *run,
                NULL);
     report_say(y_title, sizeof y_title, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_Y, "units",
                units_name(run->units), NULL);
-    numfmt_count(n_fit, sizeof n_fit, s->n[1]);
-    numfmt_count(n_oom, sizeof n_oom, s->n[0]);
-    report_say(fits, sizeof fits, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_FITS, "n", n_fit, NULL);
-    report_say(oom, sizeof oom, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_OOM, "n", n_oom, NULL);
+    /* The legend counts what the sentence above counts, the layouts that fit and those that do
+     * not; and, where some were counted without being evaluated one by one, how many it draws. */
+    const struct search_result *res = j->result;
+    uint64_t fit_total = res->layouts_fit;
+    uint64_t oom_total = res->layouts_tried > fit_total ? res->layouts_tried - fit_total : 0;
+    char drawn_fit[CELL] = "", drawn_oom[CELL] = "";
+    search_drawn(run, s->n[1], fit_total, drawn_fit, sizeof drawn_fit);
+    search_drawn(run, s->n[0], oom_total, drawn_oom, sizeof drawn_oom);
+    numfmt_count(n_fit, sizeof n_fit, fit_total);
+    numfmt_count(n_oom, sizeof n_oom, oom_total);
+    report_say(fits, sizeof fits, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_FITS, "n", n_fit, "drawn",
+               drawn_fit, NULL);
+    report_say(oom, sizeof oom, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_OOM, "n", n_oom, "drawn",
+               drawn_oom, NULL);
     char time[32], peak[32];
     numfmt_seconds(time, sizeof time, s->best_x_s);
     numfmt_size(peak, sizeof peak, (uint64_t)s->best_y_bytes, run->units);
     report_say(best, sizeof best, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_BEST, "step_time", time,
                "peak", peak, NULL);
-    search_gpu_mem(mem, sizeof mem, job->gpu_mem_bytes, run->units);
+    numfmt_gpu_mem(mem, sizeof mem, job->gpu_mem_bytes, run->units);
     report_say(gpu, sizeof gpu, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_GPU, "gpu_mem", mem, NULL);
     search_budget(run, job, budget, sizeof budget, reserve, sizeof reserve);
     report_say(budget_line, sizeof budget_line, ph, NULL, REPORT_PHRASE_SEARCH_SCATTER_BUDGET,

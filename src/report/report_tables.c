@@ -43,10 +43,11 @@ static void table_columns(struct report_phrases *ph, const struct report_values 
 
 static void table_config(struct doc *doc, const struct report_sc *r)
 {
+    /* A long value ("dp=2048, tp=1, pp=1, ep=64, ZeRO-1") wraps onto more lines. */
     static const struct doc_col layout[] = {{NULL, 0.14, CANVAS_ALIGN_LEFT, false},
-                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, false},
+                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, true},
                                             {NULL, 0.14, CANVAS_ALIGN_LEFT, false},
-                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, false}};
+                                            {NULL, 0.36, CANVAS_ALIGN_LEFT, true}};
     const struct scenario *sc = r->sc;
     const struct report_values *vals = &r->vals;
     struct report_phrases *ph = r->ph;
@@ -440,7 +441,7 @@ static void terms_moe_formulas(const struct report_sc *r, const struct model_gpu
 
 static void table_terms(struct doc *doc, const struct report_sc *r)
 {
-    /* The label and the formula wrap: a formula is never cut short. */
+    /* A long term or formula wraps onto more lines, in the type of the others: never cut. */
     static const struct doc_col dense_layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, true},
                                                   {NULL, 0.40, CANVAS_ALIGN_LEFT, true},
                                                   {NULL, 0.18, CANVAS_ALIGN_RIGHT, false},
@@ -561,8 +562,9 @@ static void ladder_time(const struct report_sc *r, const struct plan_rung *g, ch
 
 static void table_ladder(struct doc *doc, const struct report_sc *r)
 {
+    /* The rung and what it changed wrap onto more lines when long. */
     static const struct doc_col layout[] = {
-        {NULL, 0.15, CANVAS_ALIGN_LEFT, false},   {NULL, 0.39, CANVAS_ALIGN_LEFT, false},
+        {NULL, 0.15, CANVAS_ALIGN_LEFT, true},    {NULL, 0.39, CANVAS_ALIGN_LEFT, true},
         {NULL, 0.06, CANVAS_ALIGN_RIGHT, false},  {NULL, 0.12, CANVAS_ALIGN_RIGHT, false},
         {NULL, 0.08, CANVAS_ALIGN_CENTER, false}, {NULL, 0.20, CANVAS_ALIGN_RIGHT, false}};
     const struct plan *p = &r->plan;
@@ -606,8 +608,8 @@ static void table_ladder(struct doc *doc, const struct report_sc *r)
 
 static void table_microbatch(struct doc *doc, const struct report_sc *r)
 {
-    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, false},
-                                            {NULL, 0.38, CANVAS_ALIGN_LEFT, false},
+    static const struct doc_col layout[] = {{NULL, 0.22, CANVAS_ALIGN_LEFT, true},
+                                            {NULL, 0.38, CANVAS_ALIGN_LEFT, true},
                                             {NULL, 0.14, CANVAS_ALIGN_RIGHT, false},
                                             {NULL, 0.26, CANVAS_ALIGN_RIGHT, false}};
     /* The settings of each mode of plan_mode_scenario, as eval's fix_plan writes them. */

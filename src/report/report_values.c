@@ -160,11 +160,7 @@ static void report_values_hardware(struct report_sc *r, enum units u)
         numfmt(v[REPORT_PH_GPU], n, "%s", sc->gpu_preset);
     else
         report_say(v[REPORT_PH_GPU], n, r->ph, NULL, REPORT_PHRASE_GPU_UNNAMED, NULL);
-    double mem = (double)sc->gpu_mem_bytes / units_bytes(u);
-    if (fabs(mem - round(mem)) < 0.005)
-        numfmt(v[REPORT_PH_GPU_MEM], n, "%.0f %s", mem, units_name(u));
-    else
-        numfmt_size(v[REPORT_PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
+    numfmt_gpu_mem(v[REPORT_PH_GPU_MEM], n, sc->gpu_mem_bytes, u);
     uint64_t gpus = sc->dp * sc->tp * sc->pp * (sc->cp ? sc->cp : 1);
     numfmt_u64(v[REPORT_PH_GPUS], n, gpus);
     enum report_phrase id = sc->gpu_preset[0] ? REPORT_PHRASE_HARDWARE_PRESET

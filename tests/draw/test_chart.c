@@ -508,7 +508,8 @@ static void test_step_hand_made(void **state)
     canvas_rec_release(&r);
 }
 
-/* The worked example checkpointed every 4 layers: 6 recomputation marks, a checkpoint band. */
+/* The worked example checkpointed every 4 layers: 6 recomputation marks (in their own colour, not
+ * the logits'), a checkpoint band. */
 static void test_step_sawtooth(void **state)
 {
     (void)state;
@@ -543,7 +544,8 @@ static void test_step_sawtooth(void **state)
         const struct canvas_rec_call *k = &r.calls[i];
         if (k->op != CANVAS_REC_FILL || k->box.y0 < g.plot_y)
             continue;
-        if (same_rgb(k->fill, chart_term_colour(CHART_LOGITS)) && k->box.y1 == bottom) {
+        assert_false(same_rgb(k->fill, chart_term_colour(CHART_LOGITS)) && k->box.y1 == bottom);
+        if (same_rgb(k->fill, chart_recompute_colour()) && k->box.y1 == bottom) {
             marks++;
             /* Each mark spans one segment's rebuild: 4 forward passes. */
             assert_true(near(k->box.x1 - k->box.x0, g.plot_w * 4 / 96, 1e-9));
@@ -781,6 +783,117 @@ static void test_step_chart_phases(void **state)
         assert_int_equal(has_text(&r, "checkpoints"), v == 1);
         canvas_rec_release(&r);
         free(ser);
+    }
+}
+
+/* The fill of the legend swatch drawn just before the legend text s. */
+static struct canvas_rgb swatch_of(const struct canvas_rec *r, const char *s)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (!is_text(r->calls[i].op) || strcmp(r->calls[i].text, s) != 0)
+            continue;
+        for (size_t k = i; k-- > 0;)
+            if (r->calls[k].op == CANVAS_REC_FILL)
+                return r->calls[k].fill;
+    }
+    fail_msg("no legend item '%s'", s);
+    return (struct canvas_rgb){0, 0, 0};
+}
+
+/* The lightness of a colour printed in grey (Rec. 709 luma). */
+static double grey_of(struct canvas_rgb c)
+{
+    return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+}
+
+/* The step chart's legend gives the logits and the recomputed forward a colour each, told apart
+ * in print, in grey too; the marks on the time axis are the recomputation's. Both under --peak
+ * lesson ("logits") and --peak step ("logits, loss"). */
+static void test_step_recompute_colour(void **state)
+{
+    (void)state;
+    struct canvas_rgb rec = chart_recompute_colour(), logits = chart_term_colour(CHART_LOGITS);
+    assert_false(same_rgb(rec, logits));
+    assert_true(fabs(grey_of(rec) - grey_of(logits)) >= 0.15);
+    for (int v = 0; v < 2; v++) {
+        struct scenario sc;
+        scenario_lesson_example(&sc);
+        sc.recompute = RECOMPUTE_EVERY_K;
+        sc.ckpt_every = 4;
+        sc.peak = v ? PEAK_STEP : PEAK_LESSON;
+        struct terms t;
+        assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+        struct chart_step_series *ser = malloc(sizeof *ser);
+        assert_non_null(ser);
+        struct timeline_summary sum;
+        chart_step_series_init(ser, 4, t.ckpt_bytes);
+        assert_int_equal(timeline_stream(&sc, chart_step_series_add, ser, &sum), 0);
+        struct chart_step d = {.title = "k = 4",
+                               .series = ser,
+                               .states_bytes = sum.states_bytes,
+                               .total_time = sum.total_time,
+                               .gpu_bytes = 80000000000ull,
+                               .reserve = 0.15,
+                               .ckpt_bytes = t.ckpt_bytes,
+                               .segment = sum.segment,
+                               .units = UNITS_GB};
+        struct canvas_rec r;
+        canvas_rec_init(&r, 600, 400);
+        struct chart_geom g;
+        chart_step_draw(&r.canvas, X0, Y0, W, 260, &d, &g);
+        check_layout_in(&r, &g, X0, Y0, W, 260);
+        struct canvas_rgb rec_swatch = swatch_of(&r, "recomputed forward");
+        struct canvas_rgb logits_swatch = swatch_of(&r, v ? "logits, loss" : "logits");
+        assert_true(same_rgb(rec_swatch, rec));
+        assert_true(same_rgb(logits_swatch, logits));
+        assert_false(same_rgb(rec_swatch, logits_swatch));
+        canvas_rec_release(&r);
+        free(ser);
+    }
+}
+
+/* A GPU's memory in the legends of the step chart and of the bars as the tables say it
+ * (numfmt_gpu_mem): "GPU memory 85.5 GB" (an H100 as nvidia-smi reports it, once drawn as
+ * "86 GB"), "GPU memory 80 GB"; the budget as numfmt_size, "68.0 GB" as in the table of terms. */
+static void test_gpu_memory_labels(void **state)
+{
+    (void)state;
+    struct timeline_event ev[16];
+    size_t n = hand_events(ev);
+    static const struct {
+        uint64_t bytes;
+        enum units units;
+        const char *gpu, *budget;
+    } cases[] = {
+        {85520809984ull, UNITS_GB, "GPU memory 85.5 GB", "15% kept free: 72.7 GB"},
+        {80000000000ull, UNITS_GB, "GPU memory 80 GB", "15% kept free: 68.0 GB"},
+        {85520809984ull, UNITS_GIB, "GPU memory 79.6 GiB", "15% kept free: 67.7 GiB"},
+        {80ull << 30, UNITS_GIB, "GPU memory 80 GiB", "15% kept free: 68.0 GiB"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        struct chart_step d = {.title = "step",
+                               .events = ev,
+                               .n = n,
+                               .states_bytes = 20000000000ull,
+                               .total_time = 9,
+                               .gpu_bytes = cases[c].bytes,
+                               .reserve = 0.15,
+                               .units = cases[c].units};
+        struct canvas_rec r;
+        canvas_rec_init(&r, 600, 400);
+        struct chart_geom g;
+        chart_step_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+        if (!has_text(&r, cases[c].gpu))
+            fail_msg("the step chart lacks '%s'", cases[c].gpu);
+        canvas_rec_release(&r);
+        struct chart_bar bars[3];
+        lesson_bars(bars);
+        struct chart_bars b = {NULL, bars, 3, cases[c].bytes, 0.15, cases[c].units};
+        canvas_rec_init(&r, 600, 400);
+        chart_bars_draw(&r.canvas, X0, Y0, W, H, &b, &g);
+        if (!has_text(&r, cases[c].gpu) || !has_text(&r, cases[c].budget))
+            fail_msg("the bars lack '%s' or '%s'", cases[c].gpu, cases[c].budget);
+        canvas_rec_release(&r);
     }
 }
 
@@ -1696,6 +1809,8 @@ int main(void)
         cmocka_unit_test(test_step_sawtooth),
         cmocka_unit_test(test_phases_geometry),
         cmocka_unit_test(test_step_chart_phases),
+        cmocka_unit_test(test_step_recompute_colour),
+        cmocka_unit_test(test_gpu_memory_labels),
         cmocka_unit_test(test_kcurve),
         cmocka_unit_test(a_million_layers_cost_what_24_do),
         cmocka_unit_test(a_short_step_keeps_every_event),

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/numfmt.h"
 #include "report/report_search.h"
 #include "search_fixture.h"
 #include "testutil.h"
@@ -50,6 +51,16 @@ static long write_fixture(const char *dir, const char *name, size_t n, enum unit
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     return (long)st.st_size;
+}
+
+/* n with thousands separators, in one of four buffers used in turn. */
+static const char *test_count(uint64_t n)
+{
+    static char bufs[4][32];
+    static int next;
+    char *b = bufs[next++ % 4];
+    numfmt_count(b, sizeof bufs[0], n);
+    return b;
 }
 
 /* Fails unless text has every string of want[0..n). */
@@ -116,7 +127,7 @@ static void test_pages_say_what_each_job_is(void **state)
         "tp=2, zero=3, sp=yes, attention=flash, recompute=full, offload=optimizer",
         "On 16 GPUs, 9,876 layouts tried (2,000 evaluated one by one): none fits the budget of "
         "68.0 GB.",
-        "does not fit (2,000)",
+        "does not fit (9,876; 2,000 drawn)", /* none fits: every layout tried does not */
         "step time (s)",
         "The map shows 16 values of tp and of pp at most: 400 layouts of other values are not in "
         "it.",
@@ -140,6 +151,57 @@ static void test_pages_say_what_each_job_is(void **state)
     /* A job without layouts that fit has no table of them and no fits in its legend. */
     assert_null(strstr(text, "The 0 fastest"));
     assert_null(strstr(text, "fits (0)"));
+    rm_dir(dir);
+}
+
+/* The scatter's text of job 0 of f written to dir/name. */
+static const char *scatter_text(const char *dir, const char *name, struct search_fixture *f)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct diag d;
+    diag_init(&d, NULL, NULL);
+    if (report_search_write(f->rj, 1, path, UNITS_GB, &d) != 0)
+        fail_msg("%s", d.first);
+    return test_sh("pdftotext '%s' - 2>/dev/null | tr -s ' \\n' '  '", path);
+}
+
+/* The scatter's legend counts what the sentence above it counts: the layouts that fit (the same
+ * number as "N fit"), those that do not (the rest of those tried), and says how many of each the
+ * chart draws (those evaluated one by one, which the scatter bins) when that is fewer; with every
+ * layout evaluated, the counts alone. */
+static void test_scatter_legend_counts_as_the_text(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/memfit-search-XXXXXX";
+    make_dir(dir);
+    struct search_fixture *f = malloc(sizeof *f);
+    assert_non_null(f);
+    assert_int_equal(search_fixture_init(f, 20000), 0);
+    const struct chart_scatter *s = &f->plots[0].scatter;
+    assert_int_equal(s->n[0] + s->n[1], 20000); /* every layout evaluated is binned */
+    assert_true(s->n[0] > 0 && s->n[1] > 0);
+    char want[160];
+    const char *text = scatter_text(dir, "part.pdf", f);
+    expect_all(text, (const char *const[]){"123,456,789 layouts tried, 4,567,890 fit"}, 1);
+    snprintf(want, sizeof want, "fits (4,567,890; %s drawn)", test_count(s->n[1]));
+    expect_all(text, (const char *const[]){want}, 1);
+    /* 123,456,789 - 4,567,890 */
+    snprintf(want, sizeof want, "does not fit (118,888,899; %s drawn)", test_count(s->n[0]));
+    expect_all(text, (const char *const[]){want}, 1);
+    /* Every layout evaluated one by one: the counts, nothing said of what is drawn. */
+    f->results[0].layouts_tried = 20000;
+    f->results[0].layouts_fit = s->n[1];
+    text = scatter_text(dir, "whole.pdf", f);
+    snprintf(want, sizeof want, "20,000 layouts tried, %s fit", test_count(s->n[1]));
+    expect_all(text, (const char *const[]){want}, 1);
+    snprintf(want, sizeof want, "fits (%s)", test_count(s->n[1]));
+    expect_all(text, (const char *const[]){want}, 1);
+    snprintf(want, sizeof want, "does not fit (%s)", test_count(s->n[0]));
+    expect_all(text, (const char *const[]){want}, 1);
+    assert_null(strstr(text, " drawn)"));
+    search_fixture_release(f);
+    free(f);
     rm_dir(dir);
 }
 
@@ -254,6 +316,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pages_say_what_each_job_is),
+        cmocka_unit_test(test_scatter_legend_counts_as_the_text),
         cmocka_unit_test(test_same_input_same_bytes),
         cmocka_unit_test(test_size_does_not_grow_with_layouts),
         cmocka_unit_test(test_gib),
