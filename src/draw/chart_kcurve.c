@@ -106,41 +106,38 @@ static void kcurve_guides(struct frame *f, const struct chart_kcurve *d, double 
     draw_line(c, chart_frame_x(f, 1), ty, chart_frame_x(f, (double)d->n), ty);
 }
 
+/* A line through (k[i], bytes[i]) for the n points, in colour. */
+static void kcurve_line(struct frame *f, const struct chart_kcurve *d, const uint64_t *bytes,
+                        size_t n, double unit, struct canvas_rgb colour)
+{
+    struct canvas *c = f->c;
+    draw_stroke_style(c, colour, 1.5, 0);
+    for (size_t i = 0; i < n; i++) {
+        double px = chart_frame_x(f, (double)d->k[i]),
+               py = chart_frame_y(f, (double)bytes[i] / unit);
+        if (i == 0)
+            c->ops->move_to(c, px, py);
+        else
+            c->ops->line_to(c, px, py);
+    }
+    if (n)
+        c->ops->stroke(c);
+}
+
 /* The peak for every k: a line through square markers (only the line when it is drawn through
  * some values of k, not all). */
 static void kcurve_curve(struct frame *f, const struct chart_kcurve *d, double unit)
 {
     struct canvas *c = f->c;
     size_t n = d->n_points < CHART_KCURVE_POINTS ? d->n_points : CHART_KCURVE_POINTS;
-    draw_stroke_style(c, ORANGE, 1.5, 0);
-    for (size_t i = 0; i < n; i++) {
-        double px = chart_frame_x(f, (double)d->k[i]),
-               py = chart_frame_y(f, (double)d->peak_bytes[i] / unit);
-        if (i == 0)
-            c->ops->move_to(c, px, py);
-        else
-            c->ops->line_to(c, px, py);
-    }
-    if (n)
-        c->ops->stroke(c);
+    kcurve_line(f, d, d->peak_bytes, n, unit, ORANGE);
     for (size_t i = 0; i < n && (uint64_t)n == d->n; i++)
         draw_rect(c, ORANGE, chart_frame_x(f, (double)d->k[i]) - 1.5,
                   chart_frame_y(f, (double)d->peak_bytes[i] / unit) - 1.5, 3, 3);
     /* The activations M(k) under it, when asked for (act_label): what k changes, whether or not
      * it moves the peak. */
-    if (!d->act_label)
-        return;
-    draw_stroke_style(c, ACTIVATIONS, 1.5, 0);
-    for (size_t i = 0; i < n; i++) {
-        double px = chart_frame_x(f, (double)d->k[i]),
-               py = chart_frame_y(f, (double)d->act_bytes[i] / unit);
-        if (i == 0)
-            c->ops->move_to(c, px, py);
-        else
-            c->ops->line_to(c, px, py);
-    }
-    if (n)
-        c->ops->stroke(c);
+    if (d->act_label)
+        kcurve_line(f, d, d->act_bytes, n, unit, ACTIVATIONS);
 }
 
 /* The peak at k_best (0 when k_best is not among the points). */
