@@ -10,6 +10,7 @@
 #include "base/textwidth.h"
 #include "cli/texttable.h"
 #include "model/step.h"
+#include "plan/plan.h"
 
 #define FIX_PLAN_MAX 256
 
@@ -17,6 +18,7 @@
 struct evalout_table_row {
     char name[SCENARIO_NAME_BYTES];
     uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b, gpus;
+    uint64_t have_gpus; /* the scenario's own: dp tp pp cp */
     int fits;
     const char *phase; /* the step's phase at the peak; NULL under --peak lesson */
     char fix[16];
@@ -358,6 +360,7 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     r->fix_peak = f->peak_bytes;
     r->fix_b = f->micro_batch;
     r->gpus = f->gpus_for_states;
+    r->have_gpus = plan_gpus(sc);
     snprintf(r->fix, sizeof r->fix, "%s", f->name);
     snprintf(r->plan, sizeof r->plan, "%s", f->plan);
 }
@@ -508,11 +511,18 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
         if (strcmp(r->fix, "none") == 0)
             continue;
         char text[TABLE_CELL_MAX + 128], cut[SCENARIO_NAME_BYTES + 4];
-        if (strcmp(r->fix, "nothing") == 0)
+        if (strcmp(r->fix, "nothing") == 0 && r->gpus > r->have_gpus)
             snprintf(text, sizeof text,
                      "nothing fits: the model states alone need %" PRIu64
-                     " GPUs of this memory, fully sharded",
-                     r->gpus);
+                     " GPUs of this memory, fully sharded (this run has %" PRIu64 ")",
+                     r->gpus, r->have_gpus);
+        else if (strcmp(r->fix, "nothing") == 0)
+            snprintf(text, sizeof text,
+                     "nothing fits on %s %" PRIu64 " GPU%s: the model states would, fully "
+                     "sharded, but not the activations (memfit search finds the GPUs a layout "
+                     "needs)",
+                     r->have_gpus == 1 ? "this" : "these", r->have_gpus,
+                     r->have_gpus == 1 ? "" : "s");
         else
             snprintf(text, sizeof text, "%s -> %.1f %s at micro-batch %" PRIu64, r->plan,
                      (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);

@@ -116,6 +116,11 @@ check "step: the fix's peak is the scenario's own when it fits as it is" \
 printf 'name,model,seq,micro_batch,gpu,gpus_per_node\nhuge,llama2-70b,4096,1,H100-80GB,1\n' >"$T/nothing.csv"
 expect_status "nothing fits" 0 eval --format table "$T/nothing.csv"
 expect_out "nothing fits names the GPUs the states need" "nothing fits: the model states alone need 13 GPUs"
+expect_out "... and the run's own" "(this run has 1)"
+printf 'name,model,seq,micro_batch,gpu,dp,zero\nacts,gpt2-small,1048576,1,L4-24GB,2,3\n' >"$T/acts.csv"
+expect_status "nothing fits where the states would: exit 0" 0 eval --format table "$T/acts.csv"
+expect_out "says the activations are what does not fit" \
+    "nothing fits on these 2 GPUs: the model states would, fully sharded, but"
 
 # A progress bar on stderr when asked (auto: only on a terminal), never in the output.
 expect_status "--progress always" 0 eval --progress always configs/examples.csv
