@@ -6,14 +6,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "base/out.h"
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "cli/options.h"
+#include "cli/session.h"
 
 /*
  * A standard stream the caller closed (`>&-`) is held by /dev/null opened the wrong way round, so
@@ -36,12 +35,9 @@ int main(int argc, char **argv)
     if (rc < 0)
         rc = o.command->run(&o);
     /* What the command printed to standard output (help, rows, tables) reached it, or the run
-     * failed: a full disk or a closed stdout is never an exit status of 0. */
-    errno = 0;
-    if ((fflush(stdout) != 0 || ferror(stdout)) && rc != EXIT_USAGE) {
-        fprintf(stderr, "memfit: cannot write to standard output: %s\n",
-                strerror(errno ? errno : EIO));
+     * failed: a full disk or a closed stdout is never an exit status of 0 (a command that
+     * already failed has said why). */
+    if (rc != EXIT_USAGE && !session_flush_stdout())
         rc = EXIT_USAGE;
-    }
     return rc;
 }
