@@ -510,7 +510,7 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
         const struct evalout_table_row *r = &w->table[i];
         if (strcmp(r->fix, "none") == 0)
             continue;
-        char text[TABLE_CELL_MAX + 128], cut[SCENARIO_NAME_BYTES + 4];
+        char text[TABLE_CELL_MAX + 128];
         if (strcmp(r->fix, "nothing") == 0 && r->gpus > r->have_gpus)
             snprintf(text, sizeof text,
                      "nothing fits: the model states alone need %" PRIu64
@@ -526,11 +526,7 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
         else
             snprintf(text, sizeof text, "%s -> %.1f %s at micro-batch %" PRIu64, r->plan,
                      (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
-        fputs("  ", w->out);
-        texttable_put_padded(w->out, texttable_fit_name(lay, r->name, name_w, cut, sizeof cut),
-                             name_w, true);
-        fputs("  ", w->out);
-        texttable_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
+        texttable_put_named(lay, w->out, r->name, name_w, text, w->table_cols);
     }
 }
 

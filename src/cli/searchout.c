@@ -421,7 +421,7 @@ static void table_print_jobs(struct searchout *w, const struct texttable *lay)
         name_w = lay->first_cols;
     for (size_t i = 0; i < w->n_jobs; i++) {
         const struct searchout_job *j = &w->jobs[i];
-        char text[256], where[96], cut[SCENARIO_NAME_BYTES + 4];
+        char text[256], where[96];
         if (j->from && j->gpus)
             snprintf(where, sizeof where, "%" PRIu64 " GPUs, the fewest of %" PRIu64 "-%" PRIu64,
                      j->gpus, j->from, j->to);
@@ -449,11 +449,7 @@ static void table_print_jobs(struct searchout *w, const struct texttable *lay)
         else
             snprintf(text, sizeof text, "no layout fits on %s (%" PRIu64 " layouts tried)", where,
                      j->tried);
-        fputs("  ", w->out);
-        texttable_put_padded(w->out, texttable_fit_name(lay, j->name, name_w, cut, sizeof cut),
-                             name_w, true);
-        fputs("  ", w->out);
-        texttable_put_words(w->out, text, name_w + 4, name_w + 4, w->table_cols);
+        texttable_put_named(lay, w->out, j->name, name_w, text, w->table_cols);
     }
 }
 

@@ -81,8 +81,9 @@ void texttable_choose_cut(struct texttable *t, texttable_name_fn *name, const vo
     free(names);
 }
 
-const char *texttable_fit_name(const struct texttable *t, const char *name, size_t cols, char *buf,
-                               size_t size)
+/* name cut as the first column's cells are, to cols columns (into buf, size bytes). */
+static const char *fit_name(const struct texttable *t, const char *name, size_t cols, char *buf,
+                            size_t size)
 {
     return textwidth_fit_split(name, cols, t->first_head, buf, size);
 }
@@ -99,6 +100,16 @@ void texttable_put_padded(FILE *out, const char *text, size_t cols, bool left)
             putc(' ', out);
 }
 
+void texttable_put_named(const struct texttable *t, FILE *out, const char *name, size_t name_cols,
+                         const char *text, size_t width)
+{
+    char cut[SCENARIO_NAME_BYTES + 4];
+    fputs("  ", out);
+    texttable_put_padded(out, fit_name(t, name, name_cols, cut, sizeof cut), name_cols, true);
+    fputs("  ", out);
+    texttable_put_words(out, text, name_cols + 4, name_cols + 4, width);
+}
+
 void texttable_line(const struct texttable *t, FILE *out, const char *const *cells)
 {
     size_t last = t->n ? t->n - 1 : 0;
@@ -113,7 +124,7 @@ void texttable_line(const struct texttable *t, FILE *out, const char *const *cel
         first = false;
         char cut[SCENARIO_NAME_BYTES + 4];
         const char *text =
-            c == 0 ? texttable_fit_name(t, cells[c], t->first_cols, cut, sizeof cut) : cells[c];
+            c == 0 ? fit_name(t, cells[c], t->first_cols, cut, sizeof cut) : cells[c];
         texttable_put_padded(out, text, c == last ? 0 : t->width[c], t->left[c]);
     }
     putc('\n', out);

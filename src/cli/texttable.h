@@ -50,9 +50,13 @@ typedef const char *texttable_name_fn(const void *rows, size_t i);
  */
 void texttable_choose_cut(struct texttable *t, texttable_name_fn *name, const void *rows, size_t n);
 
-/* name cut as the first column's cells are, to cols columns (into buf, size bytes). */
-const char *texttable_fit_name(const struct texttable *t, const char *name, size_t cols, char *buf,
-                               size_t size);
+/*
+ * A line under the table: two spaces, name cut as the first column's are and padded to
+ * name_cols, two spaces, then text wrapped between words at width (0: no limit), its new lines
+ * indented under its start.
+ */
+void texttable_put_named(const struct texttable *t, FILE *out, const char *name, size_t name_cols,
+                         const char *text, size_t width);
 
 /* One line: the columns shown, two spaces apart, the first cut to first_cols, the last not
  * padded. */
