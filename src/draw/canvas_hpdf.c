@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CANVAS_HPDF_MAX_DEPTH 28
@@ -186,14 +187,59 @@ static HPDF_Font hp_font(const struct canvas_hpdf *h)
     return h->bold ? h->fonts.bold : h->fonts.regular;
 }
 
+/* The length of the UTF-8 sequence that lead starts and its code point into *cp; 0 when s does
+ * not start a well-formed sequence of at most 3 bytes (libharu measures those itself). */
+static size_t utf8_char(const unsigned char *s, unsigned long *cp)
+{
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if (s[0] >= 0xC2 && s[0] < 0xE0 && (s[1] & 0xC0) == 0x80) {
+        *cp = ((unsigned long)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
+        return 2;
+    }
+    if (s[0] >= 0xE0 && s[0] < 0xF0 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80) {
+        *cp = ((unsigned long)(s[0] & 0x0F) << 12) | ((unsigned long)(s[1] & 0x3F) << 6) |
+              (s[2] & 0x3F);
+        return *cp >= 0x800 ? 3 : 0;
+    }
+    return 0;
+}
+
+/* The advance width (1/1000 em) of the n bytes of one character, code point cp, in the current
+ * face: kept once libharu has measured it (canvas_hpdf_fonts). */
+static unsigned hp_char_width(const struct canvas_hpdf *h, const char *s, size_t n,
+                              unsigned long cp)
+{
+    uint16_t *kept = h->fonts.widths[h->bold ? 1 : 0];
+    if (kept && cp < CANVAS_HPDF_WIDTH_CACHE && kept[cp] != UINT16_MAX)
+        return kept[cp];
+    HPDF_TextWidth tw = HPDF_Font_TextWidth(hp_font(h), (const HPDF_BYTE *)s, (HPDF_UINT)n);
+    if (kept && cp < CANVAS_HPDF_WIDTH_CACHE && tw.width < UINT16_MAX)
+        kept[cp] = (uint16_t)tw.width;
+    return tw.width;
+}
+
 static double hp_text_width(struct canvas *c, double size_pt, const char *utf8)
 {
     struct canvas_hpdf *h = ctx_of(c);
     size_t len = strlen(utf8);
     if (c->error || len == 0)
         return 0;
-    HPDF_TextWidth tw = HPDF_Font_TextWidth(hp_font(h), (const HPDF_BYTE *)utf8, (HPDF_UINT)len);
-    return tw.width * size_pt / 1000.0;
+    unsigned long width = 0;
+    for (size_t i = 0; i < len;) {
+        unsigned long cp;
+        size_t n = utf8_char((const unsigned char *)utf8 + i, &cp);
+        if (n == 0) { /* not a sequence kept: the whole text, as libharu reads it */
+            HPDF_TextWidth tw =
+                HPDF_Font_TextWidth(hp_font(h), (const HPDF_BYTE *)utf8, (HPDF_UINT)len);
+            return tw.width * size_pt / 1000.0;
+        }
+        width += hp_char_width(h, utf8 + i, n, cp);
+        i += n;
+    }
+    return (double)width * size_pt / 1000.0;
 }
 
 /* Draws utf8 with its text matrix (a, b, c, d) at the canvas point (x, y). */
@@ -282,6 +328,7 @@ unsigned long canvas_hpdf_load_fonts(HPDF_Doc pdf, const char *dir, struct canva
     char path[1024];
     const char *faces[2] = {"DejaVuSans.ttf", "DejaVuSans-Bold.ttf"};
     HPDF_Font *slots[2] = {&f->regular, &f->bold};
+    f->widths[0] = f->widths[1] = NULL;
     if (!dir)
         dir = CANVAS_HPDF_FONT_DIR;
     if (HPDF_UseUTFEncodings(pdf) != HPDF_OK || HPDF_SetCurrentEncoder(pdf, "UTF-8") != HPDF_OK)
@@ -297,5 +344,21 @@ unsigned long canvas_hpdf_load_fonts(HPDF_Doc pdf, const char *dir, struct canva
         if (!*slots[i])
             return HPDF_GetError(pdf) ? HPDF_GetError(pdf) : 1;
     }
+    for (int i = 0; i < 2; i++) {
+        f->widths[i] = malloc(CANVAS_HPDF_WIDTH_CACHE * sizeof *f->widths[i]);
+        if (!f->widths[i]) {
+            canvas_hpdf_free_fonts(f);
+            return 1;
+        }
+        memset(f->widths[i], 0xFF, CANVAS_HPDF_WIDTH_CACHE * sizeof *f->widths[i]);
+    }
     return 0;
+}
+
+void canvas_hpdf_free_fonts(struct canvas_hpdf_fonts *f)
+{
+    for (int i = 0; i < 2; i++) {
+        free(f->widths[i]);
+        f->widths[i] = NULL;
+    }
 }

@@ -14,6 +14,7 @@
 #define MEMFIT_CANVAS_HPDF_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <hpdf.h>
 
@@ -21,15 +22,27 @@
 
 #define CANVAS_HPDF_FONT_DIR "/usr/share/fonts/truetype/dejavu"
 
+/* The code points below this have their advance widths kept once measured (Latin, Greek, the
+ * punctuation, arrows and math operators the report writes); others are measured each time. */
+#define CANVAS_HPDF_WIDTH_CACHE 0x2400
+
 struct canvas_hpdf_fonts {
     HPDF_Font regular, bold;
+    /* Each face's advance widths (1/1000 em) of the code points below CANVAS_HPDF_WIDTH_CACHE,
+     * UINT16_MAX until measured: a text's width is the sum of its characters' (libharu adds
+     * them the same way, without kerning), so a layout that measures the same words again and
+     * again asks libharu once a character. Per document: libharu marks a glyph as used (for the
+     * subset it embeds) when it measures it, so the glyphs marked stay those of this document. */
+    uint16_t *widths[2];
 };
 
 /*
  * Turns on UTF-8 in pdf and loads DejaVuSans.ttf and DejaVuSans-Bold.ttf from dir (NULL: the
- * Debian location), embedded. Returns 0, or the libharu status of the failure.
+ * Debian location), embedded. Returns 0, or the libharu status of the failure (1 when out of
+ * memory). canvas_hpdf_free_fonts releases what it allocated (before or after HPDF_Free).
  */
 unsigned long canvas_hpdf_load_fonts(HPDF_Doc pdf, const char *dir, struct canvas_hpdf_fonts *f);
+void canvas_hpdf_free_fonts(struct canvas_hpdf_fonts *f);
 
 struct canvas_hpdf {
     HPDF_Page page;

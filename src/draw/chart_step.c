@@ -144,12 +144,18 @@ static void step_area(struct frame *f, const struct chart_step *d,
     struct canvas *c = f->c;
     double base = (double)d->states_bytes / unit, prev = 0;
     double t_prev = s->n ? s->points[0].t_start : 0;
-    c->ops->move_to(c, chart_frame_x(f, t_prev), chart_frame_y(f, base));
+    double pen_x = chart_frame_x(f, t_prev), pen_y = chart_frame_y(f, base);
+    c->ops->move_to(c, pen_x, pen_y);
     for (size_t i = 0; i < s->n; i++) {
         const struct chart_step_point *p = &s->points[i];
         double v = step_value(p, which);
-        c->ops->line_to(c, chart_frame_x(f, p->t_start), chart_frame_y(f, base + prev / unit));
-        c->ops->line_to(c, chart_frame_x(f, p->t_end), chart_frame_y(f, base + v / unit));
+        double x0 = chart_frame_x(f, p->t_start), y0 = chart_frame_y(f, base + prev / unit);
+        /* A point that starts where the last one ended needs no segment of length 0. */
+        if (x0 != pen_x || y0 != pen_y)
+            c->ops->line_to(c, x0, y0);
+        pen_x = chart_frame_x(f, p->t_end);
+        pen_y = chart_frame_y(f, base + v / unit);
+        c->ops->line_to(c, pen_x, pen_y);
         prev = v;
         t_prev = p->t_end;
     }

@@ -565,6 +565,7 @@ void doc_release(struct doc *doc)
 {
     if (doc->pdf)
         HPDF_Free(doc->pdf);
+    canvas_hpdf_free_fonts(&doc->fonts);
     free(doc->pages);
 }
 

@@ -40,6 +40,7 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     HPDF_Free(f->pdf);
+    canvas_hpdf_free_fonts(&f->fonts);
     unlink(f->path);
     free(f);
     return 0;
@@ -108,6 +109,34 @@ static void test_text_width_utf8(void **state)
     assert_true(c.ops->text_width(&c, 10, "memfit") > 0);
 }
 
+/* The widths kept per character add up to libharu's own measure of the whole text, in both
+ * faces, the first time a character is met and after (ASCII, Greek, math, 4-byte and malformed
+ * sequences, which libharu measures itself). */
+static void test_kept_widths_are_libharus(void **state)
+{
+    struct fixture *f = *state;
+    static const char *const texts[] = {
+        "peak 116.1 GB > budget 68.0 GB", "Ψ = 1,311,528,960 ≤ √x × 2",
+        "sbh · as²b → k* = 0.89",         "ZeRO-3 (dp 8) – offload",
+        "emoji \xF0\x9F\x98\x80 end",     "bad \xC3 byte",
+        "lone \x80 continuation",         "€ … ‰ ∑ ∞",
+    };
+    for (int face = 0; face < 2; face++) {
+        HPDF_Font font = face ? f->fonts.bold : f->fonts.regular;
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+                struct canvas c;
+                struct canvas_hpdf h;
+                canvas_hpdf_init(&c, &h, f->page, &f->fonts, 0, 0, 100, 100);
+                canvas_hpdf_set_bold(&c, face == 1);
+                HPDF_TextWidth tw = HPDF_Font_TextWidth(font, (const HPDF_BYTE *)texts[i],
+                                                        (HPDF_UINT)strlen(texts[i]));
+                assert_true(c.ops->text_width(&c, 1000, texts[i]) == (double)tw.width);
+            }
+        }
+    }
+}
+
 static void test_state_change_inside_path_is_an_error(void **state)
 {
     struct fixture *f = *state;
@@ -158,6 +187,7 @@ static void test_missing_font_dir(void **state)
     struct canvas_hpdf_fonts fonts;
     assert_int_not_equal(canvas_hpdf_load_fonts(pdf, "/nonexistent", &fonts), 0);
     HPDF_Free(pdf);
+    canvas_hpdf_free_fonts(&fonts);
 }
 
 int main(void)
@@ -165,6 +195,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_text_lands_where_asked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_width_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_widths_are_libharus, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_change_inside_path_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_save_depth_is_bounded, setup, teardown),
         cmocka_unit_test(test_missing_font_dir),

@@ -36,6 +36,7 @@ static unsigned char *make_pdf(size_t *len)
     HPDF_ReadFromStream(pdf, buf, &n);
     assert_int_equal(n, *len);
     HPDF_Free(pdf);
+    canvas_hpdf_free_fonts(&fonts);
     return buf;
 }
 
