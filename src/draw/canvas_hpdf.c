@@ -51,9 +51,19 @@ static HPDF_REAL unit(double v)
 
 static void hp_set_fill(struct canvas *c, struct canvas_rgb rgb)
 {
-    if (canvas_hpdf_state_ok(c))
-        canvas_hpdf_ok(
-            c, HPDF_Page_SetRGBFill(ctx_of(c)->page, unit(rgb.r), unit(rgb.g), unit(rgb.b)));
+    struct canvas_hpdf *h = ctx_of(c);
+    HPDF_REAL r = unit(rgb.r), g = unit(rgb.g), b = unit(rgb.b);
+    if (!canvas_hpdf_state_ok(c))
+        return;
+    /* The page's fill colour already (texts in a row of one colour): nothing to write. */
+    if (h->fill_known && h->fill[0] == r && h->fill[1] == g && h->fill[2] == b)
+        return;
+    if (canvas_hpdf_ok(c, HPDF_Page_SetRGBFill(h->page, r, g, b))) {
+        h->fill_known = true;
+        h->fill[0] = r;
+        h->fill[1] = g;
+        h->fill[2] = b;
+    }
 }
 
 static void hp_set_stroke(struct canvas *c, struct canvas_rgb rgb)
@@ -108,6 +118,9 @@ static void hp_restore(struct canvas *c)
     }
     if (canvas_hpdf_ok(c, HPDF_Page_GRestore(h->page)))
         h->depth--;
+    /* The colour and font are back to what they were at the save: no longer known here. */
+    h->fill_known = false;
+    h->font = NULL;
 }
 
 static void hp_move_to(struct canvas *c, double x, double y)
@@ -252,7 +265,11 @@ static void hp_show(struct canvas *c, double x, double y, double size_pt, HPDF_R
         return;
     canvas_hpdf_xy(h, x, y, &px, &py);
     canvas_hpdf_ok(c, HPDF_Page_BeginText(h->page));
-    canvas_hpdf_ok(c, HPDF_Page_SetFontAndSize(h->page, hp_font(h), (HPDF_REAL)size_pt));
+    if (h->font != hp_font(h) || h->font_size != (HPDF_REAL)size_pt) {
+        h->font = hp_font(h);
+        h->font_size = (HPDF_REAL)size_pt;
+        canvas_hpdf_ok(c, HPDF_Page_SetFontAndSize(h->page, h->font, h->font_size));
+    }
     canvas_hpdf_ok(c, HPDF_Page_SetTextMatrix(h->page, a, b, cc, d, px, py));
     canvas_hpdf_ok(c, HPDF_Page_ShowText(h->page, utf8));
     canvas_hpdf_ok(c, HPDF_Page_EndText(h->page));

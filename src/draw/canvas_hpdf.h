@@ -52,6 +52,12 @@ struct canvas_hpdf {
     double x0, y0;  /* the canvas's origin on the page, top-left coordinates, pt */
     int depth;      /* graphics-state depth (libharu allows 28) */
     bool path_open; /* a path is being built: state changes are not allowed */
+    /* What the page's graphics state holds, so that it is not written again (forgotten at each
+     * restore): the fill colour when fill_known, the font and size when font is not NULL. */
+    bool fill_known;
+    HPDF_REAL fill[3];
+    HPDF_Font font;
+    HPDF_REAL font_size;
 };
 
 /* Makes c draw into the rectangle (x, y, w, h) of page (top-left coordinates, pt). */

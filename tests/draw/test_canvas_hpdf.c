@@ -137,6 +137,49 @@ static void test_kept_widths_are_libharus(void **state)
     }
 }
 
+/* How often op (e.g. " Tf") ends a line of the saved page's uncompressed content. */
+static int count_ops(const char *path, const char *op)
+{
+    FILE *fp = fopen(path, "rb");
+    char line[512];
+    int n = 0;
+    assert_non_null(fp);
+    while (fgets(line, sizeof line, fp)) {
+        size_t len = strlen(line), k = strlen(op);
+        if (len > k && strncmp(line + len - k - 1, op, k) == 0 && line[len - 1] == '\n')
+            n++;
+    }
+    fclose(fp);
+    return n;
+}
+
+/* A font and a fill colour the page already has are not written again; after a restore, which
+ * may have brought back others, they are. */
+static void test_state_written_once_until_restore(void **state)
+{
+    struct fixture *f = *state;
+    struct canvas c;
+    struct canvas_hpdf h;
+    struct canvas_rgb grey = {0.5, 0.5, 0.5};
+    canvas_hpdf_init(&c, &h, f->page, &f->fonts, 0, 0, 400, 400);
+    c.ops->set_fill(&c, grey);
+    c.ops->text(&c, 10, 10, 9, CANVAS_ALIGN_LEFT, "one");
+    c.ops->set_fill(&c, grey);
+    c.ops->text(&c, 10, 30, 9, CANVAS_ALIGN_LEFT, "two");    /* same font, same colour */
+    c.ops->text(&c, 10, 50, 10, CANVAS_ALIGN_LEFT, "three"); /* another size: Tf */
+    c.ops->save(&c);
+    canvas_hpdf_set_bold(&c, true);
+    c.ops->text(&c, 10, 70, 10, CANVAS_ALIGN_LEFT, "four"); /* bold: Tf */
+    c.ops->restore(&c);
+    c.ops->set_fill(&c, grey); /* after restore: rg again */
+    canvas_hpdf_set_bold(&c, false);
+    c.ops->text(&c, 10, 90, 10, CANVAS_ALIGN_LEFT, "five"); /* after restore: Tf again */
+    assert_int_equal(c.error, 0);
+    assert_int_equal(HPDF_SaveToFile(f->pdf, f->path), HPDF_OK);
+    assert_int_equal(count_ops(f->path, " Tf"), 4);
+    assert_int_equal(count_ops(f->path, " rg"), 2);
+}
+
 static void test_state_change_inside_path_is_an_error(void **state)
 {
     struct fixture *f = *state;
@@ -196,6 +239,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_text_lands_where_asked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_width_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_widths_are_libharus, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_written_once_until_restore, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_change_inside_path_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_save_depth_is_bounded, setup, teardown),
         cmocka_unit_test(test_missing_font_dir),
