@@ -138,7 +138,9 @@ int cmd_report(const struct options *o)
         ro.paper = o->letter ? REPORT_PAPER_LETTER : REPORT_PAPER_A4;
         ro.units = o->units;
         ro.source_date_epoch = getenv("SOURCE_DATE_EPOCH");
-        ro.inputs = o->n_files == 1 ? o->files[0] : "several files";
+        ro.inputs = o->n_files > 1                  ? "several files"
+                    : strcmp(o->files[0], "-") == 0 ? "standard input"
+                                                    : o->files[0];
         /* 1: written without a scenario it could not compute (reported): a rejected row. */
         int written = report_write(list.items, list.n, &ro, &d);
         if (written < 0 || !io_ok)

@@ -3,8 +3,8 @@
  * 13.1), named once, in the order config reads and lists them. Each module makes its own enum
  * and names from this list, keeping the columns it deals with:
  * - config (config_internal.h): every column (enum col);
- * - scenario_csv.c: the columns a scenario is written back with (WRITTEN: all but model and
- *   gpus, which the written columns replace);
+ * - scenario_csv.c: the columns a scenario is written back with (WRITTEN: all but gpus, which
+ *   dp tp pp cp replace);
  * - modeljson.c: the model's shape (MODEL: arch to v_head_dim, what a model preset or a
  *   config.json sets).
  *
@@ -15,7 +15,7 @@
 
 #define SCENARIO_COLUMNS(X)                                                                        \
     X(NAME, "name", WRITTEN, RUN)                                                                  \
-    X(MODEL, "model", UNWRITTEN, RUN)                                                              \
+    X(MODEL, "model", WRITTEN, RUN)                                                                \
     X(ARCH, "arch", WRITTEN, MODEL)                                                                \
     X(LAYERS, "layers", WRITTEN, MODEL)                                                            \
     X(HIDDEN, "hidden", WRITTEN, MODEL)                                                            \
@@ -73,6 +73,18 @@
     X(RESERVE, "reserve", WRITTEN, RUN)                                                            \
     X(GPUS_PER_NODE, "gpus_per_node", WRITTEN, RUN)                                                \
     X(GPUS, "gpus", UNWRITTEN, RUN)
+
+/* The columns memfit search writes around a scenario's (doc/memfit.1, memfit search): a row of
+ * its CSV is a scenario, so config reads them and ignores these, and `memfit search ... |
+ * memfit report -` works as it is. */
+#define SEARCH_RESULT_COLUMNS(X)                                                                   \
+    X("job")                                                                                       \
+    X("rank")                                                                                      \
+    X("step_time_s")                                                                               \
+    X("layouts_tried")                                                                             \
+    X("layouts_fit")                                                                               \
+    X("peak_bytes")                                                                                \
+    X("budget_bytes")
 
 /* COLUMN_KEEP_<kind>(x): x for the kinds a module keeps, nothing for the others. Paste the
  * column's WRITTEN or MODEL argument to `COLUMN_KEEP_` and define the other kinds away. */

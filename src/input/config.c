@@ -49,7 +49,7 @@ struct config_reader {
     struct config_options opt;
     struct nameset *names;
     struct csvin *in;
-    int *map; /* header field index -> column, -1 unknown */
+    int *map; /* header field index -> column, -1: one of search's own (ignored) */
     size_t n_cols;
     bool header_done, header_bad;
     bool jobs; /* config_reader_read_jobs */
@@ -99,6 +99,18 @@ unsigned long config_reader_rejected(const struct config_reader *r)
     return r->rejected;
 }
 
+/* A column that memfit search writes besides the scenario's: read and ignored. */
+static bool search_result_column(const char *name)
+{
+#define RESULT_NAME(n) n,
+    static const char *const names[] = {SEARCH_RESULT_COLUMNS(RESULT_NAME)};
+#undef RESULT_NAME
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
 static void read_header(struct config_reader *r, const struct csvin_record *rec)
 {
     bool seen[COL_COUNT] = {false};
@@ -120,7 +132,9 @@ static void read_header(struct config_reader *r, const struct csvin_record *rec)
         char *name = rec->fields[i];
         int c = config_column_lookup(name);
         r->map[i] = c;
-        if (c < 0) {
+        if (c < 0 && search_result_column(name)) {
+            continue;
+        } else if (c < 0) {
             const char *near = suggest_closest(name, config_col_names, COL_COUNT);
             if (!*name)
                 diag_report(r->diag, r->file, rec->line, "column %zu has an empty name", i + 1);
@@ -183,16 +197,23 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
         return false;
     }
     if (rec->nul_field) { /* the cell's string would end there: "2\0" read as 2 */
-        diag_report(r->diag, r->file, rec->line, "column '%s': the cell holds a NUL byte",
-                    config_col_names[r->map[rec->nul_field - 1]]);
+        int c = r->map[rec->nul_field - 1];
+        if (c >= 0)
+            diag_report(r->diag, r->file, rec->line, "column '%s': the cell holds a NUL byte",
+                        config_col_names[c]);
+        else
+            diag_report(r->diag, r->file, rec->line, "column %zu: the cell holds a NUL byte",
+                        rec->nul_field);
         return false;
     }
     /* One memset: cheaper than clearing the columns the header lacks, most of them. */
     memset(row->cell, 0, sizeof row->cell);
     for (size_t i = 0; i < rec->n_fields; i++) {
         const char *v = trimmed_field(rec, i);
+        if (r->map[i] < 0) /* one of search's own columns */
+            continue;
         row->cell[r->map[i]] = v;
-        row->present |= (uint64_t)(v != NULL) << r->map[i];
+        row->present |= (col_mask)(v != NULL) << r->map[i];
     }
     return true;
 }
@@ -229,8 +250,8 @@ static void fill_from_preset(struct row *row, const struct preset *p, enum col f
         int c = p->given[i];
         if (c >= (int)first && c <= (int)last && !row->cell[c]) {
             row->cell[c] = p->cells[c];
-            row->from_preset |= (uint64_t)1 << c;
-            row->present |= (uint64_t)1 << c;
+            row->from_preset |= COL_BIT(c);
+            row->present |= COL_BIT(c);
         }
     }
 }
@@ -450,9 +471,11 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
         (__builtin_mul_overflow(sc->micro_batch, sc->dp, &sc->global_batch) ||
          __builtin_mul_overflow(sc->global_batch, sc->pp, &sc->global_batch)))
         sc->global_batch = 0;
-    if (row->cell[COL_MODEL]) /* a config.json's preset is named after its file */
+    if (row->cell[COL_MODEL]) { /* a config.json's preset is named after its file */
         copy_bounded(sc->model_preset, sizeof sc->model_preset,
                      row->model->path ? row->model->name : row->cell[COL_MODEL]);
+        sc->model_file = row->model->path != NULL;
+    }
     sc->sliding_window = row->cell[COL_MODEL] ? row->model->sliding_window : 0;
     if (row->cell[COL_GPU])
         copy_bounded(sc->gpu_preset, sizeof sc->gpu_preset, row->cell[COL_GPU]);

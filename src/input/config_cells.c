@@ -30,7 +30,7 @@ bool config_is_word(const char *s, const char *word)
 /* The preset cell c of the row came from, or NULL. */
 const struct preset *config_cell_preset(const struct row *r, enum col c)
 {
-    if (!(r->from_preset >> c & 1u))
+    if (!(r->from_preset & COL_BIT(c)))
         return NULL;
     return c == COL_GPU_MEM_GB ? r->gpu : r->model;
 }

@@ -37,7 +37,10 @@ enum col {
 };
 
 /* struct row marks the cells that came from a preset with one bit per column. */
-_Static_assert(COL_COUNT <= 64, "a column needs a bit of row.from_preset");
+/* A set of columns, bit c for column c (one bit per column: up to 128). */
+typedef unsigned __int128 col_mask;
+#define COL_BIT(c) ((col_mask)1 << (c))
+_Static_assert(COL_COUNT <= 128, "a column needs a bit of a col_mask");
 
 /* The column names, in the table order (config.c). */
 extern const char *const config_col_names[COL_COUNT];
@@ -122,8 +125,8 @@ struct row {
     const char *cell[COL_COUNT]; /* NULL: empty */
     /* Bit c: cell c came from the model preset (COL_GPU_MEM_GB: the GPU preset). A mask, not an
      * array per column, so that nothing but cell[] is set for every row. */
-    uint64_t from_preset;
-    uint64_t present; /* bit c: cell c is not empty (from the row or a preset) */
+    col_mask from_preset;
+    col_mask present; /* bit c: cell c is not empty (from the row or a preset) */
     const struct preset *model, *gpu;
     bool quiet; /* errors are not reported (parsing a preset's cells at load time) */
     bool job;   /* a job of memfit search (config_reader_read_jobs) */

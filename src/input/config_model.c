@@ -51,8 +51,8 @@ bool config_parse_model_shape(struct row *row, struct scenario *sc)
 bool config_parse_layer_shape(struct row *row, struct scenario *sc)
 {
     /* Most rows are dense models that give none of them. */
-    uint64_t modern = (((uint64_t)1 << (COL_V_HEAD_DIM + 1)) - ((uint64_t)1 << COL_HEAD_DIM)) |
-                      (uint64_t)1 << COL_CAPACITY_FACTOR;
+    col_mask modern =
+        (COL_BIT(COL_V_HEAD_DIM + 1) - COL_BIT(COL_HEAD_DIM)) | COL_BIT(COL_CAPACITY_FACTOR);
     if (!(row->present & modern))
         return true;
     int qkv_bias = (int)sc->qkv_bias, qk_norm = (int)sc->qk_norm,

@@ -223,6 +223,8 @@ void scenario_csv_row(const struct scenario *sc, struct scenario_csv_row *out)
     for (int c = 0; c < C_COUNT; c++)
         put(&f, c, SCENARIO_CSV_EMPTY, "");
     put_text(&f, C_NAME, SCENARIO_CSV_TEXT, "%s", sc->name);
+    if (sc->model_preset[0] && !sc->model_file)
+        put_text(&f, C_MODEL, SCENARIO_CSV_TEXT, "%s", sc->model_preset);
     model_cells(&f, sc);
     run_cells(&f, sc);
     if (sc->gpu_preset[0])

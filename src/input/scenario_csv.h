@@ -3,15 +3,17 @@
  * such that config reads the row back to the same scenario: memfit search writes each layout it
  * lists this way, so that `memfit eval` on those columns gives the same peak.
  *
- * The columns are config's (config_column_names) but for `model` and `gpus`: the model's shape
- * is written column by column (a preset or a config.json need not be found again), and the GPUs
- * are dp * tp * pp * cp. Every value is written out, the GPU's memory included, but where a
- * column must be left empty: the expert columns of a dense model, the latent-attention columns
- * without kv_lora_rank, the adapter columns of full fine-tuning, head_dim, etp, zero_group and
- * global_batch at 0 (their defaults), gpu without a preset. The GPU preset's name is written
- * when the scenario has one: its speeds and FP8 flags come from the preset table (--gpus).
- * What no column holds is not carried: the model preset's name, a config.json's attention
- * window (which changes nothing), and --peak.
+ * The columns are config's (config_column_names) but for `gpus`, which dp * tp * pp * cp are.
+ * The model's shape is written column by column, so that a config.json need not be found again;
+ * the model preset's name is written too (a preset of --models must be given again, as a GPU
+ * preset's), so that a report of search's rows names the model; a config.json named by its
+ * path in the row is not (its name is no preset's). Every value is written out, the GPU's memory
+ * included, but where a column must be left empty: the expert columns of a dense model, the
+ * latent-attention columns without kv_lora_rank, the adapter columns of full fine-tuning, head_dim,
+ * etp, zero_group and global_batch at 0 (their defaults), gpu without a preset. The GPU preset's
+ * name is written when the scenario has one: its speeds and FP8 flags come from the preset table
+ * (--gpus). What no column holds is not carried: a config.json's name and attention window (which
+ * change nothing), and --peak.
  *
  * Pure: no I/O, no allocation; the caller owns the row.
  */
@@ -22,7 +24,7 @@
 
 #include "model/scenario.h"
 
-#define SCENARIO_CSV_COLUMNS 57
+#define SCENARIO_CSV_COLUMNS 58
 
 /* What a cell holds, for JSON: a number, a boolean (yes or no in CSV), a text (a name or a
  * word), or nothing (null). */

@@ -162,6 +162,7 @@ struct scenario {
     uint64_t gpus_per_node;
     struct gpu_speed speed;
     char model_preset[SCENARIO_NAME_MAX + 1]; /* "" when none */
+    bool model_file; /* model_preset names a config.json the row gave by its path, no preset */
     uint64_t sliding_window; /* a config.json's attention window (0: none; changes nothing) */
     /* memfit search (doc/model.md section 11.5): the job's GPUs (0: dp tp pp cp) and the layout
      * choices its row gave, which the search keeps (SCENARIO_PIN_* bits). */

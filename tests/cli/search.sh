@@ -10,7 +10,7 @@
 # The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 57
 # (name .. gpus_per_node), peak_bytes, budget_bytes.
 SC_FIRST=6
-SC_LAST=62
+SC_LAST=63
 
 cat >"$T/jobs.csv" <<'EOF'
 name,model,seq,global_batch,gpu,gpus,tp,zero
@@ -41,18 +41,18 @@ expect_err "--top is search's" "--top is not an option of eval (it is one of sea
 expect_status "search: exit 0" 0 search "$T/jobs.csv" --top 4
 cp "$T/out" "$T/csv"
 head -n 1 "$T/csv" | tr ',' '\n' >"$T/header"
-check "the header starts job,rank,step_time_s,layouts_tried,layouts_fit,name" \
-    sh -c "head -n 1 '$T/csv' | grep -q '^job,rank,step_time_s,layouts_tried,layouts_fit,name,arch,'"
+check "the header starts job,rank,step_time_s,layouts_tried,layouts_fit,name,model" \
+    sh -c "head -n 1 '$T/csv' | grep -q '^job,rank,step_time_s,layouts_tried,layouts_fit,name,model,arch,'"
 check "the header ends peak_bytes,budget_bytes" \
     sh -c "head -n 1 '$T/csv' | grep -q ',gpus_per_node,peak_bytes,budget_bytes\$'"
 check "no gpus column without a range" sh -c "! grep -qx gpus '$T/header'"
 check "the scenario's columns are $SC_FIRST to $SC_LAST" \
     sh -c "test \"\$(sed -n '${SC_FIRST}p;${SC_LAST}p' '$T/header' | tr '\n' ' ')\" = 'name gpus_per_node '"
-# Every column eval reads (src/input/columns.h) but model and gpus, and none else.
+# Every column eval reads (src/input/columns.h) but gpus, and none else.
 grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*"' src/input/columns.h | grep -o '"[a-z_0-9]*"' | tr -d '"' |
-    grep -vx -e model -e gpus >"$T/columns"
+    grep -vx -e gpus >"$T/columns"
 sed -n "${SC_FIRST},${SC_LAST}p" "$T/header" >"$T/written"
-check "the scenario's columns are eval's, but model and gpus" cmp -s "$T/columns" "$T/written"
+check "the scenario's columns are eval's, but gpus" cmp -s "$T/columns" "$T/written"
 rows=$(($(wc -l <"$T/csv") - 1))
 check "4 layouts of each of 4 jobs ($rows rows)" test "$rows" -eq 16
 check "ranks 1-4 of each job, named JOB-RANK" sh -c "awk -F, 'NR > 1 && (\$2 < 1 || \$2 > 4 || \$6 != \$1 \"-\" \$2) { bad = 1 } END { exit bad }' '$T/csv'"
@@ -61,25 +61,24 @@ check "layouts_fit <= layouts_tried, both > 0" sh -c "awk -F, 'NR > 1 && !(\$5 >
 check "gpu_mem_gb always written" sh -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if (\$i == \"gpu_mem_gb\") c = i } NR > 1 && \$c == \"\" { bad = 1 } END { exit bad }' '$T/csv'"
 check "a pinned column is kept (8b-tp2: tp 2, zero 1)" sh -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if (\$i == \"tp\") t = i; if (\$i == \"zero\") z = i } } NR > 1 && \$1 == \"8b-tp2\" && (\$t != 2 || \$z != 1) { bad = 1 } END { exit bad }' '$T/csv'"
 
-# back_through_eval NAME FILE FIRST LAST NAMECOL [EVAL OPTIONS]: columns FIRST..LAST of the
-# search's CSV FILE (the layout's name in NAMECOL) are a scenario CSV that eval reads without a
-# message; every row fits (fits = 1) with the peak and budget the search gave.
+# back_through_eval NAME FILE NAMECOL [EVAL OPTIONS]: the search's CSV FILE, as it is, is a
+# scenario CSV that eval reads without a message (the search's own columns ignored); every row
+# fits (fits = 1) with the peak and budget the search gave (the layout's name in NAMECOL).
 back_through_eval() {
-    name=$1 file=$2 first=$3 last=$4 namecol=$5
-    shift 5
-    cut -d, -f"$first-$last" "$file" >"$T/back.csv"
-    run eval "$T/back.csv" "$@" >"$T/eval" 2>"$T/evalerr"
+    name=$1 file=$2 namecol=$3
+    shift 3
+    run eval "$file" "$@" >"$T/eval" 2>"$T/evalerr"
     check "$name: eval reads every layout" sh -c "test ! -s '$T/evalerr' && test \$(wc -l <'$T/eval') -eq \$(wc -l <'$file')"
-    # search: name at FIRST, peak and budget the last two; eval: name, peak 10, budget 11, fits 12.
+    # search: name at NAMECOL, peak and budget the last two; eval: name, peak 10, budget 11, fits 12.
     awk -F, -v f="$namecol" 'NR > 1 { print $f, $(NF - 1), $NF, 1 }' "$file" >"$T/want"
     awk -F, 'NR > 1 { print $1, $10, $11, $12 }' "$T/eval" >"$T/got"
     if cmp -s "$T/want" "$T/got"; then echo "ok $name: each fits in eval with the search's peak and budget"; else
         echo "not ok $name: each fits in eval with the search's peak and budget"
         diff "$T/want" "$T/got" | head -5 | sed 's/^/# /'; fi
 }
-back_through_eval "search" "$T/csv" "$SC_FIRST" "$SC_LAST" "$SC_FIRST"
+back_through_eval "search" "$T/csv" "$SC_FIRST"
 run search "$T/jobs.csv" --top 3 --peak lesson --reserve 0.3 >"$T/lesson" 2>/dev/null
-back_through_eval "--peak lesson --reserve 0.3" "$T/lesson" "$SC_FIRST" "$SC_LAST" "$SC_FIRST" \
+back_through_eval "--peak lesson --reserve 0.3" "$T/lesson" "$SC_FIRST" \
     --peak lesson
 check "--reserve reaches the rows" sh -c "cut -d, -f$((SC_LAST - 1)) '$T/lesson' | sed -n 2p | grep -qx 0.3"
 
@@ -88,7 +87,7 @@ check "--reserve reaches the rows" sh -c "cut -d, -f$((SC_LAST - 1)) '$T/lesson'
 long=$(printf '\303\251%.0s' $(seq 1 64))
 printf 'name,model,seq,global_batch,gpu,gpus\n%s,gpt2-small,1024,32,L4-24GB,8\n' "$long" >"$T/long.csv"
 run search "$T/long.csv" --top 12 >"$T/longrows" 2>/dev/null
-back_through_eval "a name of 64 characters" "$T/longrows" "$SC_FIRST" "$SC_LAST" "$SC_FIRST"
+back_through_eval "a name of 64 characters" "$T/longrows" "$SC_FIRST"
 check "JOB-RANK cut to 64 characters" sh -c "cut -d, -f$SC_FIRST '$T/longrows' | sed -n 13p | grep -qx '$(printf '\303\251%.0s' $(seq 1 61))-12'"
 
 # ---- --top ----
@@ -141,7 +140,7 @@ g8=$(awk -F, '$1 == "8b" && $2 == 1 { print $6 }' "$T/range")
 check "405b: a count, a multiple of 8 ($g405)" sh -c "test -n '$g405' && test \$(($g405 % 8)) -eq 0 && test $g405 -gt 8"
 check "8b fits on 8" test "$g8" = 8
 # Feeding gpus to eval too: it checks gpus = dp * tp * pp * cp.
-back_through_eval "--gpus-range" "$T/range" "$SC_FIRST" "$((SC_LAST + 1))" "$((SC_FIRST + 1))"
+back_through_eval "--gpus-range" "$T/range" "$((SC_FIRST + 1))"
 prev=$((g405 - 8))
 printf 'name,model,seq,global_batch,gpu,gpus\n405b,llama3.1-405b,4096,64,H100-80GB,%s\n' "$prev" >"$T/prev.csv"
 run search "$T/prev.csv" --top 1 >"$T/out" 2>&1
@@ -262,7 +261,15 @@ check "report: no layout up to a cap, said" sh -c "pdftotext '$T/wall.pdf' - | t
 expect_status "configs/jobs.csv: exit 0" 0 search configs/jobs.csv --top 2
 cp "$T/out" "$T/shipped"
 check "configs/jobs.csv: every job has a layout" sh -c "! grep -q '^[^,]*,0,' '$T/shipped'"
-back_through_eval "configs/jobs.csv" "$T/shipped" "$SC_FIRST" "$SC_LAST" "$SC_FIRST"
+back_through_eval "configs/jobs.csv" "$T/shipped" "$SC_FIRST"
+check "the rows name each job's model preset" sh -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if (\$i == \"model\") m = i } NR > 1 && \$1 == \"llama3.1-70b-64xH100\" && \$m != \"llama3.1-70b\" { bad = 1 } END { exit bad + !m }' '$T/shipped'"
+# A report of the search's rows, piped as they are: the model named by its preset, the input
+# called standard input.
+head -n 3 "$T/shipped" | run report -q -o "$T/fromsearch.pdf" - 2>"$T/err"
+pdftotext "$T/fromsearch.pdf" - 2>/dev/null | tr -s '[:space:]' ' ' >"$T/fromsearch.txt"
+check "search | report -: read without a message" test ! -s "$T/err"
+check "search | report -: the model is its preset" grep -q 'llama3.1-8b (Llama-style)' "$T/fromsearch.txt"
+check "search | report -: the input is standard input" grep -q 'Input: standard input\.' "$T/fromsearch.txt"
 
 # The default table shows every degree above 1 and the offload, cutting names to make room: its
 # degrees multiply to the job's GPUs.

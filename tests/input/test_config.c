@@ -1371,6 +1371,25 @@ static void a_nul_byte_rejects_its_row(void **state)
                                     "file's rows are skipped\n");
 }
 
+/* The columns memfit search writes around a scenario's are read and ignored: its rows read as
+ * the scenario they hold; a NUL byte in one of them still rejects the row, by its position. */
+static void search_result_columns_are_ignored(void **state)
+{
+    (void)state;
+    static const char csv[] =
+        "job,rank,step_time_s,layouts_tried,layouts_fit,name,layers,hidden,heads,vocab,seq,"
+        "micro_batch,gpu_mem_gb,peak_bytes,budget_bytes\n"
+        "j,1,1.5,10,4,j-1,24,2048,16,50257,2048,8,80,123,456\n"
+        "j,2,1\0.5,10,4,j-2,24,2048,16,50257,2048,8,80,123,456\n";
+    struct run r;
+    run_bytes(&r, csv, sizeof csv - 1);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.sc[0].name, "j-1");
+    assert_int_equal(r.sc[0].layers, 24);
+    assert_int_equal(r.sc[0].micro_batch, 8);
+    assert_string_equal(r.messages, "in.csv:3: column 3: the cell holds a NUL byte\n");
+}
+
 /* A name table that cannot grow stops the file with a message: the check is never skipped. */
 static void a_full_name_table_stops_loudly(void **state)
 {
@@ -1568,6 +1587,7 @@ int main(void)
         cmocka_unit_test(jobs_record_gpus_and_pins),
         cmocka_unit_test(bad_jobs),
         cmocka_unit_test(a_nul_byte_rejects_its_row),
+        cmocka_unit_test(search_result_columns_are_ignored),
         cmocka_unit_test(a_full_name_table_stops_loudly),
         cmocka_unit_test(preset_files_are_checked),
         cmocka_unit_test(gpu_presets_know_fp8),
