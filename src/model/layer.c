@@ -403,7 +403,9 @@ static void swiglu_kept(struct filler *f, const struct scenario *sc)
 /*
  * An eager MoE MLP (doc/model.md 4.7; measured, tests/validation/modern.csv): the router's fp32
  * softmax (4E per token) and its top-k bookkeeping (int64 indices, fp32 weights and their sum:
- * 12k + 4); per routed row the gathered input, the expert's SwiGLU (8 f_e), its output kept by
+ * 12k + 4) - gpt-oss's router (router_bias=experts) keeps the int64 indices and a bf16 softmax
+ * over the k (10k); per routed row the gathered input, the expert's SwiGLU (8 f_e; gpt-oss's
+ * clamped one 14 f_e), its output kept by
  * the weighting and the weighted output kept by the index_add combine (2h each), and the
  * dispatch indices and weight (18); the shared experts' SwiGLU (8 f_s per token) and Qwen2-MoE's
  * gate (the shared output and the sigmoid: 2h + 2). Under FP8 (4.10) the experts' inputs and
@@ -414,14 +416,24 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
     uint64_t h = sc->hidden, k = sc->top_k;
-    kept_dt(f, "router softmax (fp32)", ck_mul(ck, 4, sc->experts), LAYER_PER_TOKEN, LAYER_WHOLE,
-            DT_FIXED);
-    kept_dt(f, "top-k indices, weights", ck_add(ck, ck_mul(ck, 12, k), 4), LAYER_PER_TOKEN,
-            LAYER_WHOLE, DT_FIXED);
+    bool gpt_oss = sc->router_bias == ROUTER_BIAS_EXPERTS;
+    if (gpt_oss) /* top-k over the logits, then a softmax over the k in bf16 (4.7) */
+        kept_dt(f, "top-k indices, softmax of k", ck_mul(ck, 10, k), LAYER_PER_TOKEN, LAYER_WHOLE,
+                DT_FIXED);
+    else {
+        kept_dt(f, "router softmax (fp32)", ck_mul(ck, 4, sc->experts), LAYER_PER_TOKEN,
+                LAYER_WHOLE, DT_FIXED);
+        kept_dt(f, "top-k indices, weights", ck_add(ck, ck_mul(ck, 12, k), 4), LAYER_PER_TOKEN,
+                LAYER_WHOLE, DT_FIXED);
+    }
     linear_input(f, "expert inputs", "expert inputs (FP8)", 2 * h, LAYER_PER_ROUTED_TOKEN,
                  LAYER_EXPERT_ROWS, false);
-    /* FP8 (4.10): the product, the down projection's input, in 1 byte of the 8 */
-    kept(f, "expert SwiGLU", ck_mul(ck, f->fp8 ? 6 : 8, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN,
+    /* FP8 (4.10): the product, the down projection's input, in 1 byte of its 2. gpt-oss's
+     * clamped SwiGLU keeps 14 f_e (4.7): gate_up's output, the sigmoid, the clamped gate,
+     * up + 1, glu and their product. */
+    uint64_t glu = gpt_oss ? 14 : 8;
+    kept(f, gpt_oss ? "expert clamped SwiGLU" : "expert SwiGLU",
+         ck_mul(ck, f->fp8 ? glu - 2 : glu, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN,
          LAYER_EXPERT_WIDTH);
     if (f->fp8)
         kept_dt(f, "expert products (FP8)", sc->expert_ffn, LAYER_PER_ROUTED_TOKEN,

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Measure the activation bytes of one GPT layer and one Llama layer with PyTorch, and of the
-modern layers (a Llama layer with a decoupled head_dim, qkv bias, qk norm and 4 norms; an eager
-MoE layer; a multi-head latent attention layer).
+modern layers (a Llama layer with a decoupled head_dim, qkv bias, qk norm and 4 norms, attention
+sinks; OLMo 2's layer; an eager MoE layer; gpt-oss's MoE layer; a multi-head latent attention
+layer).
 
 Usage: /usr/bin/python3 tests/validation/measure.py OUT.csv [MODERN.csv]
        (`make validate`: activations.csv and modern.csv)
@@ -215,7 +216,7 @@ def dropout(t, p):
     return torch.native_dropout(t, p, True)[0] if p > 0 else t
 
 
-def plain_attention(q, k, v, p, causal):
+def plain_attention(q, k, v, p, causal, sinks=None):
     """q (s, b, a, d), k (s, b, a_kv, d), v (s, b, a_kv, d_v) -> (s, b, a * d_v), with autograd
     (d_v = d but for multi-head latent attention).
 
@@ -225,6 +226,10 @@ def plain_attention(q, k, v, p, causal):
     v views of their storage when they are laid out (s, b, heads, d), which for a v split off a
     wider tensor, as in MLA, is that whole tensor), the softmax output, and with dropout the
     1-byte mask and the dropout output: 2as^2b (5as^2b with dropout).
+
+    sinks (a,), gpt-oss's learned sink logit per head: a column of them is appended to the
+    scores, the softmax runs over the s + 1 columns and the sink's column is dropped after it
+    (a view): the softmax output kept is 2as(s+1)b.
     """
     s, b, a, d = q.shape
     kvh = k.shape[2]
@@ -238,7 +243,13 @@ def plain_attention(q, k, v, p, causal):
         # An additive bias: an addition saves nothing, masked_fill would keep a bool mask.
         bias = torch.full((s, s), float("-inf"), dtype=scores.dtype).triu(1).repeat(g, 1)
         scores = scores + bias
-    probs = dropout(torch.softmax(scores, dim=-1), p)
+    if sinks is not None:
+        # Head kvh_i g + g_i sits at rows g_i s .. of matrix kvh_i (b-major): its sink on each.
+        col = sinks.view(1, kvh, g, 1).expand(b, kvh, g, s).reshape(b * kvh, g * s, 1)
+        probs = torch.softmax(torch.cat([scores, col.to(scores.dtype)], dim=-1), dim=-1)
+        probs = dropout(probs[..., :s], p)
+    else:
+        probs = dropout(torch.softmax(scores, dim=-1), p)
     o = torch.bmm(probs, vg)                                    # (b kvh, g s, d_v)
     return o.reshape(b, kvh, g, s, dv).permute(3, 0, 1, 2, 4).reshape(s, b, a * dv)
 
@@ -328,9 +339,10 @@ class LlamaLayer(nn.Module):
 
 # ---------------------------------------------------------------------------------------------
 # The modern layers (modern.csv): a Llama layer with a decoupled head_dim, qkv bias, qk norm and
-# four norms; an eager MoE layer; a multi-head latent attention (MLA) layer. All in the style of
-# LlamaLayer above: fused RMSNorm, rotary q and k, GQA without repeat_interleave, no biases but
-# the optional qkv ones, no dropout, plain or fused attention.
+# four norms, attention sinks; OLMo 2's layer; an eager MoE layer; gpt-oss's MoE layer; a
+# multi-head latent attention (MLA) layer. All in the style of LlamaLayer above: fused RMSNorm,
+# rotary q and k, GQA without repeat_interleave, no biases but the optional attention ones (and
+# gpt-oss's router and experts'), no dropout, plain or fused attention.
 
 
 class SwiGLU(nn.Module):
@@ -349,27 +361,36 @@ class SwiGLU(nn.Module):
 
 
 class GQAttention(nn.Module):
-    """Llama attention with a decoupled head_dim d (a d need not equal h, Gemma), optional q, k,
-    v biases (Qwen2) and an optional fused RMSNorm over each head's d of q and of k before rotary
-    (Qwen3). Takes the norm output y (s, b, h), returns the output projection's (s, b, h)."""
+    """Llama attention with a decoupled head_dim d (a d need not equal h, Gemma), optional biases
+    (qkv_bias 1: on q, k, v as Qwen2; 2: on o too; 3: on o too and a sink logit per head, as
+    gpt-oss) and an optional fused RMSNorm on q and on k before rotary (qk_norm 1: over each
+    head's d, Qwen3; 2: over the whole projection, a d and kv d, OLMo 2). Takes the layer's
+    input to the projections y (s, b, h), returns the output projection's (s, b, h). FlashAttention
+    with sinks keeps what it keeps without them (the sink enters the per-row log-sum-exp)."""
 
     def __init__(self, s, h, a, kvh, d, flash, qkv_bias, qk_norm):
         super().__init__()
         self.a, self.kvh, self.d, self.flash = a, kvh, d, flash
-        self.wq = nn.Linear(h, a * d, bias=qkv_bias)
-        self.wk = nn.Linear(h, kvh * d, bias=qkv_bias)
-        self.wv = nn.Linear(h, kvh * d, bias=qkv_bias)
-        self.wo = nn.Linear(a * d, h, bias=False)
-        self.q_norm = RMSNorm(d, True) if qk_norm else None
-        self.k_norm = RMSNorm(d, True) if qk_norm else None
+        self.wq = nn.Linear(h, a * d, bias=qkv_bias > 0)
+        self.wk = nn.Linear(h, kvh * d, bias=qkv_bias > 0)
+        self.wv = nn.Linear(h, kvh * d, bias=qkv_bias > 0)
+        self.wo = nn.Linear(a * d, h, bias=qkv_bias >= 2)
+        self.sinks = nn.Parameter(torch.zeros(a)) if qkv_bias == 3 else None
+        self.qk_norm = qk_norm
+        self.q_norm = RMSNorm(d if qk_norm == 1 else a * d, True) if qk_norm else None
+        self.k_norm = RMSNorm(d if qk_norm == 1 else kvh * d, True) if qk_norm else None
         self.rope = Rotary(s, d)
 
     def forward(self, y):
         s, b, _ = y.shape
-        q = self.wq(y).view(s, b, self.a, self.d)
-        k = self.wk(y).view(s, b, self.kvh, self.d)
-        v = self.wv(y).view(s, b, self.kvh, self.d)
-        if self.q_norm is not None:
+        q, k, v = self.wq(y), self.wk(y), self.wv(y)
+        if self.qk_norm == 2:
+            # One norm over each whole projection: it keeps its input and one fp32 1/rms a row.
+            q, k = self.q_norm(q), self.k_norm(k)
+        q = q.view(s, b, self.a, self.d)
+        k = k.view(s, b, self.kvh, self.d)
+        v = v.view(s, b, self.kvh, self.d)
+        if self.qk_norm == 1:
             # Each norm keeps its input (the projection's output) and one fp32 1/rms per head
             # and token; its output goes to rotary, which keeps nothing.
             q, k = self.q_norm(q), self.k_norm(k)
@@ -377,7 +398,7 @@ class GQAttention(nn.Module):
         if self.flash:
             o = FusedAttention.apply(q, k, v, 0.0, True, 0).view(s, b, self.a * self.d)
         else:
-            o = plain_attention(q, k, v, 0.0, True)
+            o = plain_attention(q, k, v, 0.0, True, self.sinks)
         return self.wo(o)
 
 
@@ -399,6 +420,23 @@ class ModernLlamaLayer(nn.Module):
         x = x + (self.post_attn(o) if self.post_attn is not None else o)
         m = self.mlp(self.norm2(x))
         return x + (self.post_mlp(m) if self.post_mlp is not None else m)
+
+
+class Olmo2Layer(nn.Module):
+    """OLMo 2 (transformers' modeling_olmo2.py): no norm before the attention or the MLP; the
+    projections read the layer's input, q and k are normed over their whole width, and a norm
+    after the attention and one after the MLP, each before its residual add (they keep the
+    output projection's and the down projection's outputs)."""
+
+    def __init__(self, s, h, a, kvh, d, f, flash, qkv_bias, qk_norm):
+        super().__init__()
+        self.post_attn, self.post_mlp = RMSNorm(h, True), RMSNorm(h, True)
+        self.attn = GQAttention(s, h, a, kvh, d, flash, qkv_bias, qk_norm)
+        self.mlp = SwiGLU(h, f)
+
+    def forward(self, x):
+        x = x + self.post_attn(self.attn(x))
+        return x + self.post_mlp(self.mlp(x))
 
 
 def expert_capacity(tokens, experts, top_k, cf):
@@ -487,6 +525,74 @@ class MoELayer(nn.Module):
         self.norm1, self.norm2 = RMSNorm(h, True), RMSNorm(h, True)
         self.attn = GQAttention(s, h, a, kvh, d, flash, qkv_bias, qk_norm)
         self.moe = MoEBlock(h, *moe)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.moe(self.norm2(x))
+
+
+class GptOssMoE(nn.Module):
+    """gpt-oss's MoE MLP as transformers' modeling_gpt_oss.py trains it (GptOssTopKRouter and the
+    training loop of GptOssExperts), made deterministic and balanced like MoEBlock.
+
+    Router: a linear h -> E with a bias, top-k over its logits, a softmax over the k chosen
+    logits in the activations' dtype, scattered into a (T, E) table of routing weights. The
+    experts are chosen by top-k over the logits plus balanced_choice's constant bias times 1000
+    (logits are not probabilities: the bias must dominate them), the constant subtracted from the
+    k values after: top-k keeps its int64 indices, the softmax its output, as without the bias.
+    Experts, one by one over their tokens: gate_up = x W + b (gate and up interleaved), gate
+    clamped above at 7, up to [-7, 7], glu = gate sigmoid(1.702 gate) (the Python float 1.702 is
+    kept as an 8-byte scalar), (up + 1) glu, down with its bias, times the token's routing
+    weight, index_add_ into the output. Two choices of a plain implementation where the modeling
+    file's code keeps more (the concern of an implementation profile): each expert's weights are
+    a slice of the stacked parameters (a view; the file's advanced indexing copies them), and
+    the tokens and their routing weights are index_select-ed by the token indices (the file's
+    advanced indexing, hidden_states[token_idx] and weights[token_idx, expert_idx], keeps int64
+    copies of the indices). The token indices are a column of nonzero()'s (rows, 2) result, as
+    torch.where's are in the file: 16 bytes a routed row."""
+
+    def __init__(self, h, experts, top_k, f_e):
+        super().__init__()
+        self.experts_n, self.top_k = experts, top_k
+        self.router = nn.Linear(h, experts, bias=True)
+        self.gate_up = nn.Parameter(torch.randn(experts, h, 2 * f_e) * h ** -0.5)
+        self.gate_up_bias = nn.Parameter(torch.zeros(experts, 2 * f_e))
+        self.down = nn.Parameter(torch.randn(experts, f_e, h) * f_e ** -0.5)
+        self.down_bias = nn.Parameter(torch.zeros(experts, h))
+        self.alpha, self.limit = 1.702, 7.0
+
+    def forward(self, y):                                       # y (s, b, h), the norm output
+        s, b, h = y.shape
+        tokens, k = s * b, self.top_k
+        x = y.view(tokens, h)
+        logits = self.router(x)                                 # (T, E)
+        bias = (1000 * balanced_choice(tokens, self.experts_n, k)).to(logits.dtype)
+        vals, idx = torch.topk(logits + bias, k, dim=-1)
+        top = torch.softmax(vals - bias.gather(1, idx), dim=1, dtype=logits.dtype)
+        weights = torch.zeros_like(logits).scatter_(1, idx, top)
+        out = torch.zeros_like(x)
+        for e in range(self.experts_n):
+            with torch.no_grad():
+                tok = (idx == e).nonzero()[:, 0]
+            gate_up = x.index_select(0, tok) @ self.gate_up[e] + self.gate_up_bias[e]
+            gate, up = gate_up[..., ::2], gate_up[..., 1::2]
+            gate = gate.clamp(min=None, max=self.limit)
+            up = up.clamp(min=-self.limit, max=self.limit)
+            glu = gate * torch.sigmoid(gate * self.alpha)
+            o = ((up + 1) * glu) @ self.down[e] + self.down_bias[e]
+            out.index_add_(0, tok, o * weights[:, e].index_select(0, tok).unsqueeze(1))
+        return out.view(s, b, h)
+
+
+class GptOssLayer(nn.Module):
+    """Fused RMSNorm, attention with biases and sinks, residual; fused RMSNorm, GptOssMoE,
+    residual."""
+
+    def __init__(self, s, h, a, kvh, d, flash, moe):
+        super().__init__()
+        self.norm1, self.norm2 = RMSNorm(h, True), RMSNorm(h, True)
+        self.attn = GQAttention(s, h, a, kvh, d, flash, 3, 0)
+        self.moe = GptOssMoE(h, *moe)
 
     def forward(self, x):
         x = x + self.attn(self.norm1(x))
@@ -621,7 +727,8 @@ LLAMA_VARIANTS = [
 
 MODERN_COLUMNS = ["layer", "kind", "variant", "seq", "micro_batch", "hidden", "heads", "kv_heads",
                   "head_dim", "ffn", "qkv_bias", "qk_norm", "layer_norms", "experts", "top_k",
-                  "expert_ffn", "shared_ffn", "shared_gate", "capacity_factor", "q_lora_rank",
+                  "expert_ffn", "shared_ffn", "shared_gate", "router_bias", "capacity_factor",
+                  "q_lora_rank",
                   "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", "v_head_dim", "attention", "norm",
                   "saved_bytes"]
 
@@ -648,6 +755,15 @@ MODERN_LLAMA_VARIANTS = [
     ("norms4-flash", True, 0, 0, 4),
     ("all-flash", True, 1, 1, 4),
     ("qk-norm-norms4", False, 0, 1, 4),   # Gemma 3: q/k norms and four norms
+    ("qk-norm-width", False, 0, 2, 2),    # q/k norms over the whole projections
+    ("sinks", False, 3, 0, 2),            # gpt-oss's attention: biases on q, k, v, o and sinks
+    ("sinks-flash", True, 3, 0, 2),
+]
+# (variant, flash): OLMo 2's layer (Olmo2Layer: post-norms only, q/k norms over the width),
+# which memfit counts as a pre-norm layer with qk_norm=width.
+OLMO2_VARIANTS = [
+    ("olmo2", False),
+    ("olmo2-flash", True),
 ]
 # (seq, micro_batch, hidden, heads, kv_heads, head_dim, experts, top_k, expert_ffn, shared_ffn,
 #  qkv_bias, qk_norm); shared_ffn is used by the variants with shared experts only.
@@ -673,6 +789,12 @@ MOE_VARIANTS = [
     ("cf1.25-shared", False, 1, 0, "1.25"),
     ("cf1.25-flash", True, 0, 0, "1.25"),
     ("cf0.5", False, 0, 0, "0.5"),                     # drops half the tokens
+]
+# (variant, flash): gpt-oss's layer (GptOssLayer) on the MOE_SHAPES (router_bias=experts,
+# qkv_bias=sinks, dropless, no shared experts).
+GPT_OSS_VARIANTS = [
+    ("gpt-oss", False),
+    ("gpt-oss-flash", True),
 ]
 # (seq, micro_batch, hidden, heads, q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim,
 #  v_head_dim, ffn)
@@ -713,6 +835,11 @@ def modern_rows():
                              kv_heads=kvh, head_dim=d, ffn=f, qkv_bias=bias, qk_norm=qkn,
                              layer_norms=norms, capacity_factor="0")
             yield row, partial(ModernLlamaLayer, s, h, a, kvh, d, f, flash, bias, qkn, norms)
+        for variant, flash in OLMO2_VARIANTS:
+            row = modern_row("llama", variant, flash, seq=s, micro_batch=b, hidden=h, heads=a,
+                             kv_heads=kvh, head_dim=d, ffn=f, qk_norm=2, layer_norms=2,
+                             capacity_factor="0")
+            yield row, partial(Olmo2Layer, s, h, a, kvh, d, f, flash, 0, 2)
     for s, b, h, a, kvh, d, E, k, f_e, f_s, bias, qkn in MOE_SHAPES:
         for variant, flash, shared, gate, cf in MOE_VARIANTS:
             fs = f_s if shared else 0
@@ -722,6 +849,11 @@ def modern_rows():
                              shared_gate=gate, capacity_factor=cf)
             yield row, partial(MoELayer, s, h, a, kvh, d, flash, bias, qkn,
                                (E, k, f_e, fs, gate, cf))
+        for variant, flash in GPT_OSS_VARIANTS:
+            row = modern_row("moe", variant, flash, seq=s, micro_batch=b, hidden=h, heads=a,
+                             kv_heads=kvh, head_dim=d, qkv_bias=3, layer_norms=2, experts=E,
+                             top_k=k, expert_ffn=f_e, router_bias=2, capacity_factor="0")
+            yield row, partial(GptOssLayer, s, h, a, kvh, d, flash, (E, k, f_e))
     for s, b, h, a, r_q, r_kv, d_n, d_r, d_v, f in MLA_SHAPES:
         for variant, flash, q_lora in MLA_VARIANTS:
             rq = r_q if q_lora else 0
@@ -767,6 +899,8 @@ def modern_formula(r):
     t = s * b
     flash = r["attention"] == "flash"
     core = 4 * a * t if flash else 2 * a * s * s * b    # fp32 LSE, or the bf16 softmax output
+    if r["qkv_bias"] == 3 and not flash:
+        core += 2 * a * t                               # the sinks' column of the softmax
     stats = 0 if flash else 8                           # plain: the 1/sqrt(d) divisor (double)
     routing = 0
     if r["kind"] in ("llama", "moe"):
@@ -776,7 +910,10 @@ def modern_formula(r):
         stats += 8 * t                                  # two norms, 4 bytes a row each
         if r["qk_norm"]:
             main += 2 * t * (qw + kw)                   # the q and k projections (norm inputs)
+        if r["qk_norm"] == 1:
             stats += 4 * t * (a + kvh)                  # 1/rms per token and head
+        elif r["qk_norm"] == 2:
+            stats += 8 * t                              # 1/rms per token, of q and of k
         if r["kind"] == "llama":
             main += 8 * t * r["ffn"]
             if r["layer_norms"] == 4:
@@ -785,6 +922,12 @@ def modern_formula(r):
         else:
             E, k, f_e, f_s = r["experts"], r["top_k"], r["expert_ffn"], r["shared_ffn"]
             n = moe_rows(r)
+            if r["router_bias"] == 2:                   # gpt-oss (GptOssMoE)
+                main += n * (2 * h + 14 * f_e)          # gathered inputs, clamped SwiGLU experts
+                main += n * 4 * h                       # combine: expert output, weighted output
+                routing = 10 * t * k + 18 * n           # top-k idx, softmax of k; per row
+                stats += 8 * E                          # each expert's 1.702 (a double)
+                return main, routing, stats
             main += 4 * t * E                           # fp32 router softmax
             main += n * (2 * h + 8 * f_e)               # gathered inputs, SwiGLU experts
             main += n * 4 * h                           # combine: expert output, weighted output

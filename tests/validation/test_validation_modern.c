@@ -3,9 +3,11 @@
  * PyTorch (tests/validation/modern.csv, measured by measure.py with saved-tensor hooks, bf16,
  * CPU; method and tensor tables in tests/validation/README.md): a Llama layer with a decoupled
  * head_dim, qkv bias, q/k norms and four norms; an eager mixture-of-experts layer (balanced
- * router, dropless or with a capacity factor, shared experts with or without a gate); a layer of
- * multi-head latent attention. Every row must agree with model_layer_act within 2% (doc/model.md
- * sections 4.5, 4.7 and 4.8); what remains are the O(sb) norm statistics the formulas leave out.
+ * router, dropless or with a capacity factor, shared experts with or without a gate); gpt-oss's
+ * layer (attention sinks, its router and clamped SwiGLU experts); OLMo 2's layer (post-norms,
+ * q/k norms over the width); a layer of multi-head latent attention, with and without q LoRA. Every
+ * row must agree with model_layer_act within 2% (doc/model.md sections 4.5, 4.7 and 4.8); what
+ * remains are the O(sb) norm statistics the formulas leave out.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,6 +55,7 @@ static void row_of(const struct csvin_record *rec, const struct fixture_header *
     sc->expert_ffn = fixture_u64(rec, h, "expert_ffn");
     sc->shared_ffn = fixture_u64(rec, h, "shared_ffn");
     sc->shared_gate = fixture_u64(rec, h, "shared_gate") != 0;
+    sc->router_bias = (enum router_bias)fixture_u64(rec, h, "router_bias");
     sc->capacity_factor = strtod(fixture_cell(rec, h, "capacity_factor"), NULL);
     sc->q_lora_rank = fixture_u64(rec, h, "q_lora_rank");
     sc->kv_lora_rank = fixture_u64(rec, h, "kv_lora_rank");
@@ -138,11 +141,33 @@ static void test_wrong_formula_is_rejected(void **state)
     assert_true(moe_rejected * 2 > moe);
 }
 
+/* gpt-oss's rows are not those of any MoE layer: counted as the usual router and SwiGLU experts
+ * (router_bias=yes instead of experts), every one of them misses by more than 2%. */
+static void test_gpt_oss_needs_its_own_experts(void **state)
+{
+    const struct fixture_rows *fx = *state;
+    const struct row *all = fx->rows;
+    size_t rows = 0, rejected = 0;
+    for (size_t i = 0; i < fx->count; i++) {
+        if (all[i].sc.router_bias != ROUTER_BIAS_EXPERTS)
+            continue;
+        struct scenario sc = all[i].sc;
+        sc.router_bias = ROUTER_BIAS_SCORE;
+        struct model_layer_act a;
+        assert_int_equal(model_layer_act(&sc, &a), MODEL_OK);
+        rows++;
+        rejected += fixture_gap(all[i].saved_bytes, a.total) > TOLERANCE;
+    }
+    assert_true(rows >= MIN_SHAPES);
+    assert_int_equal(rejected, rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_row_within_tolerance),
         cmocka_unit_test(test_wrong_formula_is_rejected),
+        cmocka_unit_test(test_gpt_oss_needs_its_own_experts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
