@@ -51,6 +51,7 @@ struct config_reader {
     struct csvin *in;
     int *map; /* header field index -> column, -1: one of search's own (ignored) */
     size_t n_cols;
+    size_t rank_field, job_field; /* 1 + the field of search's rank and job columns; 0: none */
     bool header_done, header_bad;
     bool jobs; /* config_reader_read_jobs */
     unsigned long rejected;
@@ -133,6 +134,10 @@ static void read_header(struct config_reader *r, const struct csvin_record *rec)
         int c = config_column_lookup(name);
         r->map[i] = c;
         if (c < 0 && search_result_column(name)) {
+            if (strcmp(name, "rank") == 0)
+                r->rank_field = i + 1;
+            else if (strcmp(name, "job") == 0)
+                r->job_field = i + 1;
             continue;
         } else if (c < 0) {
             const char *near = suggest_closest(name, config_col_names, COL_COUNT);
@@ -204,6 +209,14 @@ static bool fill_cells(struct config_reader *r, const struct csvin_record *rec, 
         else
             diag_report(r->diag, r->file, rec->line, "column %zu: the cell holds a NUL byte",
                         rec->nul_field);
+        return false;
+    }
+    /* A search's job that nothing fits: its one row, of rank 0, holds no scenario. */
+    if (r->rank_field && strcmp(rec->fields[r->rank_field - 1], "0") == 0) {
+        diag_report(
+            r->diag, r->file, rec->line,
+            "job '%s': memfit search found no layout that fits (rank 0); no scenario to read",
+            r->job_field ? rec->fields[r->job_field - 1] : "");
         return false;
     }
     /* One memset: cheaper than clearing the columns the header lacks, most of them. */

@@ -1372,7 +1372,8 @@ static void a_nul_byte_rejects_its_row(void **state)
 }
 
 /* The columns memfit search writes around a scenario's are read and ignored: its rows read as
- * the scenario they hold; a NUL byte in one of them still rejects the row, by its position. */
+ * the scenario they hold; a NUL byte in one of them still rejects the row, by its position, and
+ * a job's row of rank 0 (no layout fits) is rejected saying so. */
 static void search_result_columns_are_ignored(void **state)
 {
     (void)state;
@@ -1380,14 +1381,18 @@ static void search_result_columns_are_ignored(void **state)
         "job,rank,step_time_s,layouts_tried,layouts_fit,name,layers,hidden,heads,vocab,seq,"
         "micro_batch,gpu_mem_gb,peak_bytes,budget_bytes\n"
         "j,1,1.5,10,4,j-1,24,2048,16,50257,2048,8,80,123,456\n"
-        "j,2,1\0.5,10,4,j-2,24,2048,16,50257,2048,8,80,123,456\n";
+        "j,2,1\0.5,10,4,j-2,24,2048,16,50257,2048,8,80,123,456\n"
+        "none,0,,10,0,,,,,,,,,,456\n";
     struct run r;
     run_bytes(&r, csv, sizeof csv - 1);
     assert_int_equal(r.n, 1);
     assert_string_equal(r.sc[0].name, "j-1");
     assert_int_equal(r.sc[0].layers, 24);
     assert_int_equal(r.sc[0].micro_batch, 8);
-    assert_string_equal(r.messages, "in.csv:3: column 3: the cell holds a NUL byte\n");
+    assert_string_equal(r.messages,
+                        "in.csv:3: column 3: the cell holds a NUL byte\n"
+                        "in.csv:4: job 'none': memfit search found no layout that fits (rank 0); "
+                        "no scenario to read\n");
 }
 
 /* A name table that cannot grow stops the file with a message: the check is never skipped. */
