@@ -206,6 +206,14 @@ bool config_check_consistency(struct row *row, const struct scenario *sc)
         return config_row_error(row, COL_RECOMPUTE,
                                 "checkpointing every %llu layers is more than layers (%llu)",
                                 ULL(sc->ckpt_every), ULL(sc->layers));
+    if (sc->recompute_layers > sc->layers)
+        return config_row_error(row, COL_RECOMPUTE_LAYERS, "'%llu' is more than layers (%llu)",
+                                ULL(sc->recompute_layers), ULL(sc->layers));
+    if (sc->recompute_layers && sc->offload == OFFLOAD_CHECKPOINTS)
+        return config_row_error(row, COL_RECOMPUTE_LAYERS,
+                                "'%llu' is not possible with offload=checkpoints (every layer's "
+                                "checkpoint moves)",
+                                ULL(sc->recompute_layers));
     if (sc->arch == ARCH_LLAMA && sc->dropout)
         return config_row_error(row, COL_DROPOUT,
                                 "'%s' is not possible with arch=llama (no dropout)",

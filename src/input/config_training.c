@@ -32,6 +32,22 @@ static bool parse_recompute(struct row *row, struct scenario *sc)
     return config_parse_uint(row, COL_RECOMPUTE, &sc->ckpt_every, false);
 }
 
+/* Block recomputation (doc/model.md 5.4; Megatron-LM --recompute-method block
+ * --recompute-num-layers N): N layers of each chunk recomputed, with recompute=full only. */
+static bool parse_recompute_layers(struct row *row, struct scenario *sc)
+{
+    sc->recompute_layers = 0;
+    if (!row->cell[COL_RECOMPUTE_LAYERS])
+        return true;
+    if (!config_parse_uint(row, COL_RECOMPUTE_LAYERS, &sc->recompute_layers, false))
+        return false;
+    if (sc->recompute != RECOMPUTE_EVERY_K || sc->ckpt_every != 1)
+        return config_row_error(row, COL_RECOMPUTE_LAYERS,
+                                "'%s' needs recompute=full (the layers recomputed whole)",
+                                row->cell[COL_RECOMPUTE_LAYERS]);
+    return true;
+}
+
 /* How the step is run (doc/model.md section 10.2); the defaults follow precision: Megatron-LM
  * fuses its cross-entropy and optimizer and keeps a persistent gradient buffer, PyTorch's eager
  * loop computes the loss eagerly, creates the gradients on demand and runs foreach AdamW. */
@@ -126,7 +142,8 @@ bool config_parse_training(struct row *row, struct scenario *sc)
     if (!parse_step_impl(row, sc) || !parse_tuning(row, sc))
         return false;
     uint64_t zero = 0;
-    if (!parse_recompute(row, sc) || !config_opt_uint(row, COL_DP, &sc->dp, false) ||
+    if (!parse_recompute(row, sc) || !parse_recompute_layers(row, sc) ||
+        !config_opt_uint(row, COL_DP, &sc->dp, false) ||
         !config_opt_uint(row, COL_TP, &sc->tp, false) ||
         !config_opt_uint(row, COL_PP, &sc->pp, false) || !config_opt_bool(row, COL_SP, &sc->sp) ||
         !config_opt_uint(row, COL_EP, &sc->ep, false) ||

@@ -196,6 +196,7 @@ static void run_cells(struct filler *f, const struct scenario *sc)
     put_word(f, C_ATTENTION, scenario_attention_name(sc->attention));
     const char *recompute = scenario_recompute_name(sc, k, sizeof k);
     put_text(f, C_RECOMPUTE, SCENARIO_CSV_TEXT, "%s", recompute);
+    put_u64_or_empty(f, C_RECOMPUTE_LAYERS, sc->recompute_layers);
     put_u64(f, C_DP, sc->dp);
     put_u64(f, C_TP, sc->tp);
     put_u64(f, C_PP, sc->pp);

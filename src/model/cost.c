@@ -216,6 +216,16 @@ struct layer_work {
 
 /* The slowest pipeline stage of the candidates (pipeline.h): its GEMM FLOPs and seconds per
  * micro-batch (forward), and its layers of each kind. */
+/* The share of a stage's layers whose forward runs again with recompute=full: all of them, or
+ * with block recomputation N of each chunk's L_s (doc/model.md 12.2). */
+static double recomputed_share(const struct scenario *sc, const struct pipeline_stage *st)
+{
+    uint64_t n = sc->recompute_layers;
+    if (n == 0 || st->chunk_layers == 0 || n >= st->chunk_layers)
+        return 1;
+    return (double)n / (double)st->chunk_layers;
+}
+
 static const struct model_gpu *slowest_stage(const struct terms *t, const struct layer_work *lw,
                                              struct work *out)
 {
@@ -345,7 +355,6 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     double useful = per_token * out->tokens / gpus;
     bool full = sc->recompute == RECOMPUTE_EVERY_K;
     double extra = full ? 2.0 * (psi + adapters) * out->tokens / gpus : 0;
-    out->flops = useful + extra;
 
     /* The GEMMs' efficiency from their sizes, on the slowest stage (12.1). */
     struct layer_work lw = {0};
@@ -361,6 +370,10 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     lw.core = attention_core(sc, &r);
     struct work slow;
     const struct model_gpu *st = slowest_stage(t, &lw, &slow);
+    /* Block recomputation (12.2): the forward again of N of each chunk's L_s layers only. */
+    double rf = full ? recomputed_share(sc, &st->pipe) : 0;
+    extra *= rf;
+    out->flops = useful + extra;
     out->gemm_eff = slow.s > 0 ? slow.flops / (peak * slow.s) : 0;
     out->stage_factor = 1;
     if (pp > 1) {
@@ -389,7 +402,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     double gemm_fwd = out->gemm_s * fwd_share;
     if (full)
         out->recompute_s = (gemm_rate > 0 ? extra * out->stage_factor / gemm_rate : 0) +
-                           m * (layers * lw.core.fwd_s + mem_fwd);
+                           rf * m * (layers * lw.core.fwd_s + mem_fwd);
     else if (sc->recompute == RECOMPUTE_SELECTIVE && sc->attention == ATTENTION_PLAIN)
         out->recompute_s = m * layers * lw.core.fwd_s;
 
@@ -398,7 +411,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     double h = (double)sc->hidden;
     if (tp > 1) {
         double bw = tp <= sc->gpus_per_node ? link : net;
-        double n_coll = full ? 6.0 : 4.0;
+        double n_coll = 4.0 + 2.0 * rf;
         out->tp_s = m * layers * n_coll * ring_allreduce(2.0 * mb_tokens * h, tp) / bw;
     }
     /* Context parallelism (12.4): the ring passes the K and V of s/c tokens c - 1 times in the
@@ -409,8 +422,8 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
                                 : 2.0 * (double)sc->kv_heads * (double)layer_head_dim(sc);
         double bytes = (double)(cp - 1) * mb_tokens * 2.0 * kv / (double)tp;
         double bw = tp * cp <= sc->gpus_per_node ? link : net;
-        double traffic = m * layers * (full ? 4.0 : 3.0) * bytes / bw;
-        double core = out->attention_s + (full ? m * layers * lw.core.fwd_s : 0);
+        double traffic = m * layers * (3.0 + rf) * bytes / bw;
+        double core = out->attention_s + rf * m * layers * lw.core.fwd_s;
         out->cp_s = max0(traffic - core);
     }
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
@@ -420,7 +433,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
         double bw = ep * etp <= sc->gpus_per_node ? link : net;
-        double n_a2a = full ? 6.0 : 4.0;
+        double n_a2a = 4.0 + 2.0 * rf;
         out->ep_s =
             m * (double)st->pipe.layers[LAYER_MOE] * n_a2a * ring_half(rows * 2 * h, ep) / bw;
     }

@@ -138,7 +138,9 @@ struct scenario {
     enum precision precision;
     enum attention attention;
     enum recompute recompute;
-    uint64_t ckpt_every; /* k of RECOMPUTE_EVERY_K */
+    uint64_t ckpt_every;       /* k of RECOMPUTE_EVERY_K */
+    uint64_t recompute_layers; /* block recomputation (full, k = 1): N layers of each chunk
+                                * recomputed, the others keep everything; 0: all of them */
     uint64_t dp, tp, pp;
     uint64_t cp;  /* context parallel degree: each GPU holds s / cp of a sequence; 0: 1 */
     uint64_t vpp; /* virtual pipeline chunks per stage (interleaved 1F1B); 0: 1 */

@@ -53,6 +53,10 @@ MODERN = ["head_dim", "qkv_bias", "qk_norm", "layer_norms", "experts", "top_k", 
 # defaults too (zero_group dp cp, global_batch b dp pp, cp and vpp 1).
 PARALLEL = ["global_batch", "cp", "vpp", "zero_group"]
 
+# Recomputation of part of the model (doc/model.md 5.4): block recomputation's N layers of each
+# chunk (recompute=full only; empty: all of them).
+RECOMPUTE = ["recompute_layers"]
+
 
 def truth(cell):
     return cell.strip().lower() in ("1", "yes", "true", "y", "on")
@@ -82,6 +86,7 @@ def resolve(row):
     c["zero_group"] = num("zero_group", num("dp", 1) * c["cp"])  # 3.2: N
     step = num("micro_batch", 1) * num("dp", 1)
     c["m"] = -(-num("global_batch", step * num("pp", 1)) // step)  # 6.1: micro-batches a step
+    c["recompute_layers"] = num("recompute_layers", 0)              # 5.4: 0 is every layer
     return c
 
 
@@ -324,12 +329,14 @@ def in_flight(c, r):
     return held
 
 
-def stage_act(c, r, k, offload=True):
+def stage_act(c, r, k, offload=True, block=True):
     """5.1, 5.3, 6.2, 4.11: stage r's chunk-micro-batches in flight, each chunk's layers its own A;
     with checkpointing every k, their checkpoints (segments never cross a chunk) and one rebuilt
     segment of k' = min(k, L/(p v)) layers at the largest A the stage holds; with the
-    checkpoints offloaded, one checkpoint in transit and that segment. The ring's buffers on
-    top."""
+    checkpoints offloaded, one checkpoint in transit and that segment. Block recomputation (5.4:
+    recompute=full, recompute_layers N below the chunk's L_s layers): each chunk-micro-batch in
+    flight keeps N checkpoints and L_s - N whole layers at the largest A, with no layer rebuilt
+    on top (the N are rebuilt after the kept layers' backward). The ring's buffers on top."""
     chunks, held = stage_chunks(c, r), in_flight(c, r)
     acts = {kd: layer_act(c, kd) for kd in ("dense", "moe") if kinds(c)[kd]}
     if k == 0:
@@ -337,8 +344,12 @@ def stage_act(c, r, k, offload=True):
     else:
         per = c["layers"] // (c["pp"] * c["vpp"])
         kk = min(k, per)
-        seg = kk * max(acts[kd] for ch in chunks for kd in ch if ch[kd])
-        if offload and c["offload"] == "checkpoints":
+        amax = max(acts[kd] for ch in chunks for kd in ch if ch[kd])
+        seg = kk * amax
+        n = c["recompute_layers"]
+        if block and k == 1 and 0 < n < per:
+            act = sum(held) * (n * ckpt(c) + (per - n) * amax)
+        elif offload and c["offload"] == "checkpoints":
             act = ckpt(c) + seg
         else:
             act = sum(held) * math.ceil(F(per, kk)) * ckpt(c) + seg
@@ -411,7 +422,8 @@ def k_curve(c):
     """5.2: M(k) of stage 0, with its micro-batches in flight and chunks, for k = 1 .. L/p; with
     offload=checkpoints the GPU's c + k' A (5.3), whose smallest is at k = 1."""
     off = c["offload"] == "checkpoints"
-    return {k: stage_act(c, 0, k, offload=off) for k in range(1, c["layers"] // c["pp"] + 1)}
+    return {k: stage_act(c, 0, k, offload=off, block=False)
+            for k in range(1, c["layers"] // c["pp"] + 1)}
 
 
 def bounds(c, g):
@@ -585,6 +597,12 @@ def random_scenario(rng, i):
     # The checkpoints go to CPU memory only with checkpointing (5.3, 13.2).
     offload = rng.choice(["none", "none", "optimizer"] +
                          (["checkpoints"] * 2 if rec == "full" or rec.isdigit() else []))
+    # Block recomputation (5.4): with recompute=full and the checkpoints on the GPU, N of the
+    # layers of each chunk, below, at or above a chunk's L / (p v).
+    cell["recompute_layers"] = ""
+    if rec == "full" and offload != "checkpoints" and rng.random() < 0.6:
+        per = layers // (pp * vpp)
+        cell["recompute_layers"] = str(rng.choice([rng.randint(1, per)] * 3 + [rng.randint(1, layers)]))
     if arch == "llama":
         # Latent attention has neither q/k norms nor qkv biases (section 13.2).
         r = rng.random()
@@ -659,7 +677,7 @@ def random_scenario(rng, i):
 
 COLUMNS = ["name", "arch", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn", "tied", "positions",
            "dropout", "seq", "micro_batch", "precision", "attention", "recompute", "dp", "tp", "pp", "sp",
-           "zero", "offload", "gpu_mem_gb", "reserve"] + MODERN + PARALLEL
+           "zero", "offload", "gpu_mem_gb", "reserve"] + MODERN + PARALLEL + RECOMPUTE
 
 # The published counts of doc/model.md section 2.5, from this file's own reading of section 2.
 PUBLISHED = [
@@ -703,7 +721,7 @@ def coverage(rows):
     """How often the cases of sections 3.2, 4.11, 5.3 and 6.1 occur among the scenarios, and
     which stage is the most loaded in the reference (the first on a tie)."""
     seen = dict.fromkeys(["pp > 1", "vpp > 1", "m < pp", "m > pp", "cp > 1", "expert groups fold cp",
-                          "zero_group",
+                          "zero_group", "block recompute",
                           "offload=checkpoints", "heaviest stage 0", "heaviest middle stage",
                           "heaviest last stage"], 0)
     for row in rows:
@@ -717,6 +735,7 @@ def coverage(rows):
         seen["expert groups fold cp"] += (c["experts"] > 0 and c["cp"] > 1 and
                                           (c["dp"] * c["tp"]) % (c["ep"] * c["etp"]) != 0)
         seen["zero_group"] += row["zero_group"] != ""
+        seen["block recompute"] += 0 < c["recompute_layers"] < c["layers"] // (p * c["vpp"])
         seen["offload=checkpoints"] += c["offload"] == "checkpoints"
         if p > 1:
             peaks = [g["peak"] for g in evaluate(c)[0]]
@@ -727,7 +746,7 @@ def coverage(rows):
 
 
 # Each of these occurs at least this often among the default 400 scenarios (and any larger N).
-COVERAGE_MIN = {"vpp > 1": 5, "m < pp": 5, "m > pp": 5, "cp > 1": 5, "zero_group": 5,
+COVERAGE_MIN = {"vpp > 1": 5, "block recompute": 10, "m < pp": 5, "m > pp": 5, "cp > 1": 5, "zero_group": 5,
                 "expert groups fold cp": 2,
                 "offload=checkpoints": 5, "heaviest middle stage": 5, "heaviest last stage": 5}
 

@@ -424,6 +424,11 @@ static void recompute_and_booleans(void **state)
     assert_int_equal(r.sc[1].ckpt_every, 4);
     assert_int_equal(r.sc[2].recompute, RECOMPUTE_SELECTIVE);
     assert_true(r.sc[2].dropout);
+    assert_int_equal(r.sc[0].recompute_layers, 0); /* default: every layer */
+    run_csv(&r, "name,model,seq,micro_batch,gpu,recompute,recompute_layers\n"
+                "a,gpt-1.3b,2048,8,H100-80GB,full,5\n");
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.sc[0].recompute_layers, 5);
 }
 
 static void reserve_column_wins(void **state)
@@ -1167,6 +1172,29 @@ static const struct bad_input BAD[] = {
      "in.csv:7: column 'zero_group': '2' needs zero >= 1 (a ZeRO shard to span)\n"
      "in.csv:8: column 'offload': 'checkpoints' needs recompute=full or every k (checkpoints to "
      "move)\n"},
+
+    /* block recomputation (doc/model.md 5.4): N layers of each chunk, with recompute=full */
+    {"name,model,seq,micro_batch,gpu_mem_gb,recompute,recompute_layers,offload\n"
+     "a,gpt-1.3b,2048,1,80,full,0,\n"
+     "b,gpt-1.3b,2048,1,80,full,two,\n"
+     "c,gpt-1.3b,2048,1,80,selective,2,\n"
+     "d,gpt-1.3b,2048,1,80,4,2,\n"
+     "e,gpt-1.3b,2048,1,80,,2,\n"
+     "f,gpt-1.3b,2048,1,80,full,25,\n"
+     "g,gpt-1.3b,2048,1,80,full,2,checkpoints\n"
+     "ok,gpt-1.3b,2048,1,80,full,24,\n",
+     "ok",
+     "in.csv:2: column 'recompute_layers': '0' is zero: expected a positive integer\n"
+     "in.csv:3: column 'recompute_layers': 'two' is not a positive integer\n"
+     "in.csv:4: column 'recompute_layers': '2' needs recompute=full (the layers recomputed "
+     "whole)\n"
+     "in.csv:5: column 'recompute_layers': '2' needs recompute=full (the layers recomputed "
+     "whole)\n"
+     "in.csv:6: column 'recompute_layers': '2' needs recompute=full (the layers recomputed "
+     "whole)\n"
+     "in.csv:7: column 'recompute_layers': '25' is more than layers (24)\n"
+     "in.csv:8: column 'recompute_layers': '2' is not possible with offload=checkpoints (every "
+     "layer's checkpoint moves)\n"},
 
     /* names: at most 64 characters (the message shows 20), valid UTF-8 */
     {HEADER NAME65 ",24,2048,16,50257,2048,8,80\n", "",

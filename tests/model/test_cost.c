@@ -163,6 +163,16 @@ static void test_lesson_example(void **state)
     assert_close(c.flops, 8 * psi * 16384, 1e-15);
     assert_close(c.recompute_s, 0.3323317283, 1e-9);
     assert_close(c.overhead_s, c.recompute_s, 0);
+    /* Block recomputation of 6 of the 24 layers: a quarter of that forward again; 24 or more
+     * layers are all of them. */
+    sc.recompute_layers = 6;
+    cost_step(&sc, &t, &c);
+    assert_close(c.flops, 6.5 * psi * 16384, 1e-15);
+    assert_close(c.recompute_s, 0.3323317283 / 4, 1e-9);
+    sc.recompute_layers = 24;
+    cost_step(&sc, &t, &c);
+    assert_close(c.recompute_s, 0.3323317283, 1e-9);
+    sc.recompute_layers = 0;
     /* Selective: the plain core's forward, 24 * 4.2396 ms; with flash, nothing. */
     sc.recompute = RECOMPUTE_SELECTIVE;
     cost_step(&sc, &t, &c);
