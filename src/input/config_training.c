@@ -9,6 +9,8 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <strings.h>
 
 static bool parse_recompute(struct row *row, struct scenario *sc)
 {
@@ -45,6 +47,41 @@ static bool parse_recompute_layers(struct row *row, struct scenario *sc)
         return config_row_error(row, COL_RECOMPUTE_LAYERS,
                                 "'%s' needs recompute=full (the layers recomputed whole)",
                                 row->cell[COL_RECOMPUTE_LAYERS]);
+    return true;
+}
+
+/* Per-module selective recomputation (doc/model.md 5.5; Megatron-Core --recompute-modules): a
+ * list of module names separated by spaces, '+' or ';', with recompute=selective only. */
+static bool parse_recompute_modules(struct row *row, struct scenario *sc)
+{
+    sc->recompute_modules = 0;
+    const char *v = row->cell[COL_RECOMPUTE_MODULES];
+    if (!v)
+        return true;
+    if (sc->recompute != RECOMPUTE_SELECTIVE)
+        return config_row_error(row, COL_RECOMPUTE_MODULES,
+                                "'%s' needs recompute=selective (modules to recompute)", v);
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, " +;");
+        unsigned i = 0;
+        while (n > 0 && i < RECOMPUTE_MODULES &&
+               !(strlen(scenario_recompute_module_name(i)) == n &&
+                 strncasecmp(p, scenario_recompute_module_name(i), n) == 0))
+            i++;
+        if (n > 0 && i == RECOMPUTE_MODULES)
+            return config_row_error(row, COL_RECOMPUTE_MODULES,
+                                    "'%.*s' is not one of core_attn, layernorm, mlp, moe_act, moe, "
+                                    "shared_experts, mla_up_proj",
+                                    (int)(n < 40 ? n : 40), p);
+        if (n > 0)
+            sc->recompute_modules |= 1u << i;
+        p += n;
+        p += *p != '\0';
+    }
+    if (sc->recompute_modules == 0)
+        return config_row_error(row, COL_RECOMPUTE_MODULES, "'%s' names no module", v);
+    if (sc->recompute_modules == RECOMPUTE_CORE_ATTN)
+        sc->recompute_modules = 0; /* the default, one way (scenario_recompute_modules) */
     return true;
 }
 
@@ -143,7 +180,7 @@ bool config_parse_training(struct row *row, struct scenario *sc)
         return false;
     uint64_t zero = 0;
     if (!parse_recompute(row, sc) || !parse_recompute_layers(row, sc) ||
-        !config_opt_uint(row, COL_DP, &sc->dp, false) ||
+        !parse_recompute_modules(row, sc) || !config_opt_uint(row, COL_DP, &sc->dp, false) ||
         !config_opt_uint(row, COL_TP, &sc->tp, false) ||
         !config_opt_uint(row, COL_PP, &sc->pp, false) || !config_opt_bool(row, COL_SP, &sc->sp) ||
         !config_opt_uint(row, COL_EP, &sc->ep, false) ||

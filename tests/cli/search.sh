@@ -10,7 +10,7 @@
 # The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 57
 # (name .. gpus_per_node), peak_bytes, budget_bytes.
 SC_FIRST=6
-SC_LAST=64
+SC_LAST=65
 
 cat >"$T/jobs.csv" <<'EOF'
 name,model,seq,global_batch,gpu,gpus,tp,zero

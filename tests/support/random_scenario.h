@@ -114,6 +114,10 @@ static inline void random_scenario(uint64_t *st, struct scenario *sc)
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->offload == OFFLOAD_NONE &&
         rs_range(st, 0, 3) == 0)
         sc->offload = OFFLOAD_CHECKPOINTS;
+    /* Per-module selective recomputation (doc/model.md 5.5): the dense modules. */
+    if (sc->recompute == RECOMPUTE_SELECTIVE && rs_range(st, 0, 1) == 0)
+        sc->recompute_modules =
+            (unsigned)rs_range(st, 1, RECOMPUTE_CORE_ATTN | RECOMPUTE_LAYERNORM | RECOMPUTE_MLP);
     /* Block recomputation (doc/model.md 5.4): N of each chunk's layers, full only. */
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1 &&
         sc->offload != OFFLOAD_CHECKPOINTS && rs_range(st, 0, 1) == 0)
