@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Measure what per-module selective recomputation saves (doc/model.md 5.5): the activation bytes
-of a Llama layer, an eager MoE layer and a multi-head latent attention layer with exactly the
+of a GPT layer (with and without dropout), a Llama layer, an eager MoE layer and a multi-head latent attention layer with exactly the
 modules of Megatron-Core's --recompute-modules checkpointed, and without.
 
 Usage: /usr/bin/python3 tests/validation/recompute.py OUT.csv   (`make validate`: recompute.csv)
 
-The layers are measure.py's (ModernLlamaLayer, MoELayer, MLALayer), run forward once in bf16 on
+The layers are measure.py's (ModernLlamaLayer, MoELayer, MLALayer; its GPT layer with the norms
+and the MLP as modules, GPTModules), run forward once in bf16 on
 the CPU under saved-tensor hooks, counted as measure.py counts them (each storage once, no
 parameters, no rotary tables). A recomputed module is wrapped in torch.utils.checkpoint
 (use_reentrant=True, whose Function saves the module's inputs where the hooks see them):
@@ -35,7 +36,8 @@ from torch.utils.checkpoint import checkpoint
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import measure as m  # noqa: E402  (the layers and the storage accounting)
 
-COLUMNS = ["layer", "kind", "modules", "seq", "micro_batch", "hidden", "heads", "kv_heads",
+COLUMNS = ["layer", "kind", "modules", "dropout", "seq", "micro_batch", "hidden", "heads",
+           "kv_heads",
            "head_dim", "ffn", "experts", "top_k", "expert_ffn", "shared_ffn", "q_lora_rank",
            "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", "v_head_dim", "saved_bytes"]
 
@@ -80,6 +82,41 @@ class ActSwiGLU(nn.Module):
 
     def forward(self, x):
         return self.down(self.act(self.gate(x), self.up(x)))
+
+
+class GeLUMLP(nn.Module):
+    """GPT's MLP: fc2(gelu(fc1(x))), with biases (its dropout is outside it, as Megatron-LM's
+    bias-dropout-add)."""
+
+    def __init__(self, h, f):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(h, f), nn.Linear(f, h)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class GPTModules(nn.Module):
+    """measure.GPTLayer (pre-LN, biases, fused attention, dropout p) with its norms and MLP as
+    modules that recompute() can wrap."""
+
+    def __init__(self, h, a, f, p):
+        super().__init__()
+        self.a, self.d, self.p = a, h // a, p
+        self.norm1, self.norm2 = nn.LayerNorm(h), nn.LayerNorm(h)
+        self.wq, self.wk, self.wv = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
+        self.proj = nn.Linear(h, h)
+        self.mlp = GeLUMLP(h, f)
+
+    def forward(self, x):                                       # x (s, b, h)
+        s, b, h = x.shape
+        y = self.norm1(x)
+        q = self.wq(y).view(s, b, self.a, self.d)
+        k = self.wk(y).view(s, b, self.a, self.d)
+        v = self.wv(y).view(s, b, self.a, self.d)
+        o = m.FusedAttention.apply(q, k, v, self.p, True, 1234).view(s, b, h)
+        x = x + m.dropout(self.proj(o), self.p)
+        return x + m.dropout(self.mlp(self.norm2(x)), self.p)
 
 
 class MLAUp(nn.Module):
@@ -158,6 +195,18 @@ def saved_bytes(layer, x):
     return kept
 
 
+# (seq, micro_batch, hidden, heads, dropout)
+GPT_SHAPES = [
+    (128, 2, 128, 2, 1),
+    (256, 1, 128, 4, 0),
+    (64, 4, 192, 3, 1),
+    (256, 2, 256, 4, 0),
+    (128, 2, 256, 8, 1),
+    (192, 1, 384, 6, 0),
+    (128, 3, 512, 8, 1),
+    (512, 1, 256, 2, 0),
+]
+GPT_MODULES = ["", "layernorm", "mlp", "layernorm mlp"]
 # (seq, micro_batch, hidden, heads, kv_heads, head_dim, ffn)
 LLAMA_SHAPES = [
     (128, 2, 256, 4, 2, 64, 768),
@@ -206,6 +255,11 @@ def row_of(kind, modules, **size):
 
 def rows():
     """(row without saved_bytes, layer maker) for every measurement."""
+    for s, b, h, a, drop in GPT_SHAPES:
+        for mods in GPT_MODULES:
+            yield (row_of("gpt", mods, dropout=drop, seq=s, micro_batch=b, hidden=h, heads=a,
+                          kv_heads=a, ffn=4 * h),
+                   partial(GPTModules, h, a, 4 * h, m.P_DROP if drop else 0.0))
     for s, b, h, a, kvh, d, f in LLAMA_SHAPES:
         for mods in LLAMA_MODULES:
             yield (row_of("llama", mods, seq=s, micro_batch=b, hidden=h, heads=a, kv_heads=kvh,

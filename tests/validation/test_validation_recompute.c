@@ -1,8 +1,8 @@
 /*
  * test_validation_recompute: memfit's per-layer activations with per-module selective
  * recomputation (doc/model.md 5.5) against PyTorch (tests/validation/recompute.csv, measured by
- * recompute.py: measure.py's Llama, MoE and latent-attention layers with exactly the modules of
- * Megatron-Core's --recompute-modules checkpointed, bf16, CPU, flash attention). Every row must
+ * recompute.py: measure.py's GPT, Llama, MoE and latent-attention layers with exactly the modules
+ * of Megatron-Core's --recompute-modules checkpointed, bf16, CPU, flash attention). Every row must
  * agree with model_layer_act within 2%, and so must each module's saving against the same shape
  * without recomputation.
  */
@@ -54,8 +54,9 @@ static void row_of(const struct csvin_record *rec, const struct fixture_header *
     snprintf(r->kind, sizeof r->kind, "%s", fixture_cell(rec, h, "kind"));
     snprintf(r->modules, sizeof r->modules, "%s", fixture_cell(rec, h, "modules"));
     scenario_lesson_example(sc);
-    sc->arch = ARCH_LLAMA;
-    sc->dropout = sc->tied = false;
+    sc->arch = strcmp(r->kind, "gpt") == 0 ? ARCH_GPT : ARCH_LLAMA;
+    sc->dropout = fixture_u64(rec, h, "dropout") != 0;
+    sc->tied = false;
     sc->layers = 1;
     sc->attention = ATTENTION_FLASH;
     sc->seq = fixture_u64(rec, h, "seq");
