@@ -104,7 +104,9 @@ static void apply(struct scenario *sc, enum plan_fix fix)
 static bool rung_recompute_or_shard(struct ladder *ld)
 {
     const struct scenario *sc = &ld->cur;
-    bool full_ok = !(sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1);
+    /* block recomputation (5.4) leaves layers to recompute: full is a rung above it */
+    bool full_ok =
+        !(sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1 && sc->recompute_layers == 0);
     bool zero3_ok = sc->dp > 1 && sc->zero < 3;
     enum plan_fix order[2];
     int n = 0;
@@ -190,7 +192,9 @@ static bool rung_pipeline_parallel(struct ladder *ld)
 static bool run_ladder(struct ladder *ld)
 {
     struct scenario *cur = &ld->cur;
-    if (cur->attention == ATTENTION_PLAIN && cur->recompute != RECOMPUTE_SELECTIVE) {
+    /* flash drops the scores, unless selective recomputation already does (core_attn, 5.5) */
+    if (cur->attention == ATTENTION_PLAIN &&
+        !(scenario_recompute_modules(cur) & RECOMPUTE_CORE_ATTN)) {
         cur->attention = ATTENTION_FLASH;
         if (try_rung(ld, PLAN_FIX_FLASH))
             return true;
