@@ -153,13 +153,14 @@ $(BUILD)/bench/search_bench: bench/search_bench.c $(LIB_OBJ) $(HDR)
 # Re-measures the fixtures (activations.csv, and modern.csv for the modern layers), then writes
 # what the report quotes of activations.csv (src/report/validation_summary.h); then the LoRA layers
 # (lora.csv) and the whole training step (step.csv), both checked against the closed forms of
-# tests/validation/README.md.
+# tests/validation/README.md; and per-module selective recomputation (recompute.csv).
 validate: $(BUILD)/tests/validation_summary
 	@sh tools/deps.sh validate
 	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv tests/validation/modern.csv
 	$(BUILD)/tests/validation_summary tests/validation/activations.csv src/report/validation_summary.h
 	/usr/bin/python3 tests/validation/lora.py tests/validation/lora.csv
 	/usr/bin/python3 tests/validation/step.py tests/validation/step.csv
+	/usr/bin/python3 tests/validation/recompute.py tests/validation/recompute.csv
 
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \

@@ -49,6 +49,8 @@
     X(FP8, "fp8", WRITTEN, RUN)                                                                    \
     X(ATTENTION, "attention", WRITTEN, RUN)                                                        \
     X(RECOMPUTE, "recompute", WRITTEN, RUN)                                                        \
+    X(RECOMPUTE_LAYERS, "recompute_layers", WRITTEN, RUN)                                          \
+    X(RECOMPUTE_MODULES, "recompute_modules", WRITTEN, RUN)                                        \
     X(CAPACITY_FACTOR, "capacity_factor", WRITTEN, RUN)                                            \
     X(DP, "dp", WRITTEN, RUN)                                                                      \
     X(TP, "tp", WRITTEN, RUN)                                                                      \

@@ -183,6 +183,31 @@ static bool check_interleaving(struct row *row, const struct scenario *sc, uint6
     return true;
 }
 
+/* The modules of recompute_modules the model has (doc/model.md 5.5): the MoE ones need experts
+ * (shared_experts shared ones), mla_up_proj latent attention. */
+static bool check_recompute_modules(struct row *row, const struct scenario *sc)
+{
+    unsigned m = sc->recompute_modules;
+    const char *need = NULL, *name = NULL;
+    if (m & (RECOMPUTE_MOE_ACT | RECOMPUTE_MOE | RECOMPUTE_SHARED_EXPERTS) &&
+        (sc->experts == 0 || sc->dense_layers >= sc->layers)) {
+        name = m & RECOMPUTE_MOE_ACT ? "moe_act" : m & RECOMPUTE_MOE ? "moe" : "shared_experts";
+        need = "MoE layers (experts)";
+    } else if (m & RECOMPUTE_SHARED_EXPERTS && sc->shared_ffn == 0) {
+        name = "shared_experts";
+        need = "shared experts (shared_ffn)";
+    } else if (m & RECOMPUTE_MLA_UP_PROJ && sc->kv_lora_rank == 0) {
+        name = "mla_up_proj";
+        need = "multi-head latent attention (kv_lora_rank)";
+    } else if (m & RECOMPUTE_MLP && sc->experts > 0 && sc->dense_layers == 0) {
+        name = "mlp";
+        need = "dense layers (dense_layers with experts)";
+    }
+    if (need)
+        return config_row_error(row, COL_RECOMPUTE_MODULES, "'%s' needs %s", name, need);
+    return true;
+}
+
 /* Rules between columns: every degree divides what it splits (doc/model.md section 13.2). */
 bool config_check_consistency(struct row *row, const struct scenario *sc)
 {
@@ -206,6 +231,16 @@ bool config_check_consistency(struct row *row, const struct scenario *sc)
         return config_row_error(row, COL_RECOMPUTE,
                                 "checkpointing every %llu layers is more than layers (%llu)",
                                 ULL(sc->ckpt_every), ULL(sc->layers));
+    if (!check_recompute_modules(row, sc))
+        return false;
+    if (sc->recompute_layers > sc->layers)
+        return config_row_error(row, COL_RECOMPUTE_LAYERS, "'%llu' is more than layers (%llu)",
+                                ULL(sc->recompute_layers), ULL(sc->layers));
+    if (sc->recompute_layers && sc->offload == OFFLOAD_CHECKPOINTS)
+        return config_row_error(row, COL_RECOMPUTE_LAYERS,
+                                "'%llu' is not possible with offload=checkpoints (every layer's "
+                                "checkpoint moves)",
+                                ULL(sc->recompute_layers));
     if (sc->arch == ARCH_LLAMA && sc->dropout)
         return config_row_error(row, COL_DROPOUT,
                                 "'%s' is not possible with arch=llama (no dropout)",

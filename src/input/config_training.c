@@ -9,6 +9,8 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <strings.h>
 
 static bool parse_recompute(struct row *row, struct scenario *sc)
 {
@@ -30,6 +32,57 @@ static bool parse_recompute(struct row *row, struct scenario *sc)
         return config_row_error(row, COL_RECOMPUTE,
                                 "'%s' is not none, selective, full or a positive integer k", v);
     return config_parse_uint(row, COL_RECOMPUTE, &sc->ckpt_every, false);
+}
+
+/* Block recomputation (doc/model.md 5.4; Megatron-LM --recompute-method block
+ * --recompute-num-layers N): N layers of each chunk recomputed, with recompute=full only. */
+static bool parse_recompute_layers(struct row *row, struct scenario *sc)
+{
+    sc->recompute_layers = 0;
+    if (!row->cell[COL_RECOMPUTE_LAYERS])
+        return true;
+    if (!config_parse_uint(row, COL_RECOMPUTE_LAYERS, &sc->recompute_layers, false))
+        return false;
+    if (sc->recompute != RECOMPUTE_EVERY_K || sc->ckpt_every != 1)
+        return config_row_error(row, COL_RECOMPUTE_LAYERS,
+                                "'%s' needs recompute=full (the layers recomputed whole)",
+                                row->cell[COL_RECOMPUTE_LAYERS]);
+    return true;
+}
+
+/* Per-module selective recomputation (doc/model.md 5.5; Megatron-Core --recompute-modules): a
+ * list of module names separated by spaces, '+' or ';', with recompute=selective only. */
+static bool parse_recompute_modules(struct row *row, struct scenario *sc)
+{
+    sc->recompute_modules = 0;
+    const char *v = row->cell[COL_RECOMPUTE_MODULES];
+    if (!v)
+        return true;
+    if (sc->recompute != RECOMPUTE_SELECTIVE)
+        return config_row_error(row, COL_RECOMPUTE_MODULES,
+                                "'%s' needs recompute=selective (modules to recompute)", v);
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, " +;");
+        unsigned i = 0;
+        while (n > 0 && i < RECOMPUTE_MODULES &&
+               !(strlen(scenario_recompute_module_name(i)) == n &&
+                 strncasecmp(p, scenario_recompute_module_name(i), n) == 0))
+            i++;
+        if (n > 0 && i == RECOMPUTE_MODULES)
+            return config_row_error(row, COL_RECOMPUTE_MODULES,
+                                    "'%.*s' is not one of core_attn, layernorm, mlp, moe_act, moe, "
+                                    "shared_experts, mla_up_proj",
+                                    (int)(n < 40 ? n : 40), p);
+        if (n > 0)
+            sc->recompute_modules |= 1u << i;
+        p += n;
+        p += *p != '\0';
+    }
+    if (sc->recompute_modules == 0)
+        return config_row_error(row, COL_RECOMPUTE_MODULES, "'%s' names no module", v);
+    if (sc->recompute_modules == RECOMPUTE_CORE_ATTN)
+        sc->recompute_modules = 0; /* the default, one way (scenario_recompute_modules) */
+    return true;
 }
 
 /* How the step is run (doc/model.md section 10.2); the defaults follow precision: Megatron-LM
@@ -126,7 +179,8 @@ bool config_parse_training(struct row *row, struct scenario *sc)
     if (!parse_step_impl(row, sc) || !parse_tuning(row, sc))
         return false;
     uint64_t zero = 0;
-    if (!parse_recompute(row, sc) || !config_opt_uint(row, COL_DP, &sc->dp, false) ||
+    if (!parse_recompute(row, sc) || !parse_recompute_layers(row, sc) ||
+        !parse_recompute_modules(row, sc) || !config_opt_uint(row, COL_DP, &sc->dp, false) ||
         !config_opt_uint(row, COL_TP, &sc->tp, false) ||
         !config_opt_uint(row, COL_PP, &sc->pp, false) || !config_opt_bool(row, COL_SP, &sc->sp) ||
         !config_opt_uint(row, COL_EP, &sc->ep, false) ||

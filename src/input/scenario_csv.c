@@ -187,7 +187,7 @@ static void run_cells(struct filler *f, const struct scenario *sc)
     static const char *const optimizers[] = {"adamw", "adamw-bf16", "adamw8bit", "sgd"};
     static const char *const finetunes[] = {"full", "lora", "qlora"};
     static const char *const targets[] = {"qv", "all-linear"};
-    char k[24];
+    char k[24], modules[96];
     put_u64(f, C_SEQ, sc->seq);
     put_u64(f, C_MICRO_BATCH, sc->micro_batch);
     put_u64_or_empty(f, C_GLOBAL_BATCH, sc->global_batch);
@@ -196,6 +196,9 @@ static void run_cells(struct filler *f, const struct scenario *sc)
     put_word(f, C_ATTENTION, scenario_attention_name(sc->attention));
     const char *recompute = scenario_recompute_name(sc, k, sizeof k);
     put_text(f, C_RECOMPUTE, SCENARIO_CSV_TEXT, "%s", recompute);
+    put_u64_or_empty(f, C_RECOMPUTE_LAYERS, sc->recompute_layers);
+    if (*scenario_recompute_modules_name(sc, modules, sizeof modules)) /* empty: core_attn */
+        put_text(f, C_RECOMPUTE_MODULES, SCENARIO_CSV_TEXT, "%s", modules);
     put_u64(f, C_DP, sc->dp);
     put_u64(f, C_TP, sc->tp);
     put_u64(f, C_PP, sc->pp);

@@ -121,6 +121,52 @@ static void layer_gemms(const struct scenario *sc, enum layer_kind kind, const s
     }
 }
 
+/* The forward again of the modules selective recomputation rebuilds in one layer of `kind`
+ * (doc/model.md 5.5, 12.2), beyond the attention core: their GEMMs as layer_gemms shapes them
+ * (mlp, moe, shared_experts, mla_up_proj) and the bytes of their elementwise work at the memory's
+ * rate (layernorm: two norms reading and writing h a token; moe_act: the gated activation,
+ * 6 f_e / u a routed row). */
+static struct work module_forward(const struct scenario *sc, enum layer_kind kind,
+                                  const struct rates *r, double tokens)
+{
+    struct work w = {0, 0};
+    unsigned mods = scenario_recompute_modules(sc);
+    double h = (double)sc->hidden, t = (double)(sc->tp ? sc->tp : 1), a = (double)sc->heads;
+    double split = sc->sp && t > 1 ? t : 1, bytes = 0;
+    if (mods & RECOMPUTE_LAYERNORM)
+        bytes += 2 * 4 * h * tokens / split;
+    if (mods & RECOMPUTE_MLA_UP_PROJ && has_mla(sc)) {
+        double dn = (double)sc->qk_nope_dim, dr = (double)sc->qk_rope_dim;
+        double rq = sc->q_lora_rank ? (double)sc->q_lora_rank : h;
+        gemm(&w, r, 1, tokens, rq, a * (dn + dr) / t);
+        gemm(&w, r, 1, tokens, (double)sc->kv_lora_rank, a * (dn + (double)sc->v_head_dim) / t);
+    }
+    if (kind == LAYER_DENSE && mods & RECOMPUTE_MLP) {
+        double f = (double)sc->ffn;
+        gemm(&w, r, 1, tokens, h, (sc->arch == ARCH_LLAMA ? 2 : 1) * f / t);
+        gemm(&w, r, 1, tokens, f / t, h);
+    }
+    if (kind == LAYER_MOE &&
+        mods & (RECOMPUTE_MOE | RECOMPUTE_MOE_ACT | RECOMPUTE_SHARED_EXPERTS)) {
+        double e = (double)(sc->ep ? sc->ep : 1), u = (double)(sc->etp ? sc->etp : sc->tp);
+        double experts = (double)sc->experts, fe = (double)sc->expert_ffn;
+        double rows = (double)layer_routed_rows(sc, (uint64_t)tokens) * e / experts;
+        if (mods & RECOMPUTE_MOE) {
+            gemm(&w, r, 1, tokens, h, experts);
+            gemm(&w, r, experts / e, rows, h, 2 * fe / u);
+            gemm(&w, r, experts / e, rows, fe / u, h);
+        } else if (mods & RECOMPUTE_MOE_ACT) {
+            bytes += 6 * fe / u * rows * experts / e;
+        }
+        if (sc->shared_ffn && mods & (RECOMPUTE_MOE | RECOMPUTE_SHARED_EXPERTS)) {
+            gemm(&w, r, 1, tokens, h, 2 * (double)sc->shared_ffn / t);
+            gemm(&w, r, 1, tokens, (double)sc->shared_ffn / t, h);
+        }
+    }
+    w.s += bytes * r->s_per_byte;
+    return w;
+}
+
 /* Bytes the elementwise operations of one layer of `kind` move per token in the forward pass on
  * one GPU, counted op by op for Megatron-LM's fused kernels (Narayanan et al. 2021, section 4.2;
  * doc/model.md 12.1): each norm reads and writes h (4h bytes), each residual add reads two and
@@ -214,8 +260,19 @@ struct layer_work {
     struct core core;
 };
 
+/* The share of a stage's layers whose forward runs again with recompute=full: all of them, or
+ * with block recomputation N of each chunk's L_s (doc/model.md 12.2). */
+static double recomputed_share(const struct scenario *sc, const struct pipeline_stage *st)
+{
+    uint64_t n = sc->recompute_layers;
+    if (n == 0 || st->chunk_layers == 0 || n >= st->chunk_layers)
+        return 1;
+    return (double)n / (double)st->chunk_layers;
+}
+
 /* The slowest pipeline stage of the candidates (pipeline.h): its GEMM FLOPs and seconds per
  * micro-batch (forward), and its layers of each kind. */
+
 static const struct model_gpu *slowest_stage(const struct terms *t, const struct layer_work *lw,
                                              struct work *out)
 {
@@ -345,7 +402,6 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     double useful = per_token * out->tokens / gpus;
     bool full = sc->recompute == RECOMPUTE_EVERY_K;
     double extra = full ? 2.0 * (psi + adapters) * out->tokens / gpus : 0;
-    out->flops = useful + extra;
 
     /* The GEMMs' efficiency from their sizes, on the slowest stage (12.1). */
     struct layer_work lw = {0};
@@ -361,6 +417,10 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     lw.core = attention_core(sc, &r);
     struct work slow;
     const struct model_gpu *st = slowest_stage(t, &lw, &slow);
+    /* Block recomputation (12.2): the forward again of N of each chunk's L_s layers only. */
+    double rf = full ? recomputed_share(sc, &st->pipe) : 0;
+    extra *= rf;
+    out->flops = useful + extra;
     out->gemm_eff = slow.s > 0 ? slow.flops / (peak * slow.s) : 0;
     out->stage_factor = 1;
     if (pp > 1) {
@@ -389,16 +449,23 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     double gemm_fwd = out->gemm_s * fwd_share;
     if (full)
         out->recompute_s = (gemm_rate > 0 ? extra * out->stage_factor / gemm_rate : 0) +
-                           m * (layers * lw.core.fwd_s + mem_fwd);
-    else if (sc->recompute == RECOMPUTE_SELECTIVE && sc->attention == ATTENTION_PLAIN)
-        out->recompute_s = m * layers * lw.core.fwd_s;
+                           rf * m * (layers * lw.core.fwd_s + mem_fwd);
+    else if (sc->recompute == RECOMPUTE_SELECTIVE) { /* the modules' forward again (5.5) */
+        bool core = scenario_recompute_modules(sc) & RECOMPUTE_CORE_ATTN;
+        out->recompute_s =
+            core && sc->attention == ATTENTION_PLAIN ? m * layers * lw.core.fwd_s : 0;
+        for (int k = 0; k < 2; k++)
+            if (st->pipe.layers[k] > 0 && scenario_recompute_modules(sc) != RECOMPUTE_CORE_ATTN)
+                out->recompute_s += m * (double)st->pipe.layers[k] *
+                                    module_forward(sc, (enum layer_kind)k, &r, mb_tokens).s;
+    }
 
     /* Tensor (and sequence) parallelism (12.4): 4 all-reduces of the layer's s b h output a
      * layer and micro-batch, 6 when the forward is run again; not overlapped. */
     double h = (double)sc->hidden;
     if (tp > 1) {
         double bw = tp <= sc->gpus_per_node ? link : net;
-        double n_coll = full ? 6.0 : 4.0;
+        double n_coll = 4.0 + 2.0 * rf;
         out->tp_s = m * layers * n_coll * ring_allreduce(2.0 * mb_tokens * h, tp) / bw;
     }
     /* Context parallelism (12.4): the ring passes the K and V of s/c tokens c - 1 times in the
@@ -409,8 +476,8 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
                                 : 2.0 * (double)sc->kv_heads * (double)layer_head_dim(sc);
         double bytes = (double)(cp - 1) * mb_tokens * 2.0 * kv / (double)tp;
         double bw = tp * cp <= sc->gpus_per_node ? link : net;
-        double traffic = m * layers * (full ? 4.0 : 3.0) * bytes / bw;
-        double core = out->attention_s + (full ? m * layers * lw.core.fwd_s : 0);
+        double traffic = m * layers * (3.0 + rf) * bytes / bw;
+        double core = out->attention_s + rf * m * layers * lw.core.fwd_s;
         out->cp_s = max0(traffic - core);
     }
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
@@ -420,7 +487,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
         double bw = ep * etp <= sc->gpus_per_node ? link : net;
-        double n_a2a = full ? 6.0 : 4.0;
+        double n_a2a = 4.0 + 2.0 * rf;
         out->ep_s =
             m * (double)st->pipe.layers[LAYER_MOE] * n_a2a * ring_half(rows * 2 * h, ep) / bw;
     }

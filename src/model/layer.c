@@ -122,6 +122,12 @@ static bool has_mla(const struct scenario *sc)
     return sc->kv_lora_rank > 0;
 }
 
+/* Whether selective recomputation rebuilds module m (enum recompute_module; doc/model.md 5.5). */
+static bool recomputes(const struct scenario *sc, unsigned m)
+{
+    return (scenario_recompute_modules(sc) & m) != 0;
+}
+
 /* ---- parameters (doc/model.md section 2) ---- */
 
 /* Multi-head attention with grouped K and V heads of width d_h: W_Q and W_O are h x a d_h, W_K
@@ -275,7 +281,7 @@ static void core_kept(struct filler *f, const struct scenario *sc)
         kept_dt(f, "log-sum-exp (fp32)", 4, LAYER_PER_HEAD_ROW, LAYER_SPLIT, DT_FIXED);
         return;
     }
-    f->recomputing = sc->recompute == RECOMPUTE_SELECTIVE;
+    f->recomputing = recomputes(sc, RECOMPUTE_CORE_ATTN);
     kept(f, "softmax output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
     if (sc->qkv_bias == QKV_BIAS_SINKS) /* the softmax runs over s + 1 columns, the sink's last */
         kept(f, "softmax sink column", 2, LAYER_PER_HEAD_ROW, LAYER_SPLIT);
@@ -298,9 +304,12 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
     uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
     uint64_t fb = ck_mul(ck, 2, sc->ffn);
     bool flash = sc->attention == ATTENTION_FLASH, drop = sc->dropout;
+    bool norms = recomputes(sc, RECOMPUTE_LAYERNORM), mlp = recomputes(sc, RECOMPUTE_MLP);
     kept_dt(f, "LN1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    f->recomputing = norms; /* layernorm: the norms' outputs rebuilt (5.5) */
     if (f->tune.qkv_input)
         linear_input(f, "QKV input", "QKV input (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, false);
+    f->recomputing = false;
     kept(f, "Q", q, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "K", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
     if (flash)
@@ -315,12 +324,15 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
     if (drop)
         kept_dt(f, "projection dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
     kept_dt(f, "LN2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    f->recomputing = norms;
     if (f->tune.mlp_input)
         linear_input(f, "fc1 input", "fc1 input (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, false);
+    f->recomputing = mlp; /* mlp: what the MLP keeps beyond its input (5.5) */
     kept(f, "GeLU input", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     if (f->tune.down_input)
         linear_input(f, "fc2 input", "fc2 input (FP8)", fb, LAYER_PER_TOKEN, LAYER_SPLIT, false);
     adapters_kept(f, "LoRA x A (MLP)", f->tune.mlp_adapters);
+    f->recomputing = false;
     if (drop)
         kept_dt(f, "MLP dropout mask", h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
     if (f->step) /* two LayerNorms' fp32 mean and 1/std per row (measured: step.csv) */
@@ -337,9 +349,11 @@ static void llama_attention_kept(struct filler *f, const struct scenario *sc)
     uint64_t h = sc->hidden, dh = layer_head_dim(sc);
     uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
     kept_dt(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    f->recomputing = recomputes(sc, RECOMPUTE_LAYERNORM);
     if (f->tune.qkv_input)
         linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                      false);
+    f->recomputing = false;
     if (sc->qk_norm)
         kept(f, "q, k norm inputs", ck_add(ck, q, kv), LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "Q (rotary)", q, LAYER_PER_TOKEN, LAYER_SPLIT);
@@ -365,8 +379,10 @@ static void mla_kept(struct filler *f, const struct scenario *sc)
     uint64_t dv = sc->v_head_dim, rkv = sc->kv_lora_rank;
     uint64_t qk = ck_mul3(ck, 2, a, ck_add(ck, dn, dr));
     kept_dt(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    f->recomputing = recomputes(sc, RECOMPUTE_LAYERNORM);
     linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                  false);
+    f->recomputing = false;
     if (sc->q_lora_rank > 0 && !f->fp8)
         kept(f, "q down, q norm outputs", ck_mul(ck, 4, sc->q_lora_rank), LAYER_PER_TOKEN,
              LAYER_WHOLE);
@@ -377,10 +393,12 @@ static void mla_kept(struct filler *f, const struct scenario *sc)
     kept(f, "kv down output", ck_mul(ck, 2, ck_add(ck, rkv, dr)), LAYER_PER_TOKEN, LAYER_WHOLE);
     linear_input(f, "kv norm output", "kv norm output (FP8)", ck_mul(ck, 2, rkv), LAYER_PER_TOKEN,
                  LAYER_WHOLE, false);
+    f->recomputing = recomputes(sc, RECOMPUTE_MLA_UP_PROJ); /* the up-projections, rotary (5.5) */
     kept(f, "Q (rotary)", qk, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "K (rotary)", qk, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "kv up output (V)", ck_mul3(ck, 2, a, ck_add(ck, dn, dv)), LAYER_PER_TOKEN,
          LAYER_SPLIT);
+    f->recomputing = false;
     core_kept(f, sc);
     linear_input(f, "projection input", "projection input (FP8)", ck_mul3(ck, 2, a, dv),
                  LAYER_PER_TOKEN, LAYER_SPLIT, sc->attention == ATTENTION_FLASH);
@@ -391,6 +409,7 @@ static void mla_kept(struct filler *f, const struct scenario *sc)
 static void swiglu_kept(struct filler *f, const struct scenario *sc)
 {
     uint64_t fb = ck_mul(&f->ck, 2, sc->ffn);
+    f->recomputing = recomputes(sc, RECOMPUTE_MLP); /* what the MLP keeps beyond its input */
     kept(f, "gate", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "silu(gate)", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
@@ -398,6 +417,7 @@ static void swiglu_kept(struct filler *f, const struct scenario *sc)
         linear_input(f, "silu(gate) \xc3\x97 up", "silu(gate) \xc3\x97 up (FP8)", fb,
                      LAYER_PER_TOKEN, LAYER_SPLIT, false);
     adapters_kept(f, "LoRA x A (MLP)", f->tune.mlp_adapters);
+    f->recomputing = false;
 }
 
 /*
@@ -416,6 +436,9 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
 {
     struct checked *ck = &f->ck;
     uint64_t h = sc->hidden, k = sc->top_k;
+    bool moe = recomputes(sc, RECOMPUTE_MOE), act = recomputes(sc, RECOMPUTE_MOE_ACT);
+    bool shared = moe || recomputes(sc, RECOMPUTE_SHARED_EXPERTS);
+    f->recomputing = moe; /* moe: everything the MoE MLP keeps beyond its input (5.5) */
     bool gpt_oss = sc->router_bias == ROUTER_BIAS_EXPERTS;
     if (gpt_oss) /* top-k over the logits, then a softmax over the k in bf16 (4.7) */
         kept_dt(f, "top-k indices, softmax of k", ck_mul(ck, 10, k), LAYER_PER_TOKEN, LAYER_WHOLE,
@@ -431,16 +454,25 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
     /* FP8 (4.10): the product, the down projection's input, in 1 byte of its 2. gpt-oss's
      * clamped SwiGLU keeps 14 f_e (4.7): gate_up's output, the sigmoid, the clamped gate,
      * up + 1, glu and their product. */
-    uint64_t glu = gpt_oss ? 14 : 8;
-    kept(f, gpt_oss ? "expert clamped SwiGLU" : "expert SwiGLU",
-         ck_mul(ck, f->fp8 ? glu - 2 : glu, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN,
-         LAYER_EXPERT_WIDTH);
+    uint64_t glu = gpt_oss ? 14 : 8, all = f->fp8 ? glu - 2 : glu;
+    if (!act) {
+        kept(f, gpt_oss ? "expert clamped SwiGLU" : "expert SwiGLU",
+             ck_mul(ck, all, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_WIDTH);
+    } else { /* moe_act: the activation's input (gate, up) kept, its outputs rebuilt (5.5) */
+        kept(f, "expert gate, up", ck_mul(ck, 4, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN,
+             LAYER_EXPERT_WIDTH);
+        f->recomputing = true;
+        kept(f, "expert activation outputs", ck_mul(ck, all - 4, sc->expert_ffn),
+             LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_WIDTH);
+    }
     if (f->fp8)
         kept_dt(f, "expert products (FP8)", sc->expert_ffn, LAYER_PER_ROUTED_TOKEN,
                 LAYER_EXPERT_WIDTH, DT_FIXED);
+    f->recomputing = moe;
     kept(f, "expert outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
     kept(f, "weighted outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
     kept_dt(f, "dispatch indices", 18, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS, DT_FIXED);
+    f->recomputing = shared; /* shared_experts: theirs, the gate's too (5.5) */
     if (sc->shared_ffn > 0)
         kept(f, "shared SwiGLU", ck_mul(ck, f->fp8 ? 6 : 8, sc->shared_ffn), LAYER_PER_TOKEN,
              LAYER_SPLIT);
@@ -450,6 +482,7 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
     }
     if (sc->shared_gate)
         kept(f, "shared gate", ck_add(ck, 2 * h, 2), LAYER_PER_TOKEN, LAYER_WHOLE);
+    f->recomputing = false;
 }
 
 /* The fused RMSNorms' one fp32 1/rms per row: the layer's norms, MLA's q and kv norms (per
@@ -481,11 +514,13 @@ static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_k
     if (sc->layer_norms >= 4)
         kept_dt(f, "post-attention norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
     kept_dt(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    f->recomputing = recomputes(sc, RECOMPUTE_LAYERNORM);
     if (kind == LAYER_MOE) /* the router keeps it in bf16 (with FP8, see moe_kept) */
         kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     else if (f->tune.mlp_input)
         linear_input(f, "norm 2 output", "norm 2 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                      false);
+    f->recomputing = false;
     if (kind == LAYER_MOE)
         moe_kept(f, sc);
     else

@@ -62,11 +62,13 @@ enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms 
                                   uint64_t *out)
 {
     struct checked ck = {false};
+    /* Checkpointing every k of every layer: not the scenario's block recomputation, if any. */
+    struct scenario at_k = *sc;
+    at_k.recompute = k ? RECOMPUTE_EVERY_K : RECOMPUTE_NONE;
+    at_k.ckpt_every = k;
+    at_k.recompute_layers = 0;
     *out = 0;
     if (sc->peak == PEAK_STEP) { /* the step's phases with checkpointing every k (or none) */
-        struct scenario at_k = *sc;
-        at_k.recompute = k ? RECOMPUTE_EVERY_K : RECOMPUTE_NONE;
-        at_k.ckpt_every = k;
         for (unsigned i = 0; i < t->n_stages; i++) {
             struct step_gpu sg;
             struct step_peak sp;
@@ -80,7 +82,7 @@ enum model_status model_ckpt_peak(const struct scenario *sc, const struct terms 
     }
     for (unsigned i = 0; i < t->n_stages; i++) {
         uint64_t act;
-        if (model_stage_act_of(sc, &t->stage[i].pipe, t->kind_act, t->ckpt_bytes, k, &act) !=
+        if (model_stage_act_of(&at_k, &t->stage[i].pipe, t->kind_act, t->ckpt_bytes, k, &act) !=
             MODEL_OK)
             return MODEL_OVERFLOW;
         uint64_t p =

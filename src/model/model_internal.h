@@ -200,12 +200,23 @@ static inline uint64_t model_stage_max_act(const uint64_t layers[2], const uint6
     return a;
 }
 
+/* Block recomputation (doc/model.md 5.4): the N layers of each chunk a stage recomputes when it
+ * keeps the other L_s - N whole (recompute=full with recompute_layers N < L_s), else 0 - with
+ * N >= L_s every layer is recomputed, which is full checkpointing, M(1). */
+static inline uint64_t model_block_layers(const struct scenario *sc,
+                                          const struct pipeline_stage *st, uint64_t k)
+{
+    uint64_t n = sc->recompute_layers;
+    return k == 1 && n > 0 && n < st->chunk_layers ? n : 0;
+}
+
 /*
  * M(k) of a stage: its chunk-micro-batches in flight keep their activations, each kind's layer
  * act[kind] (k = 0: no checkpointing), or with checkpointing every k layers one checkpoint c per
  * segment and the activations of the segment rebuilt, k A with A the largest of the stage's
  * kinds: the peak at the end of the first rebuild (doc/model.md sections 5.1 and 6.2; Chen et
- * al. 2016, 4); a segment never crosses a chunk.
+ * al. 2016, 4); a segment never crosses a chunk. Block recomputation of N < L_s layers keeps
+ * m (N c + (L_s - N) A), A the largest kind's (doc/model.md 5.4).
  */
 static inline enum model_status model_stage_act_of(const struct scenario *sc,
                                                    const struct pipeline_stage *st,
@@ -213,9 +224,15 @@ static inline enum model_status model_stage_act_of(const struct scenario *sc,
                                                    uint64_t *out)
 {
     struct checked ck = {false};
+    uint64_t n = model_block_layers(sc, st, k);
     if (k == 0)
         *out = ck_add(&ck, ck_mul(&ck, st->act_layers[0], act[0]),
                       ck_mul(&ck, st->act_layers[1], act[1]));
+    else if (n) /* block: m (N c + (L_s - N) A), a rebuild after the kept layers' backward */
+        *out =
+            ck_mul(&ck, st->in_flight,
+                   ck_add(&ck, ck_mul(&ck, n, ckpt),
+                          ck_mul(&ck, st->chunk_layers - n, model_stage_max_act(st->layers, act))));
     else
         *out = ck_add(
             &ck, ck_mul(&ck, model_gpu_checkpoints(sc, st, k), ckpt),

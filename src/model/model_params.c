@@ -76,7 +76,8 @@ struct layer_key {
     uint64_t expert_ffn, shared_ffn, dense_layers, q_lora_rank, kv_lora_rank, qk_nope_dim;
     uint64_t qk_rope_dim, v_head_dim, lora_rank;
     double capacity_factor;
-    int arch, attention, recompute, precision, peak, fp8, finetune, lora_targets, optimizer;
+    int arch, attention, recompute, recompute_modules, precision, peak, fp8, finetune, lora_targets,
+        optimizer;
     int qkv_bias, qk_norm, router_bias;
     bool dropout, shared_gate;
 };
@@ -126,6 +127,7 @@ static void cache_key(const struct scenario *sc, struct layer_key *k)
     k->arch = (int)sc->arch;
     k->attention = (int)sc->attention;
     k->recompute = (int)sc->recompute;
+    k->recompute_modules = (int)scenario_recompute_modules(sc);
     k->precision = (int)sc->precision;
     k->peak = (int)sc->peak;
     k->fp8 = (int)sc->fp8;

@@ -106,6 +106,21 @@ static uint64_t backward_transient(const struct scenario *sc, const struct terms
     return x;
 }
 
+/* Block recomputation of n < L_s layers of each chunk (n = 0: none; doc/model.md 5.4): each
+ * chunk-micro-batch in flight keeps n checkpoints and L_s - n whole layers at the largest A; a
+ * recomputed layer is rebuilt after the kept layers' backward, so at the first rebuild the other
+ * chunk-micro-batches' kept layers are alive beside the checkpoints. */
+static void block_terms(const struct model_gpu *m, uint64_t n, uint64_t amax, uint64_t c,
+                        struct step_gpu *g, struct checked *ck)
+{
+    if (n == 0)
+        return;
+    uint64_t flight = m->pipe.in_flight, kept = ck_mul(ck, m->pipe.chunk_layers - n, amax);
+    uint64_t ckpts = ck_mul3(ck, flight, n, c);
+    g->acts = ck_add(ck, ckpts, ck_mul(ck, flight, kept));
+    g->ckpt_in_flight = ck_add(ck, ckpts, ck_mul(ck, flight - 1, kept));
+}
+
 /* What GPU `stage` holds at micro-batch b for the step model, each kind's A and c at b given.
  * With `fixed`, also what it holds at b = 0 (what does not grow with the micro-batch): every
  * point of the step is the line through the two, but for the rounding of divisions. */
@@ -149,6 +164,7 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
         g->acts = g->ckpt_in_flight;
         g->ckpt = c;
         g->segment_act = ck_mul(ck, kk, amax);
+        block_terms(m, model_block_layers(sc, &m->pipe, k), amax, c, g, ck);
     } else {
         for (int i = 0; i < 2; i++)
             g->acts = ck_add(ck, g->acts, ck_mul(ck, m->pipe.act_layers[i], kind_act[i]));
@@ -171,6 +187,10 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
             most = m->pipe.layers[i] > 0 && copy[i] > most ? copy[i] : most;
         }
         g->layer_copies = ck_mul(ck, kk, most);
+        if (model_block_layers(sc, &m->pipe, k))
+            g->kept_copies =
+                ck_mul3(ck, m->pipe.in_flight,
+                        m->pipe.chunk_layers - model_block_layers(sc, &m->pipe, k), most);
         if (g->last)
             g->head_copy = ck_mul(ck, 2, vh);
     }
@@ -189,8 +209,12 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
             ck_add(ck, m->grads_bytes, g->last && sc->tied && !frozen ? ck_mul(ck, gb, vh) : 0);
     else if (g->last && !frozen)
         g->head_grads = ck_mul(ck, gb, ck_add(ck, final_norm, vh));
-    if (!pers && !accumulating && kk)
-        g->done_grads = ck_mul(ck, n - kk, layer_gpu_grads(sc, t, amax == kind_act[1], gb, ck));
+    if (!pers && !accumulating && kk) {
+        uint64_t one = layer_gpu_grads(sc, t, amax == kind_act[1], gb, ck);
+        uint64_t blk = model_block_layers(sc, &m->pipe, k);
+        g->done_grads = ck_mul(ck, n - kk, one);
+        g->kept_grads = blk ? ck_mul(ck, m->pipe.chunk_layers - blk, one) : 0;
+    }
     g->transient = backward_transient(sc, t, amax, kind_act, b, ck);
     g->optimizer_temps = optimizer_temps(sc, m, ck);
     if (fixed) {

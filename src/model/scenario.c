@@ -52,6 +52,35 @@ const char *scenario_fp8_name(enum fp8 f)
     return (unsigned)f < 3 ? names[f] : "?";
 }
 
+const char *scenario_recompute_module_name(unsigned i)
+{
+    static const char *const names[RECOMPUTE_MODULES] = {
+        "core_attn", "layernorm", "mlp", "moe_act", "moe", "shared_experts", "mla_up_proj"};
+    return i < RECOMPUTE_MODULES ? names[i] : "?";
+}
+
+const char *scenario_recompute_modules_name(const struct scenario *sc, char *buf,
+                                            unsigned long size)
+{
+    unsigned m = scenario_recompute_modules(sc);
+    size_t len = 0;
+    if (size == 0)
+        return "";
+    buf[0] = '\0';
+    if (m == 0 || m == RECOMPUTE_CORE_ATTN)
+        return buf;
+    for (unsigned i = 0; i < RECOMPUTE_MODULES; i++) {
+        if (!(m >> i & 1u))
+            continue;
+        int n = snprintf(buf + len, size - len, "%s%s", len ? "+" : "",
+                         scenario_recompute_module_name(i));
+        if (n < 0 || (size_t)n >= size - len)
+            break;
+        len += (size_t)n;
+    }
+    return buf;
+}
+
 const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size)
 {
     if (sc->recompute == RECOMPUTE_NONE)

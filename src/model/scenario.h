@@ -40,6 +40,21 @@ enum attention { ATTENTION_PLAIN, ATTENTION_FLASH };
 /* RECOMPUTE_EVERY_K with ckpt_every = 1 is full checkpointing. */
 enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_EVERY_K };
 
+/* The modules selective recomputation rebuilds (bits of scenario.recompute_modules; Megatron-Core
+ * --recompute-modules; doc/model.md 5.5): the attention core, the two layer norms' outputs, a
+ * dense layer's MLP, an MoE MLP's expert activations, the whole MoE MLP, its shared experts, the
+ * latent attention's up-projections with their rotary embedding. */
+enum recompute_module {
+    RECOMPUTE_CORE_ATTN = 1u << 0,
+    RECOMPUTE_LAYERNORM = 1u << 1,
+    RECOMPUTE_MLP = 1u << 2,
+    RECOMPUTE_MOE_ACT = 1u << 3,
+    RECOMPUTE_MOE = 1u << 4,
+    RECOMPUTE_SHARED_EXPERTS = 1u << 5,
+    RECOMPUTE_MLA_UP_PROJ = 1u << 6,
+    RECOMPUTE_MODULES = 7 /* how many */
+};
+
 /* What moves to CPU memory: nothing, the optimizer states, or the checkpoints of M(k). */
 enum offload { OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_CHECKPOINTS };
 
@@ -138,7 +153,11 @@ struct scenario {
     enum precision precision;
     enum attention attention;
     enum recompute recompute;
-    uint64_t ckpt_every; /* k of RECOMPUTE_EVERY_K */
+    uint64_t ckpt_every;        /* k of RECOMPUTE_EVERY_K */
+    unsigned recompute_modules; /* with RECOMPUTE_SELECTIVE: enum recompute_module bits;
+                                 * 0: RECOMPUTE_CORE_ATTN (scenario_recompute_modules) */
+    uint64_t recompute_layers;  /* block recomputation (full, k = 1): N layers of each chunk
+                                 * recomputed, the others keep everything; 0: all of them */
     uint64_t dp, tp, pp;
     uint64_t cp;  /* context parallel degree: each GPU holds s / cp of a sequence; 0: 1 */
     uint64_t vpp; /* virtual pipeline chunks per stage (interleaved 1F1B); 0: 1 */
@@ -182,6 +201,23 @@ void scenario_lesson_example(struct scenario *sc);
 const char *scenario_precision_name(enum precision p);
 const char *scenario_attention_name(enum attention a);
 const char *scenario_fp8_name(enum fp8 f);
+/* The modules sc's recomputation rebuilds (enum recompute_module bits): none but with
+ * recompute=selective, its recompute_modules, core_attn by default. */
+static inline unsigned scenario_recompute_modules(const struct scenario *sc)
+{
+    if (sc->recompute != RECOMPUTE_SELECTIVE)
+        return 0;
+    return sc->recompute_modules ? sc->recompute_modules : RECOMPUTE_CORE_ATTN;
+}
+
+/* The name of module bit i (0 .. RECOMPUTE_MODULES - 1): "core_attn", "layernorm", ... */
+const char *scenario_recompute_module_name(unsigned i);
+
+/* recompute_modules as written in a CSV cell, the names joined by '+' in the order of enum
+ * recompute_module ("" for the default, core_attn alone), into buf. */
+const char *scenario_recompute_modules_name(const struct scenario *sc, char *buf,
+                                            unsigned long size);
+
 /* "none", "selective", "full" (k = 1) or the integer k, into buf. */
 const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size);
 

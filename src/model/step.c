@@ -45,7 +45,7 @@ bool step_phases(const struct step_gpu *g, struct step_peak *out)
     uint64_t held = add(&over, add(&over, wm, g->grads_at_start), add(&over, in, g->outside));
     held = add(&over, held, add(&over, add(&over, g->acts, g->ring), g->head_copy));
     p[0] = add(&over, held, add(&over, g->all_copies, g->logits_forward));
-    p[1] = add(&over, held, add(&over, g->recompute ? 0 : g->all_copies, g->loss));
+    p[1] = add(&over, held, add(&over, g->recompute ? g->kept_copies : g->all_copies, g->loss));
     /* The first segment rebuilt (the last one): every checkpoint, the rebuilt output, the
      * segment, the gradients of the output layer; and the last rebuilt, with every other layer's
      * gradient (on demand) and two checkpoints. Both at the layer's last GEMM. */
@@ -54,7 +54,8 @@ bool step_phases(const struct step_gpu *g, struct step_peak *out)
         uint64_t rebuilt = add(&over, add(&over, wm, in), add(&over, g->segment_act, g->transient));
         rebuilt = add(&over, rebuilt, add(&over, g->layer_copies, g->head_grads));
         rebuilt = add(&over, rebuilt, g->ring);
-        p[2] = add(&over, rebuilt, add(&over, g->ckpt_in_flight, g->ckpt));
+        p[2] =
+            add(&over, add(&over, rebuilt, g->kept_grads), add(&over, g->ckpt_in_flight, g->ckpt));
         p[3] = add(&over, rebuilt, add(&over, add(&over, g->ckpt, g->ckpt), g->done_grads));
     }
     /* The end of the backward pass (the embedding's, or its dropout's), the optimizer step. */
@@ -104,14 +105,15 @@ bool step_phase_parts(const struct step_gpu *g, struct step_parts *out)
     parts_of(g, g->grads_at_start, held, g->logits_forward,
              ck_add(&ck, g->all_copies, g->head_copy), 0, pt[0]);
     parts_of(g, g->grads_at_start, held, g->loss,
-             ck_add(&ck, g->recompute ? 0 : g->all_copies, g->head_copy), 0, pt[1]);
+             ck_add(&ck, g->recompute ? g->kept_copies : g->all_copies, g->head_copy), 0, pt[1]);
     if (g->recompute) {
         uint64_t top =
             ck_add(&ck, ck_add(&ck, in, ck_add(&ck, g->ckpt_in_flight, g->ckpt)), g->segment_act);
         uint64_t low = ck_add(&ck, ck_add(&ck, in, ck_mul(&ck, 2, g->ckpt)), g->segment_act);
         top = ck_add(&ck, top, g->ring);
         low = ck_add(&ck, low, g->ring);
-        parts_of(g, g->head_grads, top, 0, g->layer_copies, g->transient, pt[2]);
+        parts_of(g, ck_add(&ck, g->head_grads, g->kept_grads), top, 0, g->layer_copies,
+                 g->transient, pt[2]);
         parts_of(g, ck_add(&ck, g->head_grads, g->done_grads), low, 0, g->layer_copies,
                  g->transient, pt[3]);
     }

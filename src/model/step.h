@@ -49,8 +49,10 @@ struct step_gpu {
     uint64_t logits_forward, loss;      /* fp32 logits at the loss; the loss's backward */
     uint64_t head_grads, segment_grads; /* gradients before the layers; of one segment */
     uint64_t done_grads;                /* on demand: the other layers' gradients */
-    uint64_t transient;                 /* a layer's backward: its last GEMM's gradients */
-    uint64_t embedding_end;             /* the embedding's backward at the end */
+    uint64_t kept_grads; /* block recomputation, on demand: the kept layers' at the first rebuild */
+    uint64_t kept_copies;   /* block recomputation, autocast: the kept layers' saved bf16 weights */
+    uint64_t transient;     /* a layer's backward: its last GEMM's gradients */
+    uint64_t embedding_end; /* the embedding's backward at the end */
     uint64_t dropout_end_add, dropout_end_less; /* or its dropout's backward: add - less */
     uint64_t optimizer_temps;                   /* the optimizer step's temporaries */
     bool recompute;                             /* checkpointing: a recompute phase */

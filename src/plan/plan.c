@@ -90,9 +90,10 @@ static double overhead_of(const struct scenario *sc, struct model_cache *memo, b
 
 static void apply(struct scenario *sc, enum plan_fix fix)
 {
-    if (fix == PLAN_FIX_FULL_CKPT) {
+    if (fix == PLAN_FIX_FULL_CKPT) { /* every layer (no block recomputation, 5.4) */
         sc->recompute = RECOMPUTE_EVERY_K;
         sc->ckpt_every = 1;
+        sc->recompute_layers = 0;
     } else if (fix == PLAN_FIX_ZERO3) {
         sc->zero = 3;
     }
@@ -103,7 +104,9 @@ static void apply(struct scenario *sc, enum plan_fix fix)
 static bool rung_recompute_or_shard(struct ladder *ld)
 {
     const struct scenario *sc = &ld->cur;
-    bool full_ok = !(sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1);
+    /* block recomputation (5.4) leaves layers to recompute: full is a rung above it */
+    bool full_ok =
+        !(sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1 && sc->recompute_layers == 0);
     bool zero3_ok = sc->dp > 1 && sc->zero < 3;
     enum plan_fix order[2];
     int n = 0;
@@ -189,7 +192,9 @@ static bool rung_pipeline_parallel(struct ladder *ld)
 static bool run_ladder(struct ladder *ld)
 {
     struct scenario *cur = &ld->cur;
-    if (cur->attention == ATTENTION_PLAIN && cur->recompute != RECOMPUTE_SELECTIVE) {
+    /* flash drops the scores, unless selective recomputation already does (core_attn, 5.5) */
+    if (cur->attention == ATTENTION_PLAIN &&
+        !(scenario_recompute_modules(cur) & RECOMPUTE_CORE_ATTN)) {
         cur->attention = ATTENTION_FLASH;
         if (try_rung(ld, PLAN_FIX_FLASH))
             return true;
@@ -402,6 +407,8 @@ void plan_mode_scenario(const struct scenario *sc, enum plan_mode mode, struct s
                      : mode == PLAN_MODE_FULL    ? RECOMPUTE_EVERY_K
                                                  : RECOMPUTE_NONE;
     out->ckpt_every = mode == PLAN_MODE_FULL ? 1 : 0;
+    out->recompute_layers = 0; /* the lesson's modes: every layer, the core alone (5.4, 5.5) */
+    out->recompute_modules = 0;
 }
 
 void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES])
@@ -416,6 +423,8 @@ void plan_max_micro_batches(const struct scenario *sc, uint64_t out[PLAN_MODES])
 void plan_step_comparison(const struct scenario *sc, uint64_t k_best, struct scenario *out)
 {
     *out = *sc;
+    out->recompute_layers = 0;
+    out->recompute_modules = 0;
     if (sc->recompute == RECOMPUTE_EVERY_K) {
         out->recompute = RECOMPUTE_NONE;
         out->ckpt_every = 0;

@@ -129,6 +129,8 @@ struct stage {
     uint64_t dense; /* the stage's first `dense` layers are dense, the others MoE (layer.h) */
     uint64_t A[2];  /* the activations of a dense and of an MoE layer */
     uint64_t c, k;  /* k = 0: no checkpointing every k */
+    uint64_t block; /* block recomputation (doc/model.md 5.4): the first `block` layers are
+                     * checkpointed, the others keep their A (0: none) */
     bool logits;    /* the stage holds the output layer */
 };
 
@@ -147,7 +149,7 @@ static void forward(struct walk *w, const struct stage *st)
     uint64_t all = st->micro_batches * st->layers, run = 0;
     for (uint64_t mb = 0; mb < st->micro_batches; mb++) {
         for (uint64_t i = 0; i < st->layers; i++) {
-            if (st->k == 0)
+            if (st->k == 0 || (st->block && i >= st->block))
                 w->act += layer_A(st, i);
             else if (i % st->k == 0)
                 w->act += st->c;
@@ -182,13 +184,13 @@ static void step_after_backward(struct walk *w, const struct stage *st, uint64_t
 
 /* Backward of layers [lo, hi) of one micro-batch, last first: each frees its A (2 units of time:
  * the gradients with respect to the input and to the weights); the segment's first layer also
- * frees the checkpoint c it was rebuilt from. */
+ * frees the checkpoint c it was rebuilt from (not a layer block recomputation keeps whole). */
 static void backward_layers(struct walk *w, const struct stage *st, uint64_t mb, uint64_t lo,
                             uint64_t hi)
 {
     for (uint64_t i = hi; i-- > lo;) {
         w->act -= layer_A(st, i);
-        if (st->k != 0 && i == lo)
+        if (st->k != 0 && i == lo && !(st->block && i >= st->block))
             w->act -= st->c;
         step_after_backward(w, st, i - lo);
         emit(w, TIMELINE_BACKWARD, st->first_layer + i, mb, 2.0);
@@ -213,7 +215,8 @@ static enum step_phase rebuild_phase(const struct walk *w, const struct stage *s
 
 /* Backward pass of every in-flight micro-batch. Under checkpointing every k, each segment is
  * rebuilt from its checkpoint (+A per layer, one forward's time each) right before its
- * backward, the last segment first; the last segment is shorter when k does not divide L/pp. */
+ * backward, the last segment first; the last segment is shorter when k does not divide L/pp.
+ * Under block recomputation the kept layers' backward comes first, then the rebuilt ones'. */
 static void backward(struct walk *w, const struct stage *st)
 {
     for (uint64_t mb = 0; mb < st->micro_batches; mb++) {
@@ -221,10 +224,13 @@ static void backward(struct walk *w, const struct stage *st)
             backward_layers(w, st, mb, 0, st->layers);
             continue;
         }
-        uint64_t segments = div_up(st->layers, st->k);
+        uint64_t top = st->block ? st->block : st->layers; /* [top, layers) kept whole */
+        if (top < st->layers)
+            backward_layers(w, st, mb, top, st->layers);
+        uint64_t segments = div_up(top, st->k);
         for (uint64_t j = segments; j-- > 0;) {
             uint64_t lo = j * st->k;
-            uint64_t hi = lo + st->k < st->layers ? lo + st->k : st->layers;
+            uint64_t hi = lo + st->k < top ? lo + st->k : top;
             for (uint64_t i = lo; i < hi; i++) {
                 w->act += layer_A(st, i);
                 const uint64_t *p = NULL;
@@ -301,6 +307,8 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
     st.logits = g->logits_bytes > 0;
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > 0)
         st.k = sc->ckpt_every < st.layers ? sc->ckpt_every : st.layers;
+    if (st.k == 1 && sc->recompute_layers > 0 && sc->recompute_layers < st.layers)
+        st.block = sc->recompute_layers;
     /* Alive through the layers: context parallelism's ring buffers (doc/model.md 4.11) and, with
      * the checkpoints offloaded, the one in transit (5.3) - the others are in CPU memory. */
     uint64_t resident = t.ring_bytes;

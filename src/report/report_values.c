@@ -235,18 +235,33 @@ static void report_values_shape(struct report_sc *r)
                sc->global_batch ? sc->global_batch : sc->micro_batch * sc->dp);
 }
 
+/* The recomputation as the report names it (doc/model.md 5.4, 5.5): recompute's own word, with
+ * block recomputation's layers of each stage or selective recomputation's modules when given. */
+static void recompute_label(const struct scenario *sc, char *out, size_t n)
+{
+    char k[24], mods[96];
+    const char *name = scenario_recompute_name(sc, k, sizeof k);
+    if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1 && sc->recompute_layers)
+        numfmt(out, n, "%s, %llu layers of each stage", name,
+               (unsigned long long)sc->recompute_layers);
+    else if (*scenario_recompute_modules_name(sc, mods, sizeof mods))
+        numfmt(out, n, "%s (%s)", name, mods);
+    else
+        numfmt(out, n, "%s", name);
+}
+
 /* Precision, attention, recomputation and the parallel layout ("dp=8, tp=1, pp=1, ZeRO-2"). */
 static void report_values_setup(struct report_sc *r)
 {
     const struct scenario *sc = r->sc;
     char(*v)[REPORT_VALUE_MAX] = r->vals.v;
     const size_t n = REPORT_VALUE_MAX;
-    char a[64], stage[16], dp[32], tp[32], pp[64], tensor[64], zero[128], expert[128] = "";
+    char stage[16], dp[32], tp[32], pp[64], tensor[64], zero[128], expert[128] = "";
     char num[32], num2[32], host[32];
     numfmt(v[REPORT_PH_PRECISION], n, "%s", scenario_precision_name(sc->precision));
     numfmt(v[REPORT_PH_FP8], n, "%s", scenario_fp8_name(sc->fp8));
     numfmt(v[REPORT_PH_ATTENTION], n, "%s", scenario_attention_name(sc->attention));
-    numfmt(v[REPORT_PH_RECOMPUTE], n, "%s", scenario_recompute_name(sc, a, sizeof a));
+    recompute_label(sc, v[REPORT_PH_RECOMPUTE], n);
     numfmt(stage, sizeof stage, "%u", sc->zero);
     uint64_t group = model_zero_group(sc);
     numfmt_u64(num, sizeof num, group);

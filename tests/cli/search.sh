@@ -10,7 +10,7 @@
 # The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 57
 # (name .. gpus_per_node), peak_bytes, budget_bytes.
 SC_FIRST=6
-SC_LAST=63
+SC_LAST=65
 
 cat >"$T/jobs.csv" <<'EOF'
 name,model,seq,global_batch,gpu,gpus,tp,zero
@@ -81,6 +81,15 @@ run search "$T/jobs.csv" --top 3 --peak lesson --reserve 0.3 >"$T/lesson" 2>/dev
 back_through_eval "--peak lesson --reserve 0.3" "$T/lesson" "$SC_FIRST" \
     --peak lesson
 check "--reserve reaches the rows" sh -c "cut -d, -f$((SC_LAST - 1)) '$T/lesson' | sed -n 2p | grep -qx 0.3"
+
+# Block and per-module recomputation a job gives (doc/model.md 5.4, 5.5) are pinned: every
+# layout keeps them, and eval reads each with the search's peak.
+printf 'name,model,seq,global_batch,gpu,gpus,recompute,recompute_layers,recompute_modules\n%s\n%s\n' \
+    "blk,llama3.1-8b,8192,64,H100-80GB,16,full,3," \
+    "mods,mixtral-8x7b,4096,64,H100-80GB,16,selective,,layernorm moe_act" >"$T/rjobs.csv"
+run search "$T/rjobs.csv" --top 3 >"$T/rsearch" 2>/dev/null
+check "recompute_layers and recompute_modules are kept (3 and layernorm+moe_act)" sh -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if (\$i == \"recompute_layers\") l = i; if (\$i == \"recompute_modules\") m = i } } NR > 1 && !((\$1 == \"blk\" && \$l == 3) || (\$1 == \"mods\" && \$m == \"layernorm+moe_act\")) { bad = 1 } NR > 1 { n++ } END { exit bad || n != 6 }' '$T/rsearch'"
+back_through_eval "pinned recomputation" "$T/rsearch" "$SC_FIRST"
 
 # A job's name of 64 characters (two bytes each): JOB-RANK is cut to 64 characters, at a
 # character, and eval takes every one.

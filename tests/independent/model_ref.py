@@ -53,6 +53,10 @@ MODERN = ["head_dim", "qkv_bias", "qk_norm", "layer_norms", "experts", "top_k", 
 # defaults too (zero_group dp cp, global_batch b dp pp, cp and vpp 1).
 PARALLEL = ["global_batch", "cp", "vpp", "zero_group"]
 
+# Recomputation of part of the model (doc/model.md 5.4): block recomputation's N layers of each
+# chunk (recompute=full only; empty: all of them).
+RECOMPUTE = ["recompute_layers", "recompute_modules"]
+
 
 def truth(cell):
     return cell.strip().lower() in ("1", "yes", "true", "y", "on")
@@ -82,6 +86,9 @@ def resolve(row):
     c["zero_group"] = num("zero_group", num("dp", 1) * c["cp"])  # 3.2: N
     step = num("micro_batch", 1) * num("dp", 1)
     c["m"] = -(-num("global_batch", step * num("pp", 1)) // step)  # 6.1: micro-batches a step
+    c["recompute_layers"] = num("recompute_layers", 0)              # 5.4: 0 is every layer
+    names = (row.get("recompute_modules") or "core_attn").replace("+", " ").split()
+    c["modules"] = set(names) if c.get("recompute") == "selective" else set()  # 5.5
     return c
 
 
@@ -158,7 +165,7 @@ def core(c):
     s, q, b, a = c["seq"], local_seq(c), c["micro_batch"], c["heads"]
     if c["attention"] == "flash":
         return 4 * a * q * b
-    if c["recompute"] == "selective":
+    if "core_attn" in c["modules"]:
         return 0
     if c["arch"] == "gpt" and c["dropout"]:
         return 5 * a * q * s * b
@@ -201,6 +208,12 @@ def layer_tensors(c, kind):
     T, h, a, f = local_seq(c) * c["micro_batch"], c["hidden"], c["heads"], c["ffn"]
     hq, hkv = a * c["d_h"], c["kv_heads"] * c["d_h"]
     qkv_in, proj_in, mlp_in, down_in, attn_xa, mlp_xa = lora(c)
+    # 5.5: a recomputed module keeps nothing beyond its input; layernorm drops the two norms'
+    # outputs, mla_up_proj q, k and the kv up output, moe_act the experts' silu and product.
+    mods = c["modules"]
+    if "layernorm" in mods:
+        qkv_in = mlp_in = False
+    norm2_out = mlp_in if kind == "dense" else "layernorm" not in mods
     t = []
     if c["arch"] == "gpt":                                        # 4.1, 4.4, 4.9
         t += [(2 * T * h, "whole")]                               # LN1 input
@@ -209,22 +222,24 @@ def layer_tensors(c, kind):
         t += [(2 * T * hq, "split")] if proj_in else []           # projection input
         t += [(2 * T * h, "whole")]                               # LN2 input
         t += [(2 * T * h, "whole")] if mlp_in else []             # fc1 input
-        t += [(2 * T * f, "split")]                               # GeLU input
-        t += [(2 * T * f, "split")] if down_in else []            # fc2 input
-        t += [(T * (attn_xa + mlp_xa), "whole")]                  # adapters' x A
+        if "mlp" not in mods:
+            t += [(2 * T * f, "split")]                           # GeLU input
+            t += [(2 * T * f, "split")] if down_in else []        # fc2 input
+        t += [(T * (attn_xa + (0 if "mlp" in mods else mlp_xa)), "whole")]  # adapters' x A
         if c["dropout"]:
             t += [(T * h, "whole"), (T * h, "whole")]            # masks after projection and MLP
         return t + [(core(c), "split")]
     t += [(2 * T * h, "whole")]                                   # norm 1 input
     if c["mla"]:                                                  # 4.8 (as in full training)
-        t += [(2 * T * h, "whole")]                               # norm 1 output
+        t += [(2 * T * h, "whole")] if "layernorm" not in mods else []  # norm 1 output
         rq, rkv, dn, dr, dv = (c[k] for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_dim",
                                               "qk_rope_dim", "v_head_dim"))
         if rq:
             t += [(2 * T * rq, "whole")] * 2                     # q down output, q norm output
         t += [(2 * T * (rkv + dr), "whole"), (2 * T * rkv, "whole")]  # kv down, kv norm outputs
-        t += [(2 * T * a * (dn + dr), "split")] * 2               # q, k
-        t += [(2 * T * a * (dn + dv), "split")]                   # kv up output (v a view of it)
+        if "mla_up_proj" not in mods:
+            t += [(2 * T * a * (dn + dr), "split")] * 2           # q, k
+            t += [(2 * T * a * (dn + dv), "split")]               # kv up output (v a view of it)
         t += [(core(c), "split"), (2 * T * a * dv, "split")]      # attention term, W_O input
     else:                                                         # 4.5 with its variants, 4.9
         t += [(2 * T * h, "whole")] if qkv_in else []             # norm 1 output
@@ -238,19 +253,23 @@ def layer_tensors(c, kind):
     if post:
         t += [(2 * T * h, "whole")]                               # post-attention norm input
     t += [(2 * T * h, "whole")]                                   # norm 2 input
-    t += [(2 * T * h, "whole")] if mlp_in or kind != "dense" else []  # norm 2 output
-    if kind == "dense":
+    t += [(2 * T * h, "whole")] if norm2_out else []              # norm 2 output
+    if kind == "dense" and "mlp" in mods:
+        pass                                                      # the MLP rebuilt
+    elif kind == "dense":
         t += [(2 * T * f, "split")] * 3                           # gate, up, silu(gate)
         t += [(2 * T * f, "split")] if down_in else []            # product (down input)
         t += [(T * mlp_xa, "whole")]                              # adapters' x A
-    else:                                                         # 4.7 (as in full training)
+    elif "moe" not in mods:                                       # 4.7 (as in full training)
         E, k = c["experts"], c["top_k"]
         t += [(4 * T * E, "whole"), (T * (12 * k + 4), "whole")]  # softmax, top-k bookkeeping
         t += [(2 * h, "rows")] * 3 + [(18, "rows")]               # inputs, outputs, weighted, idx
-        t += [(8 * c["expert_ffn"], "width")]                     # expert SwiGLUs
-        if c["shared_ffn"]:
+        sw = 4 if "moe_act" in mods else 8                        # gate, up (, silu, product)
+        t += [(sw * c["expert_ffn"], "width")]                    # expert SwiGLUs
+        shared = "shared_experts" not in mods
+        if c["shared_ffn"] and shared:
             t += [(8 * T * c["shared_ffn"], "split")]
-        if c["shared_gate"]:
+        if c["shared_gate"] and shared:
             t += [(T * (2 * h + 2), "whole")]
     if post:
         t += [(2 * T * h, "whole")]                               # post-MLP norm input
@@ -324,12 +343,14 @@ def in_flight(c, r):
     return held
 
 
-def stage_act(c, r, k, offload=True):
+def stage_act(c, r, k, offload=True, block=True):
     """5.1, 5.3, 6.2, 4.11: stage r's chunk-micro-batches in flight, each chunk's layers its own A;
     with checkpointing every k, their checkpoints (segments never cross a chunk) and one rebuilt
     segment of k' = min(k, L/(p v)) layers at the largest A the stage holds; with the
-    checkpoints offloaded, one checkpoint in transit and that segment. The ring's buffers on
-    top."""
+    checkpoints offloaded, one checkpoint in transit and that segment. Block recomputation (5.4:
+    recompute=full, recompute_layers N below the chunk's L_s layers): each chunk-micro-batch in
+    flight keeps N checkpoints and L_s - N whole layers at the largest A, with no layer rebuilt
+    on top (the N are rebuilt after the kept layers' backward). The ring's buffers on top."""
     chunks, held = stage_chunks(c, r), in_flight(c, r)
     acts = {kd: layer_act(c, kd) for kd in ("dense", "moe") if kinds(c)[kd]}
     if k == 0:
@@ -337,8 +358,12 @@ def stage_act(c, r, k, offload=True):
     else:
         per = c["layers"] // (c["pp"] * c["vpp"])
         kk = min(k, per)
-        seg = kk * max(acts[kd] for ch in chunks for kd in ch if ch[kd])
-        if offload and c["offload"] == "checkpoints":
+        amax = max(acts[kd] for ch in chunks for kd in ch if ch[kd])
+        seg = kk * amax
+        n = c["recompute_layers"]
+        if block and k == 1 and 0 < n < per:
+            act = sum(held) * (n * ckpt(c) + (per - n) * amax)
+        elif offload and c["offload"] == "checkpoints":
             act = ckpt(c) + seg
         else:
             act = sum(held) * math.ceil(F(per, kk)) * ckpt(c) + seg
@@ -411,7 +436,8 @@ def k_curve(c):
     """5.2: M(k) of stage 0, with its micro-batches in flight and chunks, for k = 1 .. L/p; with
     offload=checkpoints the GPU's c + k' A (5.3), whose smallest is at k = 1."""
     off = c["offload"] == "checkpoints"
-    return {k: stage_act(c, 0, k, offload=off) for k in range(1, c["layers"] // c["pp"] + 1)}
+    return {k: stage_act(c, 0, k, offload=off, block=False)
+            for k in range(1, c["layers"] // c["pp"] + 1)}
 
 
 def bounds(c, g):
@@ -585,6 +611,12 @@ def random_scenario(rng, i):
     # The checkpoints go to CPU memory only with checkpointing (5.3, 13.2).
     offload = rng.choice(["none", "none", "optimizer"] +
                          (["checkpoints"] * 2 if rec == "full" or rec.isdigit() else []))
+    # Block recomputation (5.4): with recompute=full and the checkpoints on the GPU, N of the
+    # layers of each chunk, below, at or above a chunk's L / (p v).
+    cell["recompute_layers"] = ""
+    if rec == "full" and offload != "checkpoints" and rng.random() < 0.6:
+        per = layers // (pp * vpp)
+        cell["recompute_layers"] = str(rng.choice([rng.randint(1, per)] * 3 + [rng.randint(1, layers)]))
     if arch == "llama":
         # Latent attention has neither q/k norms nor qkv biases (section 13.2).
         r = rng.random()
@@ -654,12 +686,24 @@ def random_scenario(rng, i):
         "gpu_mem_gb": rng.choice([16, 24, 40, 80, 141, 192, 1000]), "reserve": rng.choice([0, 0.1, 0.15, 0.3]),
     }
     row.update(cell)
+    # 5.5: with recompute=selective, a set of the modules the model has (empty: core_attn).
+    row["recompute_modules"] = ""
+    if rec == "selective" and rng.random() < 0.7:
+        moe = row.get("experts", "") not in ("", "0") and \
+            int(row.get("dense_layers") or 0) < layers
+        have = ["core_attn", "layernorm"]
+        have += ["mlp"] if not moe or int(row.get("dense_layers") or 0) > 0 else []
+        have += ["moe_act", "moe"] if moe else []
+        have += ["shared_experts"] if moe and row.get("shared_ffn", "") not in ("", "0") else []
+        have += ["mla_up_proj"] if row.get("kv_lora_rank", "") not in ("", "0") else []
+        pick = [m for m in have if rng.random() < 0.4] or [rng.choice(have)]
+        row["recompute_modules"] = rng.choice([" ", "+"]).join(pick)
     return row
 
 
 COLUMNS = ["name", "arch", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn", "tied", "positions",
            "dropout", "seq", "micro_batch", "precision", "attention", "recompute", "dp", "tp", "pp", "sp",
-           "zero", "offload", "gpu_mem_gb", "reserve"] + MODERN + PARALLEL
+           "zero", "offload", "gpu_mem_gb", "reserve"] + MODERN + PARALLEL + RECOMPUTE
 
 # The published counts of doc/model.md section 2.5, from this file's own reading of section 2.
 PUBLISHED = [
@@ -703,7 +747,7 @@ def coverage(rows):
     """How often the cases of sections 3.2, 4.11, 5.3 and 6.1 occur among the scenarios, and
     which stage is the most loaded in the reference (the first on a tie)."""
     seen = dict.fromkeys(["pp > 1", "vpp > 1", "m < pp", "m > pp", "cp > 1", "expert groups fold cp",
-                          "zero_group",
+                          "zero_group", "block recompute", "recompute_modules",
                           "offload=checkpoints", "heaviest stage 0", "heaviest middle stage",
                           "heaviest last stage"], 0)
     for row in rows:
@@ -717,6 +761,8 @@ def coverage(rows):
         seen["expert groups fold cp"] += (c["experts"] > 0 and c["cp"] > 1 and
                                           (c["dp"] * c["tp"]) % (c["ep"] * c["etp"]) != 0)
         seen["zero_group"] += row["zero_group"] != ""
+        seen["recompute_modules"] += bool(c["modules"] - {"core_attn"})
+        seen["block recompute"] += 0 < c["recompute_layers"] < c["layers"] // (p * c["vpp"])
         seen["offload=checkpoints"] += c["offload"] == "checkpoints"
         if p > 1:
             peaks = [g["peak"] for g in evaluate(c)[0]]
@@ -727,7 +773,7 @@ def coverage(rows):
 
 
 # Each of these occurs at least this often among the default 400 scenarios (and any larger N).
-COVERAGE_MIN = {"vpp > 1": 5, "m < pp": 5, "m > pp": 5, "cp > 1": 5, "zero_group": 5,
+COVERAGE_MIN = {"vpp > 1": 5, "block recompute": 10, "recompute_modules": 10, "m < pp": 5, "m > pp": 5, "cp > 1": 5, "zero_group": 5,
                 "expert groups fold cp": 2,
                 "offload=checkpoints": 5, "heaviest middle stage": 5, "heaviest last stage": 5}
 

@@ -424,6 +424,19 @@ static void recompute_and_booleans(void **state)
     assert_int_equal(r.sc[1].ckpt_every, 4);
     assert_int_equal(r.sc[2].recompute, RECOMPUTE_SELECTIVE);
     assert_true(r.sc[2].dropout);
+    assert_int_equal(r.sc[0].recompute_layers, 0); /* default: every layer */
+    run_csv(&r, "name,model,seq,micro_batch,gpu,recompute,recompute_layers\n"
+                "a,gpt-1.3b,2048,8,H100-80GB,full,5\n");
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.sc[0].recompute_layers, 5);
+    run_csv(&r, "name,model,seq,micro_batch,gpu,recompute,recompute_modules\n"
+                "a,deepseek-v3,2048,1,H100-80GB,selective,MLP+layernorm moe_act\n"
+                "b,gpt-1.3b,2048,8,H100-80GB,selective,\n");
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.sc[0].recompute_modules,
+                     RECOMPUTE_MLP | RECOMPUTE_LAYERNORM | RECOMPUTE_MOE_ACT);
+    assert_int_equal(r.sc[1].recompute_modules, 0);
+    assert_int_equal(scenario_recompute_modules(&r.sc[1]), RECOMPUTE_CORE_ATTN);
 }
 
 static void reserve_column_wins(void **state)
@@ -1167,6 +1180,55 @@ static const struct bad_input BAD[] = {
      "in.csv:7: column 'zero_group': '2' needs zero >= 1 (a ZeRO shard to span)\n"
      "in.csv:8: column 'offload': 'checkpoints' needs recompute=full or every k (checkpoints to "
      "move)\n"},
+
+    /* block recomputation (doc/model.md 5.4): N layers of each chunk, with recompute=full */
+    {"name,model,seq,micro_batch,gpu_mem_gb,recompute,recompute_layers,offload\n"
+     "a,gpt-1.3b,2048,1,80,full,0,\n"
+     "b,gpt-1.3b,2048,1,80,full,two,\n"
+     "c,gpt-1.3b,2048,1,80,selective,2,\n"
+     "d,gpt-1.3b,2048,1,80,4,2,\n"
+     "e,gpt-1.3b,2048,1,80,,2,\n"
+     "f,gpt-1.3b,2048,1,80,full,25,\n"
+     "g,gpt-1.3b,2048,1,80,full,2,checkpoints\n"
+     "ok,gpt-1.3b,2048,1,80,full,24,\n",
+     "ok",
+     "in.csv:2: column 'recompute_layers': '0' is zero: expected a positive integer\n"
+     "in.csv:3: column 'recompute_layers': 'two' is not a positive integer\n"
+     "in.csv:4: column 'recompute_layers': '2' needs recompute=full (the layers recomputed "
+     "whole)\n"
+     "in.csv:5: column 'recompute_layers': '2' needs recompute=full (the layers recomputed "
+     "whole)\n"
+     "in.csv:6: column 'recompute_layers': '2' needs recompute=full (the layers recomputed "
+     "whole)\n"
+     "in.csv:7: column 'recompute_layers': '25' is more than layers (24)\n"
+     "in.csv:8: column 'recompute_layers': '2' is not possible with offload=checkpoints (every "
+     "layer's checkpoint moves)\n"},
+
+    /* per-module selective recomputation (doc/model.md 5.5): known modules the model has */
+    {"name,model,seq,micro_batch,gpu_mem_gb,recompute,recompute_modules\n"
+     "a,gpt-1.3b,2048,1,80,selective,core_attn+attn\n"
+     "b,gpt-1.3b,2048,1,80,full,mlp\n"
+     "c,gpt-1.3b,2048,1,80,,layernorm\n"
+     "d,gpt-1.3b,2048,1,80,selective,moe_act\n"
+     "e,mixtral-8x7b,2048,1,80,selective,mlp\n"
+     "f,mixtral-8x7b,2048,1,80,selective,shared_experts\n"
+     "g,llama3.1-8b,2048,1,80,selective,mla_up_proj\n"
+     "h,gpt-1.3b,2048,1,80,selective,+\n"
+     "ok,deepseek-v3,2048,1,80,selective,layernorm mla_up_proj+moe_act;shared_experts\n",
+     "ok",
+     "in.csv:2: column 'recompute_modules': 'attn' is not one of core_attn, layernorm, mlp, "
+     "moe_act, moe, shared_experts, mla_up_proj\n"
+     "in.csv:3: column 'recompute_modules': 'mlp' needs recompute=selective (modules to "
+     "recompute)\n"
+     "in.csv:4: column 'recompute_modules': 'layernorm' needs recompute=selective (modules to "
+     "recompute)\n"
+     "in.csv:5: column 'recompute_modules': 'moe_act' needs MoE layers (experts)\n"
+     "in.csv:6: column 'recompute_modules': 'mlp' needs dense layers (dense_layers with "
+     "experts)\n"
+     "in.csv:7: column 'recompute_modules': 'shared_experts' needs shared experts (shared_ffn)\n"
+     "in.csv:8: column 'recompute_modules': 'mla_up_proj' needs multi-head latent attention "
+     "(kv_lora_rank)\n"
+     "in.csv:9: column 'recompute_modules': '+' names no module\n"},
 
     /* names: at most 64 characters (the message shows 20), valid UTF-8 */
     {HEADER NAME65 ",24,2048,16,50257,2048,8,80\n", "",

@@ -230,6 +230,15 @@ static void every_value_round_trips(void **state)
         "16.000000001,,,,\n";
     assert_all_round_trip(csv, PEAK_STEP, 11);
     assert_all_round_trip(csv, PEAK_LESSON, 11);
+    /* block and per-module recomputation (doc/model.md 5.4, 5.5) */
+    static const char recompute[] =
+        "name,model,seq,micro_batch,recompute,recompute_layers,recompute_modules,gpu,pp\n"
+        "l,llama3-8b,4096,1,full,5,,H100-80GB,4\n"
+        "m,deepseek-v3,4096,1,selective,,layernorm moe_act+mla_up_proj,H100-80GB,1\n"
+        "n,gpt-1.3b,2048,8,selective,,core_attn,H100-80GB,1\n"
+        "o,gpt-1.3b,2048,8,selective,,mlp,H100-80GB,1\n";
+    assert_all_round_trip(recompute, PEAK_STEP, 4);
+    assert_all_round_trip(recompute, PEAK_LESSON, 4);
 }
 
 /* The GPU's memory is written in GB exactly, however it was given (mem_mib, a fraction). */

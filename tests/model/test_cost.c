@@ -163,11 +163,34 @@ static void test_lesson_example(void **state)
     assert_close(c.flops, 8 * psi * 16384, 1e-15);
     assert_close(c.recompute_s, 0.3323317283, 1e-9);
     assert_close(c.overhead_s, c.recompute_s, 0);
+    /* Block recomputation of 6 of the 24 layers: a quarter of that forward again; 24 or more
+     * layers are all of them. */
+    sc.recompute_layers = 6;
+    cost_step(&sc, &t, &c);
+    assert_close(c.flops, 6.5 * psi * 16384, 1e-15);
+    assert_close(c.recompute_s, 0.3323317283 / 4, 1e-9);
+    sc.recompute_layers = 24;
+    cost_step(&sc, &t, &c);
+    assert_close(c.recompute_s, 0.3323317283, 1e-9);
+    sc.recompute_layers = 0;
     /* Selective: the plain core's forward, 24 * 4.2396 ms; with flash, nothing. */
     sc.recompute = RECOMPUTE_SELECTIVE;
     cost_step(&sc, &t, &c);
     assert_close(c.recompute_s, 24 * 0.004239624578, 1e-9);
     assert_close(c.flops, 6 * psi * 16384, 1e-15);
+    /* Modules (5.5): layernorm adds the two norms' 4h bytes a token each at the memory's rate;
+     * mlp its GEMMs' forward, more than nothing and less than the whole layer's. */
+    sc.recompute_modules = RECOMPUTE_CORE_ATTN | RECOMPUTE_LAYERNORM;
+    cost_step(&sc, &t, &c);
+    assert_close(c.recompute_s, 24 * (0.004239624578 + 2 * 4 * 2048.0 * 16384 / mem_rate), 1e-9);
+    sc.recompute_modules = RECOMPUTE_CORE_ATTN | RECOMPUTE_MLP;
+    cost_step(&sc, &t, &c);
+    double mlp = c.recompute_s - 24 * 0.004239624578;
+    assert_true(mlp > 0 && mlp < 0.3323317283 - 24 * 0.004239624578);
+    sc.recompute_modules = RECOMPUTE_MLP; /* the core kept: only the MLP again */
+    cost_step(&sc, &t, &c);
+    assert_close(c.recompute_s, mlp, 1e-9);
+    sc.recompute_modules = 0;
     sc.attention = ATTENTION_FLASH;
     cost_step(&sc, &t, &c);
     assert_true(c.recompute_s == 0);

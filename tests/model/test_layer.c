@@ -482,10 +482,66 @@ static void test_layer_kinds_per_stage(void **state)
     assert_int_equal(t.stage[MODEL_STAGE_LAST].pipe.layers[LAYER_MOE], 16);
 }
 
+/* ---- per-module selective recomputation (doc/model.md 5.5) ---- */
+
+/* The sums of sc's kept tensors of one kind with recompute=selective and the modules m. */
+static struct layer_act_sums sums_with(struct scenario sc, enum layer_kind kind, unsigned m)
+{
+    struct layer_inventory inv;
+    sc.recompute = RECOMPUTE_SELECTIVE;
+    sc.recompute_modules = m;
+    assert_true(layer_inventory(&sc, kind, &inv));
+    return inv.sums;
+}
+
+/* Each module drops what it keeps beyond its input, tensor by tensor (per token, bf16): on the
+ * lesson's GPT layer layernorm the QKV and fc1 inputs (2h each), mlp the GeLU and fc2 inputs
+ * (2f each); on a Llama layer mlp the SwiGLU's 8f; on Mixtral's MoE layer moe_act the experts'
+ * silu(gate) and product (4 f_e per routed row), moe everything but the norms; on DeepSeek-V3
+ * mla_up_proj q, k (2 a (d_n + d_r) each) and the kv up output (2 a (d_n + d_v)),
+ * shared_experts their SwiGLU (8 f_s). core_attn alone is the default. */
+static void test_recompute_modules_drop_their_tensors(void **state)
+{
+    (void)state;
+    struct scenario gpt;
+    scenario_lesson_example(&gpt);
+    uint64_t h = gpt.hidden, f = gpt.ffn;
+    struct layer_act_sums base = sums_with(gpt, LAYER_DENSE, 0);
+    struct layer_act_sums core = sums_with(gpt, LAYER_DENSE, RECOMPUTE_CORE_ATTN);
+    assert_memory_equal(&base, &core, sizeof base);
+    struct layer_act_sums norms = sums_with(gpt, LAYER_DENSE, RECOMPUTE_LAYERNORM);
+    assert_int_equal(norms.whole_per_token, base.whole_per_token - 4 * h);
+    assert_true(norms.attn_per_score > 0); /* the core is kept: core_attn is not on the list */
+    struct layer_act_sums mlp = sums_with(gpt, LAYER_DENSE, RECOMPUTE_MLP);
+    assert_int_equal(mlp.split_per_token, base.split_per_token - 4 * f);
+    struct scenario l7 = llama(32, 4096, 32, 32, 11008, 32000);
+    base = sums_with(l7, LAYER_DENSE, RECOMPUTE_CORE_ATTN);
+    mlp = sums_with(l7, LAYER_DENSE, RECOMPUTE_CORE_ATTN | RECOMPUTE_MLP);
+    assert_int_equal(mlp.split_per_token, base.split_per_token - 8 * 11008);
+    norms = sums_with(l7, LAYER_DENSE, RECOMPUTE_CORE_ATTN | RECOMPUTE_LAYERNORM);
+    assert_int_equal(norms.whole_per_token, base.whole_per_token - 4 * 4096);
+    struct scenario mx = mixtral_8x7b();
+    base = sums_with(mx, LAYER_MOE, RECOMPUTE_CORE_ATTN);
+    struct layer_act_sums act = sums_with(mx, LAYER_MOE, RECOMPUTE_MOE_ACT);
+    assert_int_equal(act.width_per_routed, base.width_per_routed - 4 * 14336);
+    struct layer_act_sums moe = sums_with(mx, LAYER_MOE, RECOMPUTE_MOE);
+    assert_int_equal(moe.width_per_routed, 0);
+    assert_int_equal(moe.rows_per_routed, 0);
+    assert_int_equal(moe.whole_per_token, base.whole_per_token - 4 * 8 - (12 * 2 + 4));
+    struct scenario ds = deepseek_v3();
+    base = sums_with(ds, LAYER_MOE, RECOMPUTE_CORE_ATTN);
+    struct layer_act_sums up = sums_with(ds, LAYER_MOE, RECOMPUTE_MLA_UP_PROJ);
+    assert_int_equal(up.split_per_token,
+                     base.split_per_token - 2 * 2 * 128 * (128 + 64) - 2 * 128 * (128 + 128));
+    struct layer_act_sums shared = sums_with(ds, LAYER_MOE, RECOMPUTE_SHARED_EXPERTS);
+    assert_int_equal(shared.split_per_token, base.split_per_token - 8 * 2048);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_published_counts),
+        cmocka_unit_test(test_recompute_modules_drop_their_tensors),
         cmocka_unit_test(test_moe_published_counts),
         cmocka_unit_test(test_mla_attention_params),
         cmocka_unit_test(test_moe_layer_parts),

@@ -685,6 +685,78 @@ static void pipeline_checkpoint_segments_stay_inside_a_stage(void **state)
     assert_int_equal(t.stage[MODEL_STAGE_LAST].act_bytes, 1 * c + 6 * A);
 }
 
+/* ---- block recomputation (doc/model.md 5.4) ---- */
+
+/* recompute=full with recompute_layers N: each micro-batch in flight on a stage keeps N
+ * checkpoints and L_s - N whole layers; no extra rebuilt layer while N < L_s (it is rebuilt after
+ * the kept layers' backward freed theirs); N >= L_s is full checkpointing, m L_s c + A. */
+static void block_recompute_keeps_n_checkpoints_and_the_rest_whole(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.pp = 4;
+    sc.global_batch = 8 * 4; /* m = 4: the first stage keeps 4 micro-batches, the last 1 */
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 1;
+    uint64_t A = 114 * sbh_of(&sc), c = 2 * sbh_of(&sc);
+    for (uint64_t n = 1; n <= 8; n++) {
+        sc.recompute_layers = n;
+        struct terms t = peak_of(&sc);
+        uint64_t first = n < 6 ? 4 * (n * c + (6 - n) * A) : 4 * 6 * c + A;
+        uint64_t last = n < 6 ? n * c + (6 - n) * A : 6 * c + A;
+        assert_int_equal(t.stage[MODEL_STAGE_FIRST].act_bytes, first);
+        assert_int_equal(t.stage[MODEL_STAGE_LAST].act_bytes, last);
+    }
+}
+
+/* With interleaving N counts the layers of each chunk: pp = 2, vpp = 2 (chunks of 6 layers),
+ * N = 2 keeps 2 c + 4 A per chunk-micro-batch in flight. */
+static void block_recompute_counts_layers_per_chunk(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.pp = 2;
+    sc.vpp = 2;
+    sc.global_batch = 8 * 4;
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 1;
+    sc.recompute_layers = 2;
+    struct terms t = peak_of(&sc);
+    uint64_t A = 114 * sbh_of(&sc), c = 2 * sbh_of(&sc);
+    for (unsigned i = 0; i < t.n_stages; i++) {
+        const struct pipeline_stage *st = &t.stage[i].pipe;
+        assert_int_equal(st->chunk_layers, 6);
+        assert_int_equal(t.stage[i].act_bytes, st->in_flight * (2 * c + 4 * A));
+    }
+}
+
+/* The step model (--peak step): at the start of backward the GPU holds N c + (L - N) A of the
+ * layers, and the peak falls as N grows, from no recomputation's to full checkpointing's. */
+static void block_recompute_in_the_step_model(void **state)
+{
+    (void)state;
+    struct scenario sc = lesson();
+    sc.peak = PEAK_STEP;
+    sc.attention = ATTENTION_FLASH;
+    struct terms none = peak_of(&sc);
+    sc.recompute = RECOMPUTE_EVERY_K;
+    sc.ckpt_every = 1;
+    struct terms full = peak_of(&sc);
+    uint64_t prev = none.peak_bytes, A = full.act_layer_bytes, c = full.ckpt_bytes;
+    for (uint64_t n = 1; n <= 24; n++) {
+        sc.recompute_layers = n;
+        struct terms t = peak_of(&sc);
+        struct step_gpu g;
+        assert_int_equal(model_step_gpu(&sc, &t, MODEL_STAGE_FIRST, &g), MODEL_OK);
+        if (n < 24)
+            assert_int_equal(g.acts, n * c + (24 - n) * A);
+        assert_true(t.peak_bytes <= prev);
+        prev = t.peak_bytes;
+    }
+    assert_int_equal(prev, full.peak_bytes);
+    assert_true(full.peak_bytes < none.peak_bytes);
+}
+
 /* ---- context parallelism, HSDP, offload of checkpoints (doc/model.md 3.2, 4.9, 5.3) ---- */
 
 /* cp = 2 on the lesson's model: every per-token term halves; plain attention keeps the scores
@@ -1084,6 +1156,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gpt_layer_params_are_12h2_plus_13h),
+        cmocka_unit_test(block_recompute_keeps_n_checkpoints_and_the_rest_whole),
+        cmocka_unit_test(block_recompute_counts_layers_per_chunk),
+        cmocka_unit_test(block_recompute_in_the_step_model),
         cmocka_unit_test(check_yourself_1_layer_of_h1024),
         cmocka_unit_test(worked_example_psi),
         cmocka_unit_test(llama2_7b_params),

@@ -519,8 +519,11 @@ static bool ref_ladder(const struct scenario *sc, struct ref_plan *rp)
 {
     struct scenario cur = *sc;
     uint64_t b0 = sc->micro_batch;
-    /* 1. flash, when attention is plain and recomputation is not selective. */
-    if (sc->attention == ATTENTION_PLAIN && sc->recompute != RECOMPUTE_SELECTIVE) {
+    /* 1. flash, when attention is plain and selective recomputation does not drop the core
+     * (core_attn among its modules, the default). */
+    bool core = sc->recompute == RECOMPUTE_SELECTIVE &&
+                (sc->recompute_modules == 0 || (sc->recompute_modules & RECOMPUTE_CORE_ATTN));
+    if (sc->attention == ATTENTION_PLAIN && !core) {
         cur.attention = ATTENTION_FLASH;
         if (ref_try(rp, &cur, PLAN_FIX_FLASH, false, b0))
             return true;
@@ -539,12 +542,15 @@ static bool ref_ladder(const struct scenario *sc, struct ref_plan *rp)
     /* 3. the largest b' < b that fits (from here on every rung re-picks b' <= b). */
     if (b0 > 1 && ref_try(rp, &cur, PLAN_FIX_MICRO_BATCH, true, b0))
         return true;
-    /* 4. full_ckpt and zero3, the cheaper first, then both. */
-    bool has_full = cur.recompute == RECOMPUTE_EVERY_K && cur.ckpt_every == 1;
+    /* 4. full_ckpt (every layer: block recomputation has layers left) and zero3, the cheaper
+     * first, then both. */
+    bool has_full =
+        cur.recompute == RECOMPUTE_EVERY_K && cur.ckpt_every == 1 && cur.recompute_layers == 0;
     bool can_z3 = sc->dp > 1 && cur.zero < 3;
     struct scenario a = cur, z = cur;
     a.recompute = RECOMPUTE_EVERY_K;
     a.ckpt_every = 1;
+    a.recompute_layers = 0;
     z.zero = 3;
     bool z3_first = can_z3 && (has_full || ref_overhead(&z) < ref_overhead(&a));
     for (int pass = 0; pass < 2; pass++) {
@@ -557,6 +563,7 @@ static bool ref_ladder(const struct scenario *sc, struct ref_plan *rp)
         if (!do_z3 && !has_full) {
             cur.recompute = RECOMPUTE_EVERY_K;
             cur.ckpt_every = 1;
+            cur.recompute_layers = 0;
             if (ref_try(rp, &cur, PLAN_FIX_FULL_CKPT, true, b0))
                 return true;
         }

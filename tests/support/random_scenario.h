@@ -3,7 +3,7 @@
  * timeline and plan. Every rule of doc/model.md section 13.2 that config (src/input/config*.c)
  * enforces holds: kv_heads divides heads, tp divides heads and kv_heads, pp divides layers,
  * dropout only with gpt, cp divides seq, pp * vpp divides layers with m a multiple of pp,
- * zero_group divides dp * cp.
+ * zero_group divides dp * cp, recompute_layers only with recompute=full.
  */
 #ifndef MEMFIT_TEST_RANDOM_SCENARIO_H
 #define MEMFIT_TEST_RANDOM_SCENARIO_H
@@ -114,6 +114,14 @@ static inline void random_scenario(uint64_t *st, struct scenario *sc)
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->offload == OFFLOAD_NONE &&
         rs_range(st, 0, 3) == 0)
         sc->offload = OFFLOAD_CHECKPOINTS;
+    /* Per-module selective recomputation (doc/model.md 5.5): the dense modules. */
+    if (sc->recompute == RECOMPUTE_SELECTIVE && rs_range(st, 0, 1) == 0)
+        sc->recompute_modules =
+            (unsigned)rs_range(st, 1, RECOMPUTE_CORE_ATTN | RECOMPUTE_LAYERNORM | RECOMPUTE_MLP);
+    /* Block recomputation (doc/model.md 5.4): N of each chunk's layers, full only. */
+    if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1 &&
+        sc->offload != OFFLOAD_CHECKPOINTS && rs_range(st, 0, 1) == 0)
+        sc->recompute_layers = rs_range(st, 1, sc->layers);
 }
 
 #endif
