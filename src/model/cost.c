@@ -308,6 +308,29 @@ static double offload(const struct scenario *sc, const struct terms *t, double p
     return s;
 }
 
+/* The job's model FLOPs a step, tokens a second and MFU (doc/model.md 12.7): PaLM's count
+ * (Chowdhery et al. 2022, appendix B), 6 (or 4 frozen, 6 per adapter) per active parameter and
+ * token plus 6 L a s (d_qk + d_v) for the attention scores and their use, the whole sequence
+ * counted (no causal half), recomputation not counted; per_token is the parameters' part. */
+static void throughput(const struct scenario *sc, double per_token, struct cost *out)
+{
+    double dqk = (double)layer_head_dim(sc), dv = dqk;
+    if (has_mla(sc)) {
+        dqk = (double)(sc->qk_nope_dim + sc->qk_rope_dim);
+        dv = (double)sc->v_head_dim;
+    }
+    double s = (double)sc->seq;
+    double attention = 6.0 * (double)sc->layers * (double)sc->heads * s * (dqk + dv);
+    double dp = (double)(sc->dp ? sc->dp : 1), tokens = out->tokens * dp;
+    double gpus = dp * (double)(sc->tp ? sc->tp : 1) * (double)(sc->pp ? sc->pp : 1) *
+                  (double)(sc->cp ? sc->cp : 1);
+    out->model_flops = (per_token + attention) * tokens;
+    if (out->total_s <= 0)
+        return;
+    out->tokens_per_s = tokens / out->total_s;
+    out->mfu = out->model_flops / (out->total_s * gpus * out->tflops * 1e12);
+}
+
 void cost_step(const struct scenario *sc, const struct terms *t, struct cost *out)
 {
     *out = (struct cost){0};
@@ -437,4 +460,5 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->overhead_s = out->recompute_s + out->bubble_s + out->tp_s + out->cp_s + out->ep_s +
                       out->dp_extra_s + out->offload_s;
     out->total_s = stage_work + out->bubble_s + out->dp_exposed_s + out->offload_s;
+    throughput(sc, per_token, out);
 }

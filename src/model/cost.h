@@ -50,6 +50,9 @@
  *
  *   total    = compute + recompute + bubble + tp + cp + ep + dp exposed + offload
  *   overhead = recompute + bubble + tp + cp + ep + the ZeRO-3 part of dp exposed + offload
+ *   mfu      = (6 Psi_act + 6 L a s (d_qk + d_v)) B s / (total GPUs peak): PaLM's model FLOPs
+ *              (Chowdhery et al. 2022, appendix B: 6N + 12 L H Q T a token), at the dense bf16
+ *              peak even with fp8; tokens_per_s = B s / total
  *
  * The per-GPU constants (eff_gpu, the network per GPU) are a table of GPU generations,
  * COST_GPUS below, found by the GPU preset's name; speeds a preset leaves at 0 fall back to the
@@ -175,6 +178,12 @@ struct cost {
     double total_s;         /* compute + recompute + bubble + tp + cp + ep + dp exposed + offload */
     double overhead_s;      /* recompute + bubble + tp + cp + ep + dp_extra + offload: what the
                              * fixes add */
+    /* The whole job's throughput (doc/model.md 12.7): */
+    double model_flops;  /* per step, all GPUs: (6 Psi_act + 6 L a s (d_qk + d_v)) s B, PaLM's
+                          * model FLOPs (Chowdhery et al. 2022, appendix B); 4 per frozen
+                          * parameter and 6 per adapter under LoRA; recomputation not counted */
+    double tokens_per_s; /* B s / total_s */
+    double mfu;          /* model_flops / (total_s * GPUs * dense bf16 peak) */
     /* The speeds used, after fallbacks: */
     double tflops, hbm_tb_s, link_gb_s, net_gb_s, pcie_gb_s;
     double fp8_tflops;          /* with fp8: the FP8 GEMMs' rate (0 without) */

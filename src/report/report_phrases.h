@@ -132,6 +132,7 @@ struct report_values;
     X(COST_STEP_NOTE, "cost_step_note",                                                            \
       "step compute recompute bubble comm dp_exposed dp_hidden rest", REPORT_OWN, 0)               \
     X(COST_STEP_REST, "cost_step_rest", "offload mean_gap worst_gap", REPORT_OWN, 0)               \
+    X(COST_RATE_NOTE, "cost_rate_note", "tokens_per_s mfu", REPORT_OWN, 0)                         \
     /* the optimizer and the fine-tuning (doc/model.md 3.5, 3.6) */                                \
     X(OPTIM_ADAMW, "optim_adamw", "", REPORT_OWN, 0)                                               \
     X(OPTIM_ADAMW_BF16, "optim_adamw_bf16", "", REPORT_OWN, 0)                                     \

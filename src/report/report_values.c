@@ -340,6 +340,11 @@ static void report_values_cost(struct report_sc *r, const struct cost *c)
     report_say(v[REPORT_PH_COST_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_COST_STEP_NOTE, "step",
                step, "compute", compute, "recompute", recompute, "bubble", bubble, "comm", comm,
                "dp_exposed", dp, "dp_hidden", hidden, "rest", rest, NULL);
+    char tokens[32], mfu[16];
+    numfmt_count(tokens, sizeof tokens, (uint64_t)(c->tokens_per_s + 0.5));
+    numfmt(mfu, sizeof mfu, "%.1f%%", 100 * c->mfu);
+    report_say(v[REPORT_PH_COST_RATE_NOTE], n, r->ph, NULL, REPORT_PHRASE_COST_RATE_NOTE,
+               "tokens_per_s", tokens, "mfu", mfu, NULL);
 }
 
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */

@@ -155,6 +155,12 @@ static void test_lesson_example(void **state)
     assert_close(c.mb_fwd_s + c.mb_bwd_s, c.compute_s, 1e-12);
     assert_close(c.link_gb_s, COST_FALLBACK_LINK_GB_S, 0);
     assert_close(c.hbm_tb_s, COST_FALLBACK_HBM_TB_S, 0);
+    /* Throughput (12.7): B s = 16,384 tokens a step on one GPU; PaLM's model FLOPs 6 Psi + 12 L a
+     * d_h s a token (L = 24, a = 16, d_h = 128, s = 2048) over the 312 TFLOP/s peak. */
+    double model_flops = (6 * psi + 12.0 * 24 * 16 * 128 * 2048) * 16384;
+    assert_close(c.model_flops, model_flops, 1e-15);
+    assert_close(c.tokens_per_s, 16384 / c.total_s, 1e-15);
+    assert_close(c.mfu, model_flops / (c.total_s * 312e12), 1e-15);
     /* Full checkpointing (12.2): the layers' forward again - the GEMMs' 2 Psi T (8 Psi in all),
      * the attention core's and the elementwise forward. */
     sc.recompute = RECOMPUTE_EVERY_K;
@@ -163,6 +169,9 @@ static void test_lesson_example(void **state)
     assert_close(c.flops, 8 * psi * 16384, 1e-15);
     assert_close(c.recompute_s, 0.3323317283, 1e-9);
     assert_close(c.overhead_s, c.recompute_s, 0);
+    /* ... which are hardware FLOPs, not model FLOPs: the same count, a longer step. */
+    assert_close(c.model_flops, model_flops, 1e-15);
+    assert_close(c.mfu, model_flops / (c.total_s * 312e12), 1e-15);
     /* Selective: the plain core's forward, 24 * 4.2396 ms; with flash, nothing. */
     sc.recompute = RECOMPUTE_SELECTIVE;
     cost_step(&sc, &t, &c);
