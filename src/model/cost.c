@@ -48,6 +48,35 @@ static double max0(double x)
     return x > 0 ? x : 0;
 }
 
+/* The bandwidth of a group of `size` GPUs `stride` ranks apart, in Megatron-LM's rank order (tp
+ * innermost, then cp, ep, dp, pp; doc/model.md 12.6): its GPUs share a node only when the block of
+ * stride * size ranks it lies in is a node or a part of one that divides it; a group wider than
+ * the node, or one that straddles two (tp 3 or 6 on nodes of 8), runs at the network's speed. */
+static double group_bw(const struct scenario *sc, uint64_t stride, uint64_t size, double link,
+                       double net)
+{
+    uint64_t node = sc->gpus_per_node ? sc->gpus_per_node : 1, span = stride * size;
+    return size <= 1 || (span <= node && node % span == 0) ? link : net;
+}
+
+/* The latency of a collective of `steps` ring steps (doc/model.md 12.4): NCCL's own model of it. */
+static double latency(double steps)
+{
+    return COST_COLL_BASE_S + steps * COST_COLL_STEP_S;
+}
+
+/* ... of a ring all-reduce over n GPUs (2 (n-1) steps), and of a reduce-scatter or all-gather
+ * (n - 1); 0 for one GPU. */
+static double allreduce_latency(uint64_t n)
+{
+    return n > 1 ? latency(2.0 * (double)(n - 1)) : 0;
+}
+
+static double half_latency(uint64_t n)
+{
+    return n > 1 ? latency((double)(n - 1)) : 0;
+}
+
 /* The rates of one GPU in the step: its GEMMs' (peak * eff_gpu * COST_GEMM_IN_TRAINING) and its
  * memory's (hbm * COST_HBM_EFFICIENCY), per second, and their inverses (memfit search calls
  * cost_step for every layout it times). */
@@ -255,12 +284,14 @@ static void data_parallel(const struct scenario *sc, const struct terms *t, doub
     double grads = (double)bpp.grads * trained;
     double weights = (double)bpp.weights * trained + (double)g->pool[0].frozen_bytes +
                      (double)g->pool[1].frozen_bytes;
-    /* A group fits in a node when its GPUs, tp apart, do (Megatron-LM's rank order puts tp
-     * first). */
-    double bw_z = tp * z <= sc->gpus_per_node ? link : net;
-    double bw_n = tp * n <= sc->gpus_per_node ? link : net;
-    double cross = replicas > 1 ? ring_allreduce(grads / (double)z, replicas) / bw_n : 0;
-    double plain = ring_allreduce(grads, z) / bw_z + cross;
+    /* The ZeRO group's GPUs are tp apart (Megatron-LM's rank order puts tp first), the replicas'
+     * tp z apart. */
+    double bw_z = group_bw(sc, tp, z, link, net);
+    double bw_n = group_bw(sc, tp * z, replicas, link, net);
+    double cross = replicas > 1 ? ring_allreduce(grads / (double)z, replicas) / bw_n +
+                                      allreduce_latency(replicas)
+                                : 0;
+    double plain = ring_allreduce(grads, z) / bw_z + allreduce_latency(z) + cross;
     /* The gradients' reduction hides behind the last micro-batch's backward pass. */
     double plain_exposed = max0(plain - bwd_s);
     if (sc->zero < 3) {
@@ -269,13 +300,17 @@ static void data_parallel(const struct scenario *sc, const struct terms *t, doub
     } else {
         /* ZeRO-3 gathers the weights for the forward and for the backward pass of every
          * micro-batch and reduce-scatters its gradients (Rajbhandari et al. 2020, 7.2 per
-         * micro-batch); prefetching hides them behind the micro-batch's own work. It cannot do
-         * better than the plain reduction of the last micro-batch. */
-        double m = out->micro_batches;
-        double per_mb = (2 * ring_half(weights, z) + ring_half(grads, z)) / bw_z + cross;
-        out->dp_s = m * per_mb;
-        double hidden = m * max0(per_mb - (fwd_s + bwd_s));
-        out->dp_exposed_s = hidden > plain_exposed ? hidden : plain_exposed;
+         * micro-batch), a collective of each a layer. Prefetching hides a pass's traffic behind
+         * COST_ZERO3_OVERLAP of that pass's work: the forward's gather behind the forward, the
+         * backward's gather and reduce-scatter behind the backward. It cannot do better than the
+         * plain reduction of the last micro-batch. */
+        double m = out->micro_batches, layers = (double)(g->pipe.layers[0] + g->pipe.layers[1]);
+        double gather = ring_half(weights, z) / bw_z + layers * half_latency(z);
+        double scatter = ring_half(grads, z) / bw_z + layers * half_latency(z) + cross;
+        out->dp_s = m * (2 * gather + scatter);
+        double exposed = m * (max0(gather - COST_ZERO3_OVERLAP * fwd_s) +
+                              max0(gather + scatter - COST_ZERO3_OVERLAP * bwd_s));
+        out->dp_exposed_s = exposed > plain_exposed ? exposed : plain_exposed;
         out->dp_extra_s = out->dp_exposed_s - plain_exposed;
     }
     out->dp_overlapped_s = out->dp_s - out->dp_exposed_s;
@@ -420,9 +455,10 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
      * layer and micro-batch, 6 when the forward is run again; not overlapped. */
     double h = (double)sc->hidden;
     if (tp > 1) {
-        double bw = tp <= sc->gpus_per_node ? link : net;
+        double bw = group_bw(sc, 1, tp, link, net);
         double n_coll = full ? 6.0 : 4.0;
-        out->tp_s = m * layers * n_coll * ring_allreduce(2.0 * mb_tokens * h, tp) / bw;
+        out->tp_s = m * layers * n_coll *
+                    (ring_allreduce(2.0 * mb_tokens * h, tp) / bw + allreduce_latency(tp));
     }
     /* Context parallelism (12.4): the ring passes the K and V of s/c tokens c - 1 times in the
      * forward, K, V and their gradients in the backward (3x), overlapped with the core. */
@@ -431,7 +467,9 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
                                       (double)(sc->qk_nope_dim + sc->qk_rope_dim + sc->v_head_dim)
                                 : 2.0 * (double)sc->kv_heads * (double)layer_head_dim(sc);
         double bytes = (double)(cp - 1) * mb_tokens * 2.0 * kv / (double)tp;
-        double bw = tp * cp <= sc->gpus_per_node ? link : net;
+        double bw = group_bw(sc, tp, cp, link, net);
+        /* The ring's sends are posted block by block under the core: no latency is added (and
+         * the exposed part does not fall as b grows, which the search's floor relies on). */
         double traffic = m * layers * (full ? 4.0 : 3.0) * bytes / bw;
         double core = out->attention_s + (full ? m * layers * lw.core.fwd_s : 0);
         out->cp_s = max0(traffic - core);
@@ -442,10 +480,20 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         uint64_t etp = sc->etp ? sc->etp : tp;
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
-        double bw = ep * etp <= sc->gpus_per_node ? link : net;
+        double bw = group_bw(sc, etp, ep, link, net);
         double n_a2a = full ? 6.0 : 4.0;
-        out->ep_s =
-            m * (double)st->pipe.layers[LAYER_MOE] * n_a2a * ring_half(rows * 2 * h, ep) / bw;
+        out->ep_s = m * (double)st->pipe.layers[LAYER_MOE] * n_a2a *
+                    (ring_half(rows * 2 * h, ep) / bw + latency(1));
+    }
+    /* Pipeline sends (12.4): each micro-batch crosses each stage boundary forward (its
+     * activations) and backward (their gradient), v times when interleaved; with tensor
+     * parallelism each GPU sends its 1/t of s b h (Megatron-LM's scatter/gather, Narayanan et al.
+     * 2021, 4.1; the sequence-parallel split). The stages are tp cp dp ranks apart. */
+    if (pp > 1) {
+        uint64_t dp = sc->dp ? sc->dp : 1;
+        double bytes = 2.0 * mb_tokens * h / (double)tp;
+        double bw = group_bw(sc, tp * cp * dp, pp, link, net);
+        out->pp_s = m * (double)vpp * 2 * (bytes / bw + latency(1));
     }
 
     /* One micro-batch's forward and backward on the stage, for the overlap of the data-parallel
@@ -454,11 +502,12 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->mb_bwd_s = (out->compute_s + out->recompute_s) / m - out->mb_fwd_s;
     data_parallel(sc, t, link, net, out);
     out->offload_s = offload(sc, t, out->pcie_gb_s * 1e9);
-    double stage_work = out->compute_s + out->recompute_s + out->tp_s + out->cp_s + out->ep_s;
+    double stage_work =
+        out->compute_s + out->recompute_s + out->tp_s + out->cp_s + out->ep_s + out->pp_s;
     out->bubble_s = (double)(pp - 1) / (m * (double)vpp) * stage_work;
 
     out->overhead_s = out->recompute_s + out->bubble_s + out->tp_s + out->cp_s + out->ep_s +
-                      out->dp_extra_s + out->offload_s;
+                      out->pp_s + out->dp_extra_s + out->offload_s;
     out->total_s = stage_work + out->bubble_s + out->dp_exposed_s + out->offload_s;
     throughput(sc, per_token, out);
 }

@@ -39,7 +39,8 @@ struct probe {
     uint64_t peak_bytes, budget_bytes;
     double time_s; /* the step time, when timed */
     /* When it fits, the parts of the step-time floor (doc/model.md 11.5): a stage's work but
-     * context parallelism (compute, recompute, tensor- and expert-parallel traffic), context
+     * context parallelism (compute, recompute, tensor- and expert-parallel traffic, the
+     * pipeline's sends; m times a latency or a per-micro-batch volume, none rises with b), context
      * parallelism's exposed traffic, the least exposed data-parallel time. */
     double work_s, cp_s, dp_s;
     bool fits, timed;
@@ -293,7 +294,7 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
     p->time_s = c.total_s;
     p->timed = true;
     if (p->fits && r->floors) {
-        p->work_s = c.compute_s + c.recompute_s + c.tp_s + c.ep_s;
+        p->work_s = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s;
         p->cp_s = c.cp_s;
         p->dp_s = least_exposed_dp(sc, &t, &c);
     }

@@ -328,7 +328,7 @@ static void report_values_cost(struct report_sc *r, const struct cost *c)
     numfmt_seconds(compute, sizeof compute, c->compute_s);
     numfmt_seconds(recompute, sizeof recompute, c->recompute_s);
     numfmt_seconds(bubble, sizeof bubble, c->bubble_s);
-    numfmt_seconds(comm, sizeof comm, c->tp_s + c->cp_s + c->ep_s);
+    numfmt_seconds(comm, sizeof comm, c->tp_s + c->cp_s + c->ep_s + c->pp_s);
     numfmt_seconds(dp, sizeof dp, c->dp_exposed_s);
     numfmt_seconds(hidden, sizeof hidden, c->dp_overlapped_s);
     numfmt_seconds(offload, sizeof offload, c->offload_s);
@@ -669,7 +669,8 @@ static void fix_cost_parts(struct report_phrases *ph, char *buf, size_t size, co
         {fc->dp_extra_s - bc->dp_extra_s, REPORT_PHRASE_COST_PART_ZERO3},
         {fc->tp_s - bc->tp_s, REPORT_PHRASE_COST_PART_TP},
         {fc->bubble_s - bc->bubble_s, REPORT_PHRASE_COST_PART_BUBBLE},
-        {fc->cp_s + fc->ep_s - bc->cp_s - bc->ep_s, REPORT_PHRASE_COST_PART_COMM},
+        {fc->cp_s + fc->ep_s + fc->pp_s - bc->cp_s - bc->ep_s - bc->pp_s,
+         REPORT_PHRASE_COST_PART_COMM},
         {fc->offload_s - bc->offload_s, REPORT_PHRASE_COST_PART_OFFLOAD},
     };
     char list[REPORT_VALUE_MAX], part[128], c[64];

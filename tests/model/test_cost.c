@@ -13,6 +13,12 @@
 #include "model/cost.h"
 #include "model/model.h"
 
+/* NCCL's latency of a collective of n ring steps (cost.h: 3.6 us + 2.5 us a step). */
+static double lat(double steps)
+{
+    return 3.6e-6 + 2.5e-6 * steps;
+}
+
 /* cmocka 1.1.5 has no assert_double_equal. */
 static void assert_close(double got, double want, double rel)
 {
@@ -41,15 +47,15 @@ struct table1_row {
 
 static const struct table1_row table1[] = {
     {1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 44, 16, 1, 145.825},
-    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 44, 16, 1, 144.649},
-    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 46, 16, 1, 145.135},
-    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 43, 8, 1, 136.726},
-    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 44, 4, 1, 136.074},
-    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 45, 2, 3, 148.075},
-    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 47, 2, 2, 147.971},
-    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 50, 1, 2, 156.829},
-    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 52, 1, 3, 161.731},
-    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 52, 1, 1, 152.141},
+    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 44, 16, 1, 144.585},
+    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 46, 16, 1, 144.974},
+    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 43, 8, 1, 136.182},
+    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 44, 4, 1, 135.217},
+    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 45, 2, 3, 146.265},
+    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 47, 2, 2, 146.539},
+    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 50, 1, 2, 154.939},
+    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 52, 1, 3, 158.601},
+    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 52, 1, 1, 150.793},
 };
 
 static void table1_scenario(const struct table1_row *row, struct scenario *sc)
@@ -198,17 +204,36 @@ static void test_tensor_context_expert(void **state)
     sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
     snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H100-80GB");
     double link = 450e9 * 0.7, net = 50e9 * 0.85;
-    /* tp = 4 with sp: 24 layers * 4 collectives * 2 * 3/4 * 2 s b h bytes. */
+    /* tp = 4 with sp: 24 layers * 4 collectives * 2 * 3/4 * 2 s b h bytes, each with the latency
+     * of 2 * 3 ring steps. */
     sc.tp = 4;
     sc.sp = true;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    assert_close(c.tp_s, 24 * 4 * 1.5 * 2 * 16384.0 * 2048 / link, 1e-12);
+    assert_close(c.tp_s, 24 * 4 * (1.5 * 2 * 16384.0 * 2048 / link + lat(6)), 1e-12);
     assert_close(c.overhead_s, c.tp_s, 1e-15);
     sc.recompute = RECOMPUTE_EVERY_K; /* 6 with the forward run again */
     sc.ckpt_every = 1;
     cost_step(&sc, &t, &c);
-    assert_close(c.tp_s, 24 * 6 * 1.5 * 2 * 16384.0 * 2048 / link, 1e-12);
+    assert_close(c.tp_s, 24 * 6 * (1.5 * 2 * 16384.0 * 2048 / link + lat(6)), 1e-12);
+    /* tp = 8 on nodes of 6 GPUs: wider than a node, the network; tp = 4 on nodes of 6 (groups 0-3,
+     * 4-7: the second straddles two nodes), the network too; tp = 2 on nodes of 6, NVLink. */
+    scenario_lesson_example(&sc);
+    sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
+    snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H100-80GB");
+    sc.sp = true;
+    sc.gpus_per_node = 6;
+    uint64_t degrees[3] = {8, 4, 2};
+    double bws[3] = {net, net, link};
+    for (int i = 0; i < 3; i++) {
+        sc.tp = degrees[i];
+        assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+        cost_step(&sc, &t, &c);
+        double n = (double)degrees[i];
+        assert_close(c.tp_s,
+                     24 * 4 * (2 * (n - 1) / n * 2 * 16384.0 * 2048 / bws[i] + lat(2 * (n - 1))),
+                     1e-12);
+    }
     /* cp = 2, flash, across nodes (gpus_per_node 1): K and V of s/c = 1024 tokens, 2 * 16 *
      * 128 values of 2 bytes a token, once forward and twice backward, less the core's time. */
     scenario_lesson_example(&sc);
@@ -240,7 +265,7 @@ static void test_tensor_context_expert(void **state)
     sc.global_batch = 32;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    assert_close(c.ep_s, 24 * 4 * 0.75 * 2 * 16384.0 * 2 * 2048 / link, 1e-12);
+    assert_close(c.ep_s, 24 * 4 * (0.75 * 2 * 16384.0 * 2 * 2048 / link + lat(1)), 1e-12);
     /* FLOPs of the active parameters: 2 of the 8 experts a token. */
     assert_close(c.flops, 6 * (double)t.active_params * 16384, 1e-15);
     assert_true(t.active_params < t.params);
@@ -264,9 +289,9 @@ static void test_data_parallel(void **state)
     double psi = 1311528960.0, link = 450e9 * 0.7, net = 50e9 * 0.85;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    /* A ring all-reduce of the 2 Psi bytes of gradients; the last micro-batch's backward pass
-     * hides what it can. */
-    double plain = 2 * 15.0 / 16 * 2 * psi / net;
+    /* A ring all-reduce of the 2 Psi bytes of gradients (30 ring steps); the last micro-batch's
+     * backward pass hides what it can. */
+    double plain = 2 * 15.0 / 16 * 2 * psi / net + lat(30);
     assert_close(c.dp_s, plain, 1e-12);
     assert_true(c.mb_bwd_s < plain);
     assert_close(c.dp_overlapped_s, c.mb_bwd_s, 1e-12);
@@ -279,15 +304,17 @@ static void test_data_parallel(void **state)
     assert_close(c.dp_s, plain, 1e-12);
     assert_true(c.dp_extra_s == 0);
     /* ZeRO-3 with 4 micro-batches: each gathers the 2 Psi bytes of weights twice and
-     * reduce-scatters its gradients, 3 * 15/16 * 2 Psi, behind its own forward and backward. */
+     * reduce-scatters its gradients, 15/16 * 2 Psi each, a collective of 15 steps a layer;
+     * the forward's gather behind half the forward, the rest behind half the backward. */
     sc.zero = 3;
     sc.global_batch = 64;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    double per_mb = 3 * 15.0 / 16 * 2 * psi / net;
+    double one = 15.0 / 16 * 2 * psi / net + 24 * lat(15);
     assert_close(c.micro_batches, 4, 0);
-    assert_close(c.dp_s, 4 * per_mb, 1e-12);
-    assert_close(c.dp_exposed_s, 4 * (per_mb - c.mb_fwd_s - c.mb_bwd_s), 1e-12);
+    assert_close(c.dp_s, 4 * 3 * one, 1e-12);
+    assert_true(one > 0.5 * c.mb_fwd_s && 2 * one > 0.5 * c.mb_bwd_s);
+    assert_close(c.dp_exposed_s, 4 * (3 * one - 0.5 * (c.mb_fwd_s + c.mb_bwd_s)), 1e-12);
     assert_close(c.dp_extra_s, c.dp_exposed_s - (plain - c.mb_bwd_s), 1e-12);
     assert_close(c.overhead_s, c.dp_extra_s, 1e-15);
     /* HSDP: ZeRO-3 inside a node of 8 (NVLink), then an all-reduce of the 1/8 shard of the
@@ -295,8 +322,8 @@ static void test_data_parallel(void **state)
     sc.zero_group = 8;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    double cross = 2 * 0.5 * 2 * psi / 8 / net;
-    assert_close(c.dp_s, 4 * (3 * 7.0 / 8 * 2 * psi / link + cross), 1e-12);
+    double cross = 2 * 0.5 * 2 * psi / 8 / net + lat(2);
+    assert_close(c.dp_s, 4 * (3 * (7.0 / 8 * 2 * psi / link + 24 * lat(7)) + cross), 1e-12);
 }
 
 /* The pipeline (12.1, 12.7): pp = 4 stages of 6 layers, vpp = 2, m = 4 micro-batches; the last
@@ -321,10 +348,21 @@ static void test_pipeline(void **state)
      * layer over a quarter of all of them. */
     double layer = 2 * 16384.0 * 2048 * 24576, out = 2 * 16384.0 * 2048 * 50257;
     assert_close(c.stage_factor, (6 * layer + out) * 4 / (24 * layer + out), 1e-12);
-    double work = c.compute_s + c.recompute_s + c.tp_s + c.cp_s + c.ep_s;
+    /* Each of the 4 micro-batches crosses the stage's boundaries v = 2 times, forward and
+     * backward: 2 s b h bytes each; the stages are 1 GPU apart, inside a node of 8. */
+    double link = 300e9 * 0.7;
+    assert_close(c.pp_s, 4 * 2 * 2 * (2 * 16384.0 * 2048 / link + lat(1)), 1e-12);
+    double work = c.compute_s + c.recompute_s + c.tp_s + c.cp_s + c.ep_s + c.pp_s;
     assert_close(c.bubble_s, 3.0 / (4 * 2) * work, 1e-12);
-    assert_close(c.overhead_s, c.bubble_s, 1e-15);
+    assert_close(c.overhead_s, c.bubble_s + c.pp_s, 1e-15);
     assert_close(c.total_s, work + c.bubble_s, 1e-15);
+    /* dp = 4 and tp = 2 put the stages 8 GPUs apart: the network between them. */
+    sc.dp = 4;
+    sc.tp = 2;
+    sc.global_batch = 128;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    cost_step(&sc, &t, &c);
+    assert_close(c.pp_s, 4 * 2 * 2 * (2 * 16384.0 * 2048 / 2 / (25e9 * 0.85) + lat(1)), 1e-12);
 }
 
 /* FP8 (12.1): the layers' GEMMs, q = 6,979,321,856 / 8,030,261,248 of Llama 3.1 8B's Psi, at

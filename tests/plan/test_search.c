@@ -635,9 +635,9 @@ static void dominance_and_states_floor(void **state)
 /* The step-time floor (doc/model.md 11.5): at a fixed global batch, for b from the smallest
  * fitting one, b_first, to the largest, b_last, every step time is at least
  * (work_last + cp_first) (1 + (pp - 1) / (m_first vpp)) + dp_last, with work = compute +
- * recompute + tp + ep and dp the exposed data-parallel time, the least over the stages the cost
- * model may read - both not rising with b - and cp the exposed context-parallel traffic, not
- * falling; beyond a rounding margin. Without a capacity factor, as the search uses it. */
+ * recompute + tp + ep + pp sends and dp the exposed data-parallel time, the least over the stages
+ * the cost model may read - both not rising with b - and cp the exposed context-parallel traffic,
+ * not falling; beyond a rounding margin. Without a capacity factor, as the search uses it. */
 #define FLOOR_BS 64
 
 static void step_floor_holds(void **state)
@@ -658,7 +658,7 @@ static void step_floor_holds(void **state)
                 continue;
             cost_step(&sc, &t, &c);
             total[nb] = c.total_s;
-            work[nb] = c.compute_s + c.recompute_s + c.tp_s + c.ep_s;
+            work[nb] = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s;
             cp[nb] = c.cp_s;
             dp[nb] = c.dp_exposed_s;
             m[nb] = (double)(sc.global_batch / (b * sc.dp));
