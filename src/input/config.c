@@ -413,6 +413,7 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
     sc->cp = sc->vpp = 1;
     sc->ep = 1;
     sc->etp = sc->head_dim = 0;
+    sc->moe_max_nodes = 0;
     sc->zero_group = 0;
     sc->optimizer = OPTIM_ADAMW;
     sc->fp8 = FP8_NONE;

@@ -7,9 +7,9 @@
  * is written column by column (a preset or a config.json need not be found again), and the GPUs
  * are dp * tp * pp * cp. Every value is written out, the GPU's memory included, but where a
  * column must be left empty: the expert columns of a dense model, the latent-attention columns
- * without kv_lora_rank, the adapter columns of full fine-tuning, head_dim, etp, zero_group and
- * global_batch at 0 (their defaults), gpu without a preset. The GPU preset's name is written
- * when the scenario has one: its speeds and FP8 flags come from the preset table (--gpus).
+ * without kv_lora_rank, the adapter columns of full fine-tuning, head_dim, etp, moe_max_nodes,
+ * zero_group and global_batch at 0 (their defaults), gpu without a preset. The GPU preset's name is
+ * written when the scenario has one: its speeds and FP8 flags come from the preset table (--gpus).
  * What no column holds is not carried: the model preset's name, a config.json's attention
  * window (which changes nothing), and --peak.
  *
@@ -22,7 +22,7 @@
 
 #include "model/scenario.h"
 
-#define SCENARIO_CSV_COLUMNS 57
+#define SCENARIO_CSV_COLUMNS 58
 
 /* What a cell holds, for JSON: a number, a boolean (yes or no in CSV), a text (a name or a
  * word), or nothing (null). */

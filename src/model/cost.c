@@ -2,6 +2,7 @@
 #include "model/cost.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -48,15 +49,21 @@ static double max0(double x)
     return x > 0 ? x : 0;
 }
 
-/* The bandwidth of a group of `size` GPUs `stride` ranks apart, in Megatron-LM's rank order (tp
- * innermost, then cp, ep, dp, pp; doc/model.md 12.6): its GPUs share a node only when the block of
- * stride * size ranks it lies in is a node or a part of one that divides it; a group wider than
- * the node, or one that straddles two (tp 3 or 6 on nodes of 8), runs at the network's speed. */
+/* Whether every group of `size` GPUs `stride` ranks apart lies inside a node, in Megatron-LM's
+ * rank order (tp innermost, then cp, ep, dp, pp; doc/model.md 12.6): only when the block of
+ * stride * size ranks a group lies in divides the node. */
+static bool group_in_node(const struct scenario *sc, uint64_t stride, uint64_t size)
+{
+    uint64_t node = sc->gpus_per_node ? sc->gpus_per_node : 1, span = stride * size;
+    return size <= 1 || (span <= node && node % span == 0);
+}
+
+/* The bandwidth of such a group: the node link, else - a group wider than the node, or one that
+ * straddles two (tp 3 or 6 on nodes of 8) - the network's. */
 static double group_bw(const struct scenario *sc, uint64_t stride, uint64_t size, double link,
                        double net)
 {
-    uint64_t node = sc->gpus_per_node ? sc->gpus_per_node : 1, span = stride * size;
-    return size <= 1 || (span <= node && node % span == 0) ? link : net;
+    return group_in_node(sc, stride, size) ? link : net;
 }
 
 /* The latency of a collective of `steps` ring steps (doc/model.md 12.4): NCCL's own model of it. */
@@ -75,6 +82,45 @@ static double allreduce_latency(uint64_t n)
 static double half_latency(uint64_t n)
 {
     return n > 1 ? latency((double)(n - 1)) : 0;
+}
+
+/* Whether the schedule overlaps the experts' all-to-alls with computation: DeepSeek-V3's
+ * DualPipe runs one micro-batch's all-to-all under another's compute (DeepSeek-V3 report, 3.2.1;
+ * SPEC 11). No schedule here does yet (1F1B and its interleaving do not): false. */
+static bool a2a_overlapped(const struct scenario *sc)
+{
+    (void)sc;
+    return false;
+}
+
+/* One all-to-all (dispatch or combine) of a MoE layer for one micro-batch on one GPU, seconds
+ * (doc/model.md 12.4): `tokens` of its own, `rows` routed copies of them, h wide in bf16, over
+ * an expert group of ep GPUs etp apart. Inside a node: (e - 1)/e of the rows over the node link.
+ * Across n nodes: each token's k experts lie on n (1 - (1 - 1/n)^k) nodes on average (uniform
+ * routing), at most moe_max_nodes with node-limited routing, (n - 1)/n of them remote; with
+ * node-limited routing a token crosses the network once a node and is forwarded inside it
+ * (DeepSeek-V3 report, 3.2.2), without it every routed copy for another node crosses it. The
+ * network's part and the node link's run at once; the slower decides. */
+static double all_to_all(const struct scenario *sc, double tokens, double rows, uint64_t ep,
+                         uint64_t etp, double link, double net)
+{
+    double h = (double)sc->hidden, row = 2 * h;
+    uint64_t node = sc->gpus_per_node ? sc->gpus_per_node : 1, span = ep * etp;
+    if (group_in_node(sc, etp, ep))
+        return ring_half(rows * row, ep) / link + latency(1);
+    double nodes = span > node ? (double)span / (double)node : 2;
+    double k = tokens > 0 ? rows / tokens : 0;
+    double reached = nodes * (1 - pow(1 - 1 / nodes, k));
+    double remote = (nodes - 1) / nodes;
+    double net_bytes = rows * remote * row;
+    if (sc->moe_max_nodes > 0) {
+        double limit = (double)sc->moe_max_nodes;
+        net_bytes = tokens * (reached < limit ? reached : limit) * remote * row;
+    }
+    uint64_t per_node = node / (etp ? etp : 1), inside = ep < per_node ? ep : per_node;
+    double link_bytes = ring_half(rows * row / nodes, inside > 1 ? inside : 1);
+    double t_net = net_bytes / net, t_link = link_bytes / link;
+    return (t_net > t_link ? t_net : t_link) + latency(1);
 }
 
 /* The rates of one GPU in the step: its GEMMs' (peak * eff_gpu * COST_GEMM_IN_TRAINING) and its
@@ -475,15 +521,14 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         out->cp_s = max0(traffic - core);
     }
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
-     * again), of the routed rows the GPU's tokens send; (e - 1)/e of them leave it. */
-    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0) {
+     * again), of the routed rows the GPU's tokens send, unless the schedule hides them. */
+    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0 && !a2a_overlapped(sc)) {
         uint64_t etp = sc->etp ? sc->etp : tp;
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
-        double bw = group_bw(sc, etp, ep, link, net);
         double n_a2a = full ? 6.0 : 4.0;
         out->ep_s = m * (double)st->pipe.layers[LAYER_MOE] * n_a2a *
-                    (ring_half(rows * 2 * h, ep) / bw + latency(1));
+                    all_to_all(sc, own, rows, ep, etp, link, net);
     }
     /* Pipeline sends (12.4): each micro-batch crosses each stage boundary forward (its
      * activations) and backward (their gradient), v times when interleaved; with tensor

@@ -142,6 +142,9 @@
     X("H100", 0.803, 0.709, 50.0)                                                                  \
     /* "H200 is the same" as the H100 in BF16; FP8 1453.4 of 1979; DGX H200: as DGX H100. */       \
     X("H200", 0.803, 0.734, 50.0)                                                                  \
+    /* The H100's silicon, assumed its MAMF; InfiniBand 50 GB/s a GPU (DeepSeek-V3 report, 3.2.2). \
+     */                                                                                            \
+    X("H800", 0.803, 0.709, 50.0)                                                                  \
     /* MAMF 1745.0 of 2250, FP8 3432.5 of 4500; DGX B200: eight 400 Gb/s ConnectX-7 ports. */      \
     X("B200", 0.776, 0.763, 50.0)                                                                  \
     /* MAMF 668.4 of 1300 (PyTorch TunableOp, ROCm 6.3); FP8 unmeasured. Azure ND MI300X v5:       \

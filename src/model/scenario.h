@@ -143,10 +143,11 @@ struct scenario {
     uint64_t cp;  /* context parallel degree: each GPU holds s / cp of a sequence; 0: 1 */
     uint64_t vpp; /* virtual pipeline chunks per stage (interleaved 1F1B); 0: 1 */
     bool sp;
-    uint64_t ep;         /* expert parallel degree (1 without experts) */
-    uint64_t etp;        /* expert tensor parallel degree; 0: = tp */
-    unsigned zero;       /* ZeRO stage 0..3 over the ZeRO group */
-    uint64_t zero_group; /* GPUs one ZeRO shard spans (HSDP); 0: dp * cp */
+    uint64_t ep;            /* expert parallel degree (1 without experts) */
+    uint64_t etp;           /* expert tensor parallel degree; 0: = tp */
+    uint64_t moe_max_nodes; /* node-limited routing: the nodes a token may be sent to; 0: any */
+    unsigned zero;          /* ZeRO stage 0..3 over the ZeRO group */
+    uint64_t zero_group;    /* GPUs one ZeRO shard spans (HSDP); 0: dp * cp */
     enum offload offload;
     enum loss_impl loss;
     enum grad_buffer grad_buffer;

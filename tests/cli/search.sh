@@ -7,10 +7,10 @@
 # search finds a layout.
 . tests/cli/common.inc
 
-# The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 57
+# The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 58
 # (name .. gpus_per_node), peak_bytes, budget_bytes.
 SC_FIRST=6
-SC_LAST=62
+SC_LAST=63
 
 cat >"$T/jobs.csv" <<'EOF'
 name,model,seq,global_batch,gpu,gpus,tp,zero

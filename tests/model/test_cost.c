@@ -269,6 +269,20 @@ static void test_tensor_context_expert(void **state)
     /* FLOPs of the active parameters: 2 of the 8 experts a token. */
     assert_close(c.flops, 6 * (double)t.active_params * 16384, 1e-15);
     assert_true(t.active_params < t.params);
+    /* The same over 2 nodes of 2 GPUs: every routed copy for the other node, half of them,
+     * crosses the network (the node link's share runs at once and is shorter). */
+    sc.gpus_per_node = 2;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    cost_step(&sc, &t, &c);
+    assert_close(c.ep_s, 24 * 4 * (2 * 16384.0 * 0.5 * 2 * 2048 / net + lat(1)), 1e-12);
+    /* Node-limited routing to 1 node: a token's 2 experts lie on 2 (1 - 1/4) = 1.5 nodes on
+     * average, capped at 1; one copy a node crosses the network, half of them remote. */
+    sc.moe_max_nodes = 1;
+    cost_step(&sc, &t, &c);
+    assert_close(c.ep_s, 24 * 4 * (16384.0 * 1 * 0.5 * 2 * 2048 / net + lat(1)), 1e-12);
+    sc.moe_max_nodes = 2; /* not binding: 1.5 nodes */
+    cost_step(&sc, &t, &c);
+    assert_close(c.ep_s, 24 * 4 * (16384.0 * 1.5 * 0.5 * 2 * 2048 / net + lat(1)), 1e-12);
 }
 
 /* Data-parallel traffic and its overlap (12.3): the worked example, b = 1, on 16 H100s in nodes
