@@ -20,6 +20,7 @@ struct evalout_table_row {
     uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b, gpus;
     uint64_t have_gpus; /* the scenario's own: dp tp pp cp */
     int fits;
+    bool host_fits;    /* the node's CPU memory holds its offloads (doc/model.md 12.5) */
     const char *phase; /* the step's phase at the peak; NULL under --peak lesson */
     double step_s;     /* the cost model's step time (doc/model.md 12.7) */
     char fix[16];
@@ -30,7 +31,7 @@ static const char *const csv_columns =
     "name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,"
     "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"
     "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase,stage,"
-    "step_time_s,tokens_per_s,mfu";
+    "step_time_s,tokens_per_s,mfu,host_node_bytes";
 
 /* The phase of a real step at which the peak is reached (doc/model.md section 10.2); NULL under
  * --peak lesson, whose sum is no instant of the step. */
@@ -288,6 +289,8 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
     int len = format_step(step, sizeof step, c, ",", "");
     line_putc(&l, ',');
     line_put(&l, step, len > 0 ? (size_t)len : 0);
+    const uint64_t host[] = {t->host_node_bytes};
+    line_put_numbers(&l, host, 1);
     line_putc(&l, '\n');
     line_flush(&l);
 }
@@ -351,6 +354,7 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
         *mfu++ = '\0';
         fprintf(o, ", \"step_time_s\": %s, \"tokens_per_s\": %s, \"mfu\": %s", step, tokens, mfu);
     }
+    fprintf(o, ", \"host_node_bytes\": %" PRIu64, t->host_node_bytes);
     putc('}', o);
 }
 
@@ -378,6 +382,7 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     r->peak = t->peak_bytes;
     r->budget = t->budget_bytes;
     r->fits = t->fits;
+    r->host_fits = t->host_fits;
     r->phase = peak_phase(sc, t);
     r->step_s = c ? c->total_s : -1;
     r->k_best = t->k_best;
@@ -468,7 +473,10 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
     snprintf(cells[TCOL_PEAK], n, "%.1f", (double)r->peak / u);
     snprintf(cells[TCOL_PHASE], n, "%s", r->phase ? r->phase : "-");
     snprintf(cells[TCOL_BUDGET], n, "%.1f", (double)r->budget / u);
-    snprintf(cells[TCOL_VERDICT], n, "%s", r->fits ? "fits" : "OOM");
+    snprintf(cells[TCOL_VERDICT], n, "%s",
+             r->fits                               ? "fits"
+             : r->host_fits || r->peak > r->budget ? "OOM"
+                                                   : "host OOM");
     snprintf(cells[TCOL_KBEST], n, "%" PRIu64, r->k_best);
     snprintf(cells[TCOL_MAXB], n, "%" PRIu64, r->max_b);
     if (strcmp(r->fix, "none") == 0)

@@ -369,11 +369,17 @@ static double offload(const struct scenario *sc, const struct terms *t, double p
     const struct model_gpu *g = &t->stage[t->peak_stage];
     double s = 0;
     /* Optimizer offload: the gradients of the GPU's optimizer shard go down, its bf16 weights
-     * come back (Ren et al. 2021). */
+     * come back (Ren et al. 2021); the CPU's Adam streams each parameter's COST_CPU_ADAM_BYTES
+     * through the node's memory, shared by the node's GPUs. */
     if (sc->offload == OFFLOAD_OPTIMIZER && bpp.master + bpp.moments > 0) {
         double shard =
             sc->zero >= 1 ? (double)g->trained_params / (double)sc->dp : (double)g->trained_params;
         s += (double)(bpp.grads + bpp.weights) * shard / pcie;
+        uint64_t gpus = (sc->dp ? sc->dp : 1) * (sc->tp ? sc->tp : 1) * (sc->pp ? sc->pp : 1) *
+                        (sc->cp ? sc->cp : 1);
+        uint64_t node = sc->gpus_per_node && sc->gpus_per_node < gpus ? sc->gpus_per_node : gpus;
+        s += (double)node * shard * COST_CPU_ADAM_BYTES /
+             (COST_HOST_MEM_GB_S * 1e9 * COST_HBM_EFFICIENCY);
     }
     /* Offloaded checkpoints (doc/model.md 5.3): each crosses the host link twice a micro-batch,
      * the stage's L/pp layers' checkpoints of each of its m micro-batches. */

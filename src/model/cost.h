@@ -48,7 +48,9 @@
  *              gradient reduction hides behind the last micro-batch's backward pass; ZeRO-3's
  *              forward gather behind COST_ZERO3_OVERLAP of the forward pass, its backward
  *              gather and reduce-scatter behind that share of the backward; the rest is exposed
- *   offload  = (g + w) P_shard / pcie (ZeRO-Offload, Ren et al. 2021), checkpoints 2 m c / pcie
+ *   offload  = (g + w) P_shard / pcie (ZeRO-Offload, Ren et al. 2021), + the CPU's Adam:
+ *              n_node P_shard COST_CPU_ADAM_BYTES / (COST_HOST_MEM_GB_S COST_HBM_EFFICIENCY),
+ *              the node's GPUs sharing its memory; checkpoints 2 m c / pcie
  *   links    = the node link (link_gb_s * COST_LINK_EFFICIENCY) when the group lies inside a
  *              node in Megatron-LM's rank order (tp, cp, ep, dp, pp: its block of stride * size
  *              ranks divides gpus_per_node), else the network, the GPU's net_gb_s per GPU *
@@ -110,6 +112,14 @@
  * 84.8 GB/s of 100 over HDR InfiniBand (NVIDIA/nccl-tests issue 119). */
 #define COST_LINK_EFFICIENCY 0.70
 #define COST_NET_EFFICIENCY 0.85
+/* The CPU's Adam step (doc/model.md 12.5) is bound by the host memory's bandwidth: a parameter
+ * reads its gradient (2 bytes), reads and writes its fp32 master weight and two fp32 moments
+ * (24) and writes its bf16 weight for the GPU (2). The host memory of a node: a DGX A100's two
+ * AMD EPYC 7742, eight channels of DDR4-3200 each, 204.8 GB/s a socket (AMD EPYC 7742 product
+ * page; NVIDIA DGX A100 datasheet), at the streaming share of COST_HBM_EFFICIENCY (assumed the
+ * same as a GPU's); taken for every GPU's node. */
+#define COST_CPU_ADAM_BYTES 28.0
+#define COST_HOST_MEM_GB_S 409.6
 /* A collective's latency, NCCL's own model of it (NVIDIA/nccl src/graph/tuning.cc, the ring's
  * LL128 entries of baseLat and hwLat): a base of 3.6 us and 2.5 us a ring step, in a node and
  * between nodes. A ring all-reduce over n GPUs takes 2 (n - 1) steps, a reduce-scatter or

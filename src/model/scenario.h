@@ -162,6 +162,8 @@ struct scenario {
     double reserve; /* fraction of GPU memory kept free, [0, 1) */
     uint64_t gpus_per_node;
     struct gpu_speed speed;
+    uint64_t host_mem_bytes; /* the CPU memory of a node, the GPU preset's host_mem_gb (0: not
+                              * known, not checked) */
     char model_preset[SCENARIO_NAME_MAX + 1]; /* "" when none */
     uint64_t sliding_window; /* a config.json's attention window (0: none; changes nothing) */
     /* memfit search (doc/model.md section 11.5): the job's GPUs (0: dp tp pp cp) and the layout

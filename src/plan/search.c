@@ -540,7 +540,8 @@ static bool zero_is_moot(const struct scenario *sc)
 /* One recompute option of a structure: its families of every ZeRO stage, offload and attention
  * whose states may fit (states_fit[zero][offload]), in the orders above, each bounded by those
  * before it (doc/model.md 11.5): what fits with ZeRO lower fits here; what does not fit with ZeRO
- * higher, or with an offload (searched before none), does not fit here. */
+ * higher, or with an offload (searched before none; not when the host's memory is checked), does
+ * not fit here. */
 static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo, unsigned z_hi,
                    const bool states_fit[4][3])
 {
@@ -572,7 +573,9 @@ static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo
                 for (unsigned other = 0; other < 4; other++)
                     if (other != z)
                         bound_by(r, other, off, a, other < z, &bd);
-                if (off == OFFLOAD_NONE) {
+                /* An offload's GPU memory bounds none's, but not when the host's memory is
+                 * checked too: an offload may fail on the host where none fits (12.5). */
+                if (off == OFFLOAD_NONE && sc->host_mem_bytes == 0) {
                     bound_by(r, z, OFFLOAD_OPTIMIZER, a, false, &bd);
                     bound_by(r, z, OFFLOAD_CHECKPOINTS, a, false, &bd);
                 }

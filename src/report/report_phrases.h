@@ -74,7 +74,8 @@ struct report_values;
     X(TENSOR, "tensor", "tp", REPORT_OWN, 0)                                                       \
     X(TENSOR_SP, "tensor_sp", "tp", REPORT_OWN, 0)                                                 \
     X(PARALLEL, "parallel", "dp tensor pp expert zero", REPORT_OWN, 0)                             \
-    X(PARALLEL_OFFLOAD, "parallel_offload", "dp tensor pp expert zero", REPORT_OWN, 0)             \
+    X(PARALLEL_OFFLOAD, "parallel_offload", "dp tensor pp expert zero host host_node host_mem",    \
+      REPORT_OWN, 0)                                                                               \
     X(PARALLEL_OFFLOAD_CKPT, "parallel_offload_ckpt", "dp tensor pp expert zero host pcie",        \
       REPORT_OWN, 0)                                                                               \
     X(PARALLEL_EP, "parallel_ep", "ep", REPORT_OWN, 0)                                             \

@@ -282,6 +282,13 @@ static void report_values_setup(struct report_sc *r)
                    etp == sc->tp ? REPORT_PHRASE_PARALLEL_EP : REPORT_PHRASE_PARALLEL_EP_ETP, "ep",
                    v[REPORT_PH_EP], "etp", v[REPORT_PH_ETP], NULL);
     numfmt_size(host, sizeof host, r->t.host_bytes, r->units);
+    char host_node[32], host_mem[96] = "", mem[32];
+    numfmt_size(host_node, sizeof host_node, r->t.host_node_bytes, r->units);
+    if (sc->host_mem_bytes > 0) { /* the GPU preset's host_mem_gb (doc/model.md 12.5) */
+        numfmt_size(mem, sizeof mem, sc->host_mem_bytes, r->units);
+        numfmt(host_mem, sizeof host_mem, r->t.host_fits ? " of its %s" : ": more than its %s",
+               mem);
+    }
     char pcie[32] = "";
     if (sc->offload == OFFLOAD_CHECKPOINTS) { /* their copies' time on the host link (12.5) */
         struct cost c;
@@ -293,7 +300,7 @@ static void report_values_setup(struct report_sc *r)
                : sc->offload                      ? REPORT_PHRASE_PARALLEL_OFFLOAD
                                                   : REPORT_PHRASE_PARALLEL,
                "dp", dp, "tensor", tensor, "pp", pp, "expert", expert, "zero", zero, "host", host,
-               "pcie", pcie, NULL);
+               "host_node", host_node, "host_mem", host_mem, "pcie", pcie, NULL);
 }
 
 /* The cost model's notes (doc/model.md section 12): its rates for this scenario's GPU and matrix

@@ -81,7 +81,7 @@ static void numbers_match_printf(void **state)
         snprintf(want, sizeof want,
                  "n,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                  ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",1,%" PRIu64 ",%" PRIu64
-                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,0,,,\n",
+                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,0,,,,0\n",
                  v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
         assert_string_equal(got, want);
     }
@@ -98,8 +98,8 @@ static void text_is_quoted_when_needed(void **state)
     struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0};
     char got[1024];
     csv_row(&sc, &t, &fix, got, sizeof got);
-    assert_string_equal(got,
-                        "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,,0,,,\n");
+    assert_string_equal(
+        got, "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,,0,,,,0\n");
 }
 
 /* A plan longer than the row buffer is written whole. */
@@ -116,7 +116,8 @@ static void long_fields_are_written_whole(void **state)
     plan[sizeof plan - 1] = '\0';
     struct evalout_fix fix = {"nothing", 1, 1, plan, 0};
     csv_row(&sc, &t, &fix, got, sizeof got);
-    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0,,,\n", plan);
+    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0,,,,0\n",
+             plan);
     assert_string_equal(got, want);
 }
 
@@ -132,9 +133,9 @@ static void csv_peak_phase(void **state)
     memset(&t, 0, sizeof t);
     snprintf(sc.name, sizeof sc.name, "%s", "p");
     write_rows(EVALOUT_CSV, 0, &sc, &t, 1, NULL, got, sizeof got);
-    assert_non_null(
-        strstr(got, ",active_params,expert_bytes,peak_phase,stage,step_time_s,tokens_per_s,mfu\n"));
-    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,,0,,,\n"));
+    assert_non_null(strstr(got, ",active_params,expert_bytes,peak_phase,stage,step_time_s,tokens_"
+                                "per_s,mfu,host_node_bytes\n"));
+    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,,0,,,,0\n"));
     t.n_stages = 3;
     t.peak_stage = 2;
     t.stage[2].pipe.rank = 5;
@@ -146,7 +147,7 @@ static void csv_peak_phase(void **state)
         char row[256];
         csv_row(&sc, &t, NULL, row, sizeof row);
         char want[256];
-        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s,5,,,\n",
+        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s,5,,,,0\n",
                  names[p]);
         assert_string_equal(row, want);
         assert_string_equal(step_phase_name((enum step_phase)p), names[p]);
@@ -170,11 +171,13 @@ static void json_peak_phase(void **state)
     t[1].peak_phase = STEP_RECOMPUTE; /* whatever it holds, it is no phase of the lesson's sum */
     write_rows(EVALOUT_JSON, 0, sc, t, 2, NULL, got, sizeof got);
     assert_non_null(strstr(got, "{\"name\": \"step\", "));
-    assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": \"recompute\", \"stage\": 0, "
-                                "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null}"));
-    assert_non_null(strstr(got,
-                           "\"expert_bytes\": 0, \"peak_phase\": null, \"stage\": 0, "
-                           "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null}\n]\n"));
+    assert_non_null(strstr(
+        got,
+        "\"expert_bytes\": 0, \"peak_phase\": \"recompute\", \"stage\": 0, "
+        "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null, \"host_node_bytes\": 0}"));
+    assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": null, \"stage\": 0, "
+                                "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null, "
+                                "\"host_node_bytes\": 0}\n]\n"));
 }
 
 /* The table: a "peak phase" column under --peak step, the most wanted of those a narrow table
@@ -240,9 +243,10 @@ static void step_columns(void **state)
     FILE *tmp = tmpfile();
     assert_non_null(tmp);
     enum evalout_format formats[3] = {EVALOUT_CSV, EVALOUT_JSON, EVALOUT_TABLE};
-    const char *want[3] = {",0,0,,0,12.35,1234,0.412\n",
-                           "\"step_time_s\": 12.35, \"tokens_per_s\": 1234, \"mfu\": 0.412}",
-                           "  12.3\n"};
+    const char *want[3] = {
+        ",0,0,,0,12.35,1234,0.412,0\n",
+        "\"step_time_s\": 12.35, \"tokens_per_s\": 1234, \"mfu\": 0.412, \"host_node_bytes\": 0}",
+        "  12.3\n"};
     for (int f = 0; f < 3; f++) {
         rewind(tmp);
         struct evalout w;

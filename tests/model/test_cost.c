@@ -419,8 +419,8 @@ static void test_fp8(void **state)
     assert_close(c.gemm_s / bf.gemm_s, (1 - q) + q * 0.803 / (2 * 0.709), 1e-12);
 }
 
-/* Optimizer offload (12.5) with ZeRO-1 over dp = 2: (2 + 2) bytes of the GPU's Psi / 2 over
- * 64 GB/s. */
+/* Optimizer offload (12.5) with ZeRO-1 over dp = 2 (FlashAttention: the GPU's memory holds it):
+ * (2 + 2) bytes of the GPU's Psi / 2 over 64 GB/s, the CPU's Adam, the host's memory. */
 static void test_offload(void **state)
 {
     (void)state;
@@ -432,11 +432,32 @@ static void test_offload(void **state)
     sc.dp = 2;
     sc.zero = 1;
     sc.global_batch = 16;
+    sc.attention = ATTENTION_FLASH;
     sc.offload = OFFLOAD_OPTIMIZER;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    assert_close(c.offload_s, 4 * 1311528960.0 / 2 / 64e9, 1e-12);
+    /* Each GPU's half of Psi: 4 bytes a parameter over PCIe, and the CPU's Adam: both GPUs'
+     * halves (one node), 28 bytes a parameter at 0.84 of the node's 409.6 GB/s. */
+    double shard = 1311528960.0 / 2;
+    assert_close(c.offload_s, 4 * shard / 64e9 + 2 * shard * 28 / (409.6e9 * 0.84), 1e-12);
     assert_close(c.overhead_s, c.offload_s, 1e-15);
+    /* Host memory (doc/model.md 12.5): a GPU's shard of the fp32 master weights and moments (12
+     * bytes) and the pinned gradient and weight buffers (4), for the node's 2 GPUs; checked
+     * against the GPU preset's host_mem_gb when there is one. */
+    assert_int_equal(t.host_bytes, 16 * 1311528960ull / 2);
+    assert_int_equal(t.host_node_bytes, 16 * 1311528960ull);
+    assert_true(t.host_fits && t.fits);
+    sc.host_mem_bytes = 16 * 1311528960ull; /* exactly enough */
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(t.host_fits && t.fits);
+    sc.host_mem_bytes--;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(!t.host_fits && !t.fits && t.peak_bytes <= t.budget_bytes);
+    /* Without the offload the host holds nothing, whatever its memory. */
+    sc.offload = OFFLOAD_NONE;
+    sc.host_mem_bytes = 1;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(t.host_bytes == 0 && t.host_fits);
 }
 
 /* Every row within 8% of the measurement, 3.1% on average; the worst are the smallest and the

@@ -222,6 +222,20 @@ static void matches_brute_force_dense(void **state)
     agrees_with_brute_force(&job, TOP);
 }
 
+/* The host's memory checked (doc/model.md 12.5): an optimizer offload can then fail where no
+ * offload fits, and the search must not bound one by the other; the brute force agrees for host
+ * memories from less than any offload needs to more than all need. */
+static void host_memory_matches_brute_force(void **state)
+{
+    (void)state;
+    struct scenario job;
+    job_llama(&job);
+    for (uint64_t host = 1000000000ull; host <= 4000000000000ull; host *= 8) {
+        job.host_mem_bytes = host;
+        agrees_with_brute_force(&job, TOP);
+    }
+}
+
 /* Beyond the monotone range: some layout fits at b = global_batch / dp (m = 1) but not at the b
  * before it, and the search counts and ranks it as the brute force does. */
 static void largest_b_without_accumulation(void **state)
@@ -686,6 +700,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_brute_force_dense),
+        cmocka_unit_test(host_memory_matches_brute_force),
         cmocka_unit_test(matches_brute_force_moe),
         cmocka_unit_test(largest_b_without_accumulation),
         cmocka_unit_test(pins_are_kept),
