@@ -99,9 +99,9 @@ struct terms {
     enum step_phase peak_phase; /* with --peak step: the phase at the peak */
     uint64_t budget_bytes;      /* GPU memory * (1 - reserve) */
     struct layer_act_sums act_sums[2]; /* each kind's kept bytes per token (any b) */
-    uint64_t host_node_bytes;          /* host_bytes times the GPUs of a node (12.5) */
-    bool host_fits; /* host_node_bytes within the preset's host_mem_gb (or unknown) */
-    bool fits;      /* the peak within the budget, and host_fits */
+    uint64_t host_node_bytes; /* the largest stage host_bytes times the GPUs of a node (12.5) */
+    bool host_fits;           /* host_node_bytes within the preset's host_mem_gb (or unknown) */
+    bool fits;                /* the peak within the budget, and host_fits */
     /* Checkpointing every k (filled by model_eval only): */
     double k_star;             /* sqrt(L c / A) */
     uint64_t k_best;           /* integer k in 1..L with the smallest M(k) (smallest k on a tie) */

@@ -297,12 +297,15 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
     t->fp8_bytes = g->fp8_bytes;
     t->peak_phase = g->step.phase;
     t->budget_bytes = model_budget_bytes(sc);
-    /* The CPU memory of a node (doc/model.md 12.5): its GPUs' offloads, each as the most loaded
-     * one's, against the GPU preset's host_mem_gb when it has one. */
+    /* The CPU memory of a node (doc/model.md 12.5): its GPUs' offloads, each as that of the stage
+     * that offloads the most, against the GPU preset's host_mem_gb when it has one. */
     uint64_t gpus = ck_mul(&ck, ck_mul(&ck, sc->dp ? sc->dp : 1, sc->tp ? sc->tp : 1),
                            ck_mul(&ck, sc->pp ? sc->pp : 1, sc->cp ? sc->cp : 1));
     uint64_t node = sc->gpus_per_node && sc->gpus_per_node < gpus ? sc->gpus_per_node : gpus;
-    t->host_node_bytes = ck_mul(&ck, t->host_bytes, node);
+    uint64_t heaviest = 0; /* the node of the stage that offloads the most */
+    for (unsigned i = 0; i < t->n_stages; i++)
+        heaviest = t->stage[i].host_bytes > heaviest ? t->stage[i].host_bytes : heaviest;
+    t->host_node_bytes = ck_mul(&ck, heaviest, node);
     if (ck.overflow)
         return MODEL_OVERFLOW;
     t->host_fits = sc->host_mem_bytes == 0 || t->host_node_bytes <= sc->host_mem_bytes;
