@@ -65,7 +65,8 @@
  *
  * The per-GPU constants (eff_gpu, the network per GPU) are a table of GPU generations,
  * COST_GPUS below, found by the GPU preset's name; speeds a preset leaves at 0 fall back to the
- * A100's: COST_FALLBACK_*. Calibrated on Narayanan et al. 2021, Table 1 (doc/model.md 12.8).
+ * A100's: COST_FALLBACK_*. Calibrated on Narayanan et al. 2021, Tables 1 and 2, and checked
+ * against Llama 3 (Table 4) and held-out runs: tests/model/calibration.csv (doc/model.md 12.8).
  */
 #ifndef MEMFIT_COST_H
 #define MEMFIT_COST_H
