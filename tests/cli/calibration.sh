@@ -58,3 +58,14 @@ expect_status "Llama 3 405B stand-in on 16,384 H100s: searched" 0 search --top 1
 best=$(awk -F, 'NR == 2 { print $3 }' "$T/out")
 check "Llama 3 405B: the published layout ($(step l3-405b-16384) s) within 10% of the best ($best s)" \
     awk -v p="$(step l3-405b-16384)" -v b="$best" 'BEGIN { exit !(p <= 1.10 * b && b > 0) }'
+
+# Topology (doc/model.md 12.6): tp 3 and 6 groups straddle nodes of 8 and run at the network's
+# speed, so none is among the 100 best layouts of Table 1's 145.6B model on 1,536 A100s (before
+# groups were placed, 21 of them were).
+printf 'name,model,layers,hidden,heads,kv_heads,ffn,vocab,seq,global_batch,gpu,gpus\nm145,gpt3-175b,80,12288,96,96,49152,51200,2048,2304,A100-80GB,1536\n' \
+    >"$T/m145.csv"
+expect_status "145.6B on 1,536 A100s: searched" 0 search --top 100 "$T/m145.csv"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "tp") c = i; next } { print $c }' \
+    "$T/out" >"$T/tps"
+check "145.6B: 100 layouts listed" test "$(wc -l <"$T/tps")" -eq 100
+check "145.6B: no tp 3 or 6 among the 100 best" sh -c "! grep -qx '3\|6' '$T/tps'"
