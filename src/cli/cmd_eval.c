@@ -52,7 +52,9 @@ static void eval_row(struct evalout *out, struct eval_lane *lane, const struct s
     plan_fix_settings(p, settings, sizeof settings);
     struct evalout_fix fix = {plan_fix_name(p->fix), p->fix_peak_bytes, p->fix_micro_batch,
                               settings, p->gpus_for_states};
-    evalout_row(out, sc, &t, &fix);
+    struct cost c;
+    cost_step(sc, &t, &c);
+    evalout_row(out, sc, &t, &fix, &c);
 }
 
 static bool eval_one(void *ctx, const struct scenario *sc, const char *file, unsigned long line,

@@ -20,7 +20,9 @@ struct evalout_table_row {
     uint64_t params, states, act, logits, peak, budget, k_best, max_b, fix_peak, fix_b, gpus;
     uint64_t have_gpus; /* the scenario's own: dp tp pp cp */
     int fits;
+    bool host_fits;    /* the node's CPU memory holds its offloads (doc/model.md 12.5) */
     const char *phase; /* the step's phase at the peak; NULL under --peak lesson */
+    double step_s;     /* the cost model's step time (doc/model.md 12.7) */
     char fix[16];
     char plan[FIX_PLAN_MAX];
 };
@@ -28,7 +30,8 @@ struct evalout_table_row {
 static const char *const csv_columns =
     "name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,"
     "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"
-    "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase,stage";
+    "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase,stage,"
+    "step_time_s,tokens_per_s,mfu,host_node_bytes";
 
 /* The phase of a real step at which the peak is reached (doc/model.md section 10.2); NULL under
  * --peak lesson, whose sum is no instant of the step. */
@@ -246,8 +249,18 @@ static void line_put_numbers(struct line *l, const uint64_t *v, size_t n)
     l->len = (size_t)(p - l->buf);
 }
 
+/* The step's time, the job's tokens a second and its MFU (doc/model.md 12.7), as CSV and JSON
+ * write them: seconds to 4 significant digits, whole tokens, MFU to 0.1%; `none` for each when
+ * the row has no cost (c NULL). */
+static int format_step(char *buf, size_t n, const struct cost *c, const char *sep, const char *none)
+{
+    if (!c)
+        return snprintf(buf, n, "%s%s%s%s%s", none, sep, none, sep, none);
+    return snprintf(buf, n, "%.4g%s%.0f%s%.3f", c->total_s, sep, c->tokens_per_s, sep, c->mfu);
+}
+
 static void row_csv(struct evalout *w, const struct scenario *sc, const struct terms *t,
-                    const struct evalout_fix *f)
+                    const struct evalout_fix *f, const struct cost *c)
 {
     const uint64_t numbers[] = {t->params,          t->weights_bytes, t->grads_bytes,
                                 t->optimizer_bytes, t->states_bytes,  t->act_layer_bytes,
@@ -272,6 +285,12 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
         line_put_csv_text(&l, phase);
     const uint64_t stage[] = {t->stage[t->peak_stage].pipe.rank};
     line_put_numbers(&l, stage, 1);
+    char step[96];
+    int len = format_step(step, sizeof step, c, ",", "");
+    line_putc(&l, ',');
+    line_put(&l, step, len > 0 ? (size_t)len : 0);
+    const uint64_t host[] = {t->host_node_bytes};
+    line_put_numbers(&l, host, 1);
     line_putc(&l, '\n');
     line_flush(&l);
 }
@@ -302,7 +321,7 @@ static void put_json_key_text(FILE *out, const char *key, const char *s, bool ap
  * under --peak lesson (an empty cell in CSV).
  */
 static void row_json(struct evalout *w, const struct scenario *sc, const struct terms *t,
-                     const struct evalout_fix *f)
+                     const struct evalout_fix *f, const struct cost *c)
 {
     FILE *o = w->out;
     bool fixed = strcmp(f->name, "none") != 0, planned = fixed && strcmp(f->name, "nothing") != 0;
@@ -327,11 +346,20 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
     const char *phase = peak_phase(sc, t);
     put_json_key_text(o, "peak_phase", phase ? phase : "", phase != NULL);
     fprintf(o, ", \"stage\": %" PRIu64, t->stage[t->peak_stage].pipe.rank);
+    char step[96];
+    format_step(step, sizeof step, c, "\t", "null");
+    char *tokens = strchr(step, '\t'), *mfu = tokens ? strchr(tokens + 1, '\t') : NULL;
+    if (tokens && mfu) {
+        *tokens++ = '\0';
+        *mfu++ = '\0';
+        fprintf(o, ", \"step_time_s\": %s, \"tokens_per_s\": %s, \"mfu\": %s", step, tokens, mfu);
+    }
+    fprintf(o, ", \"host_node_bytes\": %" PRIu64, t->host_node_bytes);
     putc('}', o);
 }
 
 static void row_table(struct evalout *w, const struct scenario *sc, const struct terms *t,
-                      const struct evalout_fix *f)
+                      const struct evalout_fix *f, const struct cost *c)
 {
     if (w->rows >= w->table_cap) {
         size_t cap = w->table_cap ? 2 * w->table_cap : 16;
@@ -354,7 +382,9 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     r->peak = t->peak_bytes;
     r->budget = t->budget_bytes;
     r->fits = t->fits;
+    r->host_fits = t->host_fits;
     r->phase = peak_phase(sc, t);
+    r->step_s = c ? c->total_s : -1;
     r->k_best = t->k_best;
     r->max_b = t->max_micro_batch;
     r->fix_peak = f->peak_bytes;
@@ -366,16 +396,16 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
 }
 
 void evalout_row(struct evalout *w, const struct scenario *sc, const struct terms *t,
-                 const struct evalout_fix *fix)
+                 const struct evalout_fix *fix, const struct cost *c)
 {
     if (!fix)
         fix = &no_fix;
     if (w->format == EVALOUT_CSV)
-        row_csv(w, sc, t, fix);
+        row_csv(w, sc, t, fix, c);
     else if (w->format == EVALOUT_JSON)
-        row_json(w, sc, t, fix);
+        row_json(w, sc, t, fix, c);
     else
-        row_table(w, sc, t, fix);
+        row_table(w, sc, t, fix, c);
     if (!w->error)
         w->rows++;
 }
@@ -395,6 +425,7 @@ enum {
     TCOL_KBEST,
     TCOL_MAXB,
     TCOL_FIX,
+    TCOL_STEP,
     TCOL_COUNT
 };
 
@@ -413,9 +444,10 @@ static const struct table_column {
     [TCOL_NAME] = {"scenario", false, true, 0},    [TCOL_PARAMS] = {"params", false, false, 2},
     [TCOL_STATES] = {"states", true, false, 5},    [TCOL_ACT] = {"activations", true, false, 6},
     [TCOL_LOGITS] = {"logits", true, false, 3},    [TCOL_PEAK] = {"peak", true, false, 0},
-    [TCOL_PHASE] = {"peak phase", false, true, 7}, [TCOL_BUDGET] = {"budget", true, false, 0},
+    [TCOL_PHASE] = {"peak phase", false, true, 8}, [TCOL_BUDGET] = {"budget", true, false, 0},
     [TCOL_VERDICT] = {"verdict", false, true, 0},  [TCOL_KBEST] = {"k_best", false, false, 1},
     [TCOL_MAXB] = {"max b", false, false, 4},      [TCOL_FIX] = {"fix (peak)", false, true, 0},
+    [TCOL_STEP] = {"s/step", false, false, 7},
 };
 
 #define TABLE_CELL_MAX (FIX_PLAN_MAX + 64)
@@ -441,7 +473,10 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
     snprintf(cells[TCOL_PEAK], n, "%.1f", (double)r->peak / u);
     snprintf(cells[TCOL_PHASE], n, "%s", r->phase ? r->phase : "-");
     snprintf(cells[TCOL_BUDGET], n, "%.1f", (double)r->budget / u);
-    snprintf(cells[TCOL_VERDICT], n, "%s", r->fits ? "fits" : "OOM");
+    snprintf(cells[TCOL_VERDICT], n, "%s",
+             r->fits                               ? "fits"
+             : r->host_fits || r->peak > r->budget ? "OOM"
+                                                   : "host OOM");
     snprintf(cells[TCOL_KBEST], n, "%" PRIu64, r->k_best);
     snprintf(cells[TCOL_MAXB], n, "%" PRIu64, r->max_b);
     if (strcmp(r->fix, "none") == 0)
@@ -450,6 +485,10 @@ static void table_cells(const struct evalout *w, const struct evalout_table_row 
         snprintf(cells[TCOL_FIX], n, "nothing fits");
     else
         snprintf(cells[TCOL_FIX], n, "%s (%.1f)", r->fix, (double)r->fix_peak / u);
+    if (r->step_s >= 0)
+        snprintf(cells[TCOL_STEP], n, "%.3g", r->step_s);
+    else
+        snprintf(cells[TCOL_STEP], n, "-");
 }
 
 /* Whether a row of the table has a peak phase (--peak step). */

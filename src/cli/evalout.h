@@ -6,6 +6,8 @@
  * there are. JSON has CSV's keys with JSON's types: "fits" is a boolean, and a key that does not
  * apply is null (the fix keys of a scenario that fits as it is; fix_plan when nothing fits;
  * peak_phase, the phase of a real step at the peak, under --peak lesson: an empty CSV cell).
+ * The last three columns are the cost model's step time, tokens a second and MFU (doc/model.md
+ * 12.7), computed by the caller.
  *
  * The table is for people: rows are kept until the end to align the columns, in GB (or GiB)
  * with one decimal, by terminal columns (textwidth.h: a CJK name takes two a character). It fits
@@ -21,6 +23,7 @@
 
 #include "base/strbuf.h"
 #include "base/units.h"
+#include "model/cost.h"
 #include "model/model.h"
 #include "model/scenario.h"
 
@@ -53,8 +56,10 @@ struct evalout {
 /* A writer of format to out; table_cols starts at 80 (set it before the first row). */
 void evalout_init(struct evalout *w, enum evalout_format format, enum units units, FILE *out);
 void evalout_begin(struct evalout *w);
+/* One row; fix NULL: none; c: the cost model's step of sc (cost_step), NULL: its cells empty
+ * (JSON null, the table's '-'). */
 void evalout_row(struct evalout *w, const struct scenario *sc, const struct terms *t,
-                 const struct evalout_fix *fix);
+                 const struct evalout_fix *fix, const struct cost *c);
 /* Writes what is pending (the JSON closing bracket, the table) and flushes. */
 void evalout_end(struct evalout *w);
 void evalout_release(struct evalout *w);

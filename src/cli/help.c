@@ -52,7 +52,7 @@ static const struct command commands[] = {
      "reads, to standard output or into the file of -o. A job whose gpus is a range A:B, or "
      "--gpus-range, gets the fewest GPUs of the range at which a layout fits.",
      "memfit search configs/jobs.csv --format table\n"
-     "memfit search configs/jobs.csv --top 3 | cut -d, -f6-62 | memfit eval -\n"
+     "memfit search configs/jobs.csv --top 3 | cut -d, -f6-63 | memfit eval -\n"
      "memfit search configs/jobs.csv --gpus-range 8:4096 --top 1",
      "0 every job searched (a job that nothing fits included); 1 some rows rejected or some jobs "
      "not searchable (reported; the other jobs are still searched and written); 2 a usage "

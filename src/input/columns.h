@@ -60,6 +60,7 @@
     X(SP, "sp", WRITTEN, RUN)                                                                      \
     X(EP, "ep", WRITTEN, RUN)                                                                      \
     X(ETP, "etp", WRITTEN, RUN)                                                                    \
+    X(MOE_MAX_NODES, "moe_max_nodes", WRITTEN, RUN)                                                \
     X(ZERO, "zero", WRITTEN, RUN)                                                                  \
     X(ZERO_GROUP, "zero_group", WRITTEN, RUN)                                                      \
     X(OFFLOAD, "offload", WRITTEN, RUN)                                                            \

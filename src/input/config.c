@@ -5,6 +5,7 @@
  */
 #include "input/config.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -447,6 +448,7 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
     sc->cp = sc->vpp = 1;
     sc->ep = 1;
     sc->etp = sc->head_dim = 0;
+    sc->moe_max_nodes = 0;
     sc->zero_group = 0;
     sc->optimizer = OPTIM_ADAMW;
     sc->fp8 = FP8_NONE;
@@ -478,6 +480,7 @@ static bool row_to_scenario(struct config_reader *r, struct row *row, struct sce
         !config_parse_training(row, sc) || !config_parse_gpu(row, sc))
         return false;
     sc->speed = speed;
+    sc->host_mem_bytes = row->gpu ? (uint64_t)nearbyint(row->gpu->host_mem_gb * 1e9) : 0;
     /* The default keeps pp micro-batches a step in the pipeline (doc/model.md 6.1); a product
      * past 64 bits leaves 0, which means the same (pipeline_micro_batches). */
     if (!row->cell[COL_GLOBAL_BATCH] &&

@@ -81,7 +81,8 @@ struct preset {
     unsigned char given[COL_COUNT]; /* the columns whose cells are not empty, n_given of them */
     unsigned n_given;
     struct gpu_speed speed;
-    double mem_mib; /* a GPU's capacity as the device reports it, MiB; 0: none (mem_gb) */
+    double mem_mib;     /* a GPU's capacity as the device reports it, MiB; 0: none (mem_gb) */
+    double host_mem_gb; /* the CPU memory of a node of these GPUs, GB; 0: not known */
     unsigned char flag[GPU_FLAG_COLUMNS]; /* a GPU's FP8 support (enum gpu_flag_value) */
     unsigned long long sliding_window;    /* a config.json's attention window (0: none) */
     unsigned long line;                   /* where the preset file defines it */

@@ -168,7 +168,7 @@ bool config_check_experts(struct row *row, const struct scenario *sc)
 {
     static const enum col moe_cols[] = {COL_TOP_K,           COL_EXPERT_FFN,  COL_SHARED_FFN,
                                         COL_SHARED_GATE,     COL_ROUTER_BIAS, COL_DENSE_LAYERS,
-                                        COL_CAPACITY_FACTOR, COL_ETP};
+                                        COL_CAPACITY_FACTOR, COL_ETP,         COL_MOE_MAX_NODES};
     if (sc->experts == 0) {
         for (size_t i = 0; i < sizeof moe_cols / sizeof moe_cols[0]; i++)
             if (row->cell[moe_cols[i]])

@@ -23,11 +23,12 @@ static bool is_model_column(enum col c)
     return c >= COL_ARCH && c <= COL_V_HEAD_DIM;
 }
 
-/* The numbers of a GPU preset besides mem_gb: its speeds, and (the last, not a speed) mem_mib, the
- * capacity the device itself reports (nvidia-smi, rocm-smi) in MiB, which wins over mem_gb. */
-#define GPU_SPEED_COLUMNS 6
+/* The numbers of a GPU preset besides mem_gb: its speeds, and (the last two, not speeds) mem_mib,
+ * the capacity the device itself reports (nvidia-smi, rocm-smi) in MiB, which wins over mem_gb,
+ * and host_mem_gb, the CPU memory of one node of such GPUs (doc/model.md 12.5). */
+#define GPU_SPEED_COLUMNS 7
 static const char *const gpu_speed_names[GPU_SPEED_COLUMNS] = {
-    "bf16_tflops", "hbm_tb_s", "link_gb_s", "pcie_gb_s", "fp8_tflops", "mem_mib"};
+    "bf16_tflops", "hbm_tb_s", "link_gb_s", "pcie_gb_s", "fp8_tflops", "mem_mib", "host_mem_gb"};
 
 /* The columns of what a GPU preset says of FP8 (enum gpu_flag, config_internal.h). */
 static const char *const gpu_flag_names[GPU_FLAG_COLUMNS] = {"fp8", "mxfp8", "fp8_one_copy"};
@@ -175,9 +176,9 @@ static bool preset_add(struct preset_table *t, const struct csvin_record *rec, c
     struct preset *p = &t->rows[t->n];
     memset(p, 0, sizeof *p);
     p->line = rec->line;
-    double *speeds[GPU_SPEED_COLUMNS] = {&p->speed.bf16_tflops, &p->speed.hbm_tb_s,
-                                         &p->speed.link_gb_s,   &p->speed.pcie_gb_s,
-                                         &p->speed.fp8_tflops,  &p->mem_mib};
+    double *speeds[GPU_SPEED_COLUMNS] = {
+        &p->speed.bf16_tflops, &p->speed.hbm_tb_s, &p->speed.link_gb_s, &p->speed.pcie_gb_s,
+        &p->speed.fp8_tflops,  &p->mem_mib,        &p->host_mem_gb};
     if (rec->nul_field) {
         diag_report(d, path, rec->line, "column '%s': the cell holds a NUL byte",
                     preset_column_name(map[rec->nul_field - 1]));

@@ -185,6 +185,7 @@ bool config_parse_training(struct row *row, struct scenario *sc)
         !config_opt_uint(row, COL_PP, &sc->pp, false) || !config_opt_bool(row, COL_SP, &sc->sp) ||
         !config_opt_uint(row, COL_EP, &sc->ep, false) ||
         !config_opt_uint(row, COL_ETP, &sc->etp, false) ||
+        !config_opt_uint(row, COL_MOE_MAX_NODES, &sc->moe_max_nodes, false) ||
         !config_opt_uint(row, COL_ZERO, &zero, true) ||
         !config_opt_uint(row, COL_GPUS_PER_NODE, &sc->gpus_per_node, false) ||
         !config_opt_uint(row, COL_CP, &sc->cp, false) ||

@@ -169,6 +169,7 @@ static void model_cells(struct filler *f, const struct scenario *sc)
         if (sc->capacity_factor > 0)
             put_double(f, C_CAPACITY_FACTOR, sc->capacity_factor);
         put_u64_or_empty(f, C_ETP, sc->etp);
+        put_u64_or_empty(f, C_MOE_MAX_NODES, sc->moe_max_nodes);
     }
     put_u64(f, C_KV_LORA_RANK, sc->kv_lora_rank);
     if (sc->kv_lora_rank > 0) { /* the latent-attention columns need kv_lora_rank */

@@ -10,8 +10,9 @@
  * path in the row is not (its name is no preset's). Every value is written out, the GPU's memory
  * included, but where a column must be left empty: the expert columns of a dense model, the
  * latent-attention columns without kv_lora_rank, the adapter columns of full fine-tuning, head_dim,
- * etp, zero_group and global_batch at 0 (their defaults), gpu without a preset. The GPU preset's
- * name is written when the scenario has one: its speeds and FP8 flags come from the preset table
+ * etp, moe_max_nodes, zero_group and global_batch at 0 (their defaults), gpu without a preset. The
+ * GPU preset's name is written when the scenario has one: its speeds and FP8 flags come from the
+ * preset table
  * (--gpus). What no column holds is not carried: a config.json's name and attention window (which
  * change nothing), and --peak.
  *
@@ -24,7 +25,7 @@
 
 #include "model/scenario.h"
 
-#define SCENARIO_CSV_COLUMNS 60
+#define SCENARIO_CSV_COLUMNS 61
 
 /* What a cell holds, for JSON: a number, a boolean (yes or no in CSV), a text (a name or a
  * word), or nothing (null). */

@@ -2,6 +2,7 @@
 #include "model/cost.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -46,6 +47,80 @@ static double ring_half(double bytes, uint64_t n)
 static double max0(double x)
 {
     return x > 0 ? x : 0;
+}
+
+/* Whether every group of `size` GPUs `stride` ranks apart lies inside a node, in Megatron-LM's
+ * rank order (tp innermost, then cp, ep, dp, pp; doc/model.md 12.6): only when the block of
+ * stride * size ranks a group lies in divides the node. */
+static bool group_in_node(const struct scenario *sc, uint64_t stride, uint64_t size)
+{
+    uint64_t node = sc->gpus_per_node ? sc->gpus_per_node : 1, span = stride * size;
+    return size <= 1 || (span <= node && node % span == 0);
+}
+
+/* The bandwidth of such a group: the node link, else - a group wider than the node, or one that
+ * straddles two (tp 3 or 6 on nodes of 8) - the network's. */
+static double group_bw(const struct scenario *sc, uint64_t stride, uint64_t size, double link,
+                       double net)
+{
+    return group_in_node(sc, stride, size) ? link : net;
+}
+
+/* The latency of a collective of `steps` ring steps (doc/model.md 12.4): NCCL's own model of it. */
+static double latency(double steps)
+{
+    return COST_COLL_BASE_S + steps * COST_COLL_STEP_S;
+}
+
+/* ... of a ring all-reduce over n GPUs (2 (n-1) steps), and of a reduce-scatter or all-gather
+ * (n - 1); 0 for one GPU. */
+static double allreduce_latency(uint64_t n)
+{
+    return n > 1 ? latency(2.0 * (double)(n - 1)) : 0;
+}
+
+static double half_latency(uint64_t n)
+{
+    return n > 1 ? latency((double)(n - 1)) : 0;
+}
+
+/* Whether the schedule overlaps the experts' all-to-alls with computation: DeepSeek-V3's
+ * DualPipe runs one micro-batch's all-to-all under another's compute (DeepSeek-V3 report, 3.2.1;
+ * SPEC 11). No schedule here does yet (1F1B and its interleaving do not): false. */
+static bool a2a_overlapped(const struct scenario *sc)
+{
+    (void)sc;
+    return false;
+}
+
+/* One all-to-all (dispatch or combine) of a MoE layer for one micro-batch on one GPU, seconds
+ * (doc/model.md 12.4): `tokens` of its own, `rows` routed copies of them, h wide in bf16, over
+ * an expert group of ep GPUs etp apart. Inside a node: (e - 1)/e of the rows over the node link.
+ * Across n nodes: each token's k experts lie on n (1 - (1 - 1/n)^k) nodes on average (uniform
+ * routing), at most moe_max_nodes with node-limited routing, (n - 1)/n of them remote; with
+ * node-limited routing a token crosses the network once a node and is forwarded inside it
+ * (DeepSeek-V3 report, 3.2.2), without it every routed copy for another node crosses it. The
+ * network's part and the node link's run at once; the slower decides. */
+static double all_to_all(const struct scenario *sc, double tokens, double rows, uint64_t ep,
+                         uint64_t etp, double link, double net)
+{
+    double h = (double)sc->hidden, row = 2 * h;
+    uint64_t node = sc->gpus_per_node ? sc->gpus_per_node : 1, span = ep * etp;
+    if (group_in_node(sc, etp, ep))
+        return ring_half(rows * row, ep) / link + latency(1);
+    double nodes = span > node ? (double)span / (double)node : 2;
+    double k = tokens > 0 ? rows / tokens : 0;
+    double reached = nodes * (1 - pow(1 - 1 / nodes, k));
+    double remote = (nodes - 1) / nodes;
+    double net_bytes = rows * remote * row;
+    if (sc->moe_max_nodes > 0) {
+        double limit = (double)sc->moe_max_nodes;
+        net_bytes = tokens * (reached < limit ? reached : limit) * remote * row;
+    }
+    uint64_t per_node = node / (etp ? etp : 1), inside = ep < per_node ? ep : per_node;
+    double link_bytes = ring_half(rows * row / nodes, inside > 1 ? inside : 1);
+    double t_net = net_bytes / net, t_link = link_bytes / link;
+    return (t_net > t_link ? t_net : t_link) + latency(1);
 }
 
 /* The rates of one GPU in the step: its GEMMs' (peak * eff_gpu * COST_GEMM_IN_TRAINING) and its
@@ -312,12 +387,14 @@ static void data_parallel(const struct scenario *sc, const struct terms *t, doub
     double grads = (double)bpp.grads * trained;
     double weights = (double)bpp.weights * trained + (double)g->pool[0].frozen_bytes +
                      (double)g->pool[1].frozen_bytes;
-    /* A group fits in a node when its GPUs, tp apart, do (Megatron-LM's rank order puts tp
-     * first). */
-    double bw_z = tp * z <= sc->gpus_per_node ? link : net;
-    double bw_n = tp * n <= sc->gpus_per_node ? link : net;
-    double cross = replicas > 1 ? ring_allreduce(grads / (double)z, replicas) / bw_n : 0;
-    double plain = ring_allreduce(grads, z) / bw_z + cross;
+    /* The ZeRO group's GPUs are tp apart (Megatron-LM's rank order puts tp first), the replicas'
+     * tp z apart. */
+    double bw_z = group_bw(sc, tp, z, link, net);
+    double bw_n = group_bw(sc, tp * z, replicas, link, net);
+    double cross = replicas > 1 ? ring_allreduce(grads / (double)z, replicas) / bw_n +
+                                      allreduce_latency(replicas)
+                                : 0;
+    double plain = ring_allreduce(grads, z) / bw_z + allreduce_latency(z) + cross;
     /* The gradients' reduction hides behind the last micro-batch's backward pass. */
     double plain_exposed = max0(plain - bwd_s);
     if (sc->zero < 3) {
@@ -326,13 +403,17 @@ static void data_parallel(const struct scenario *sc, const struct terms *t, doub
     } else {
         /* ZeRO-3 gathers the weights for the forward and for the backward pass of every
          * micro-batch and reduce-scatters its gradients (Rajbhandari et al. 2020, 7.2 per
-         * micro-batch); prefetching hides them behind the micro-batch's own work. It cannot do
-         * better than the plain reduction of the last micro-batch. */
-        double m = out->micro_batches;
-        double per_mb = (2 * ring_half(weights, z) + ring_half(grads, z)) / bw_z + cross;
-        out->dp_s = m * per_mb;
-        double hidden = m * max0(per_mb - (fwd_s + bwd_s));
-        out->dp_exposed_s = hidden > plain_exposed ? hidden : plain_exposed;
+         * micro-batch), a collective of each a layer. Prefetching hides a pass's traffic behind
+         * COST_ZERO3_OVERLAP of that pass's work: the forward's gather behind the forward, the
+         * backward's gather and reduce-scatter behind the backward. It cannot do better than the
+         * plain reduction of the last micro-batch. */
+        double m = out->micro_batches, layers = (double)(g->pipe.layers[0] + g->pipe.layers[1]);
+        double gather = ring_half(weights, z) / bw_z + layers * half_latency(z);
+        double scatter = ring_half(grads, z) / bw_z + layers * half_latency(z) + cross;
+        out->dp_s = m * (2 * gather + scatter);
+        double exposed = m * (max0(gather - COST_ZERO3_OVERLAP * fwd_s) +
+                              max0(gather + scatter - COST_ZERO3_OVERLAP * bwd_s));
+        out->dp_exposed_s = exposed > plain_exposed ? exposed : plain_exposed;
         out->dp_extra_s = out->dp_exposed_s - plain_exposed;
     }
     out->dp_overlapped_s = out->dp_s - out->dp_exposed_s;
@@ -345,11 +426,17 @@ static double offload(const struct scenario *sc, const struct terms *t, double p
     const struct model_gpu *g = &t->stage[t->peak_stage];
     double s = 0;
     /* Optimizer offload: the gradients of the GPU's optimizer shard go down, its bf16 weights
-     * come back (Ren et al. 2021). */
+     * come back (Ren et al. 2021); the CPU's Adam streams each parameter's COST_CPU_ADAM_BYTES
+     * through the node's memory, shared by the node's GPUs. */
     if (sc->offload == OFFLOAD_OPTIMIZER && bpp.master + bpp.moments > 0) {
         double shard =
             sc->zero >= 1 ? (double)g->trained_params / (double)sc->dp : (double)g->trained_params;
         s += (double)(bpp.grads + bpp.weights) * shard / pcie;
+        uint64_t gpus = (sc->dp ? sc->dp : 1) * (sc->tp ? sc->tp : 1) * (sc->pp ? sc->pp : 1) *
+                        (sc->cp ? sc->cp : 1);
+        uint64_t node = sc->gpus_per_node && sc->gpus_per_node < gpus ? sc->gpus_per_node : gpus;
+        s += (double)node * shard * COST_CPU_ADAM_BYTES /
+             (COST_HOST_MEM_GB_S * 1e9 * COST_HBM_EFFICIENCY);
     }
     /* Offloaded checkpoints (doc/model.md 5.3): each crosses the host link twice a micro-batch,
      * the stage's L/pp layers' checkpoints of each of its m micro-batches. */
@@ -363,6 +450,29 @@ static double offload(const struct scenario *sc, const struct terms *t, double p
         s += 2.0 * (double)pipeline_micro_batches(sc) * per_mb / pcie;
     }
     return s;
+}
+
+/* The job's model FLOPs a step, tokens a second and MFU (doc/model.md 12.7): PaLM's count
+ * (Chowdhery et al. 2022, appendix B), 6 (or 4 frozen, 6 per adapter) per active parameter and
+ * token plus 6 L a s (d_qk + d_v) for the attention scores and their use, the whole sequence
+ * counted (no causal half), recomputation not counted; per_token is the parameters' part. */
+static void throughput(const struct scenario *sc, double per_token, struct cost *out)
+{
+    double dqk = (double)layer_head_dim(sc), dv = dqk;
+    if (has_mla(sc)) {
+        dqk = (double)(sc->qk_nope_dim + sc->qk_rope_dim);
+        dv = (double)sc->v_head_dim;
+    }
+    double s = (double)sc->seq;
+    double attention = 6.0 * (double)sc->layers * (double)sc->heads * s * (dqk + dv);
+    double dp = (double)(sc->dp ? sc->dp : 1), tokens = out->tokens * dp;
+    double gpus = dp * (double)(sc->tp ? sc->tp : 1) * (double)(sc->pp ? sc->pp : 1) *
+                  (double)(sc->cp ? sc->cp : 1);
+    out->model_flops = (per_token + attention) * tokens;
+    if (out->total_s <= 0)
+        return;
+    out->tokens_per_s = tokens / out->total_s;
+    out->mfu = out->model_flops / (out->total_s * gpus * out->tflops * 1e12);
 }
 
 void cost_step(const struct scenario *sc, const struct terms *t, struct cost *out)
@@ -464,9 +574,10 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
      * layer and micro-batch, 6 when the forward is run again; not overlapped. */
     double h = (double)sc->hidden;
     if (tp > 1) {
-        double bw = tp <= sc->gpus_per_node ? link : net;
+        double bw = group_bw(sc, 1, tp, link, net);
         double n_coll = 4.0 + 2.0 * rf;
-        out->tp_s = m * layers * n_coll * ring_allreduce(2.0 * mb_tokens * h, tp) / bw;
+        out->tp_s = m * layers * n_coll *
+                    (ring_allreduce(2.0 * mb_tokens * h, tp) / bw + allreduce_latency(tp));
     }
     /* Context parallelism (12.4): the ring passes the K and V of s/c tokens c - 1 times in the
      * forward, K, V and their gradients in the backward (3x), overlapped with the core. */
@@ -475,21 +586,32 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
                                       (double)(sc->qk_nope_dim + sc->qk_rope_dim + sc->v_head_dim)
                                 : 2.0 * (double)sc->kv_heads * (double)layer_head_dim(sc);
         double bytes = (double)(cp - 1) * mb_tokens * 2.0 * kv / (double)tp;
-        double bw = tp * cp <= sc->gpus_per_node ? link : net;
+        double bw = group_bw(sc, tp, cp, link, net);
+        /* The ring's sends are posted block by block under the core: no latency is added (and
+         * the exposed part does not fall as b grows, which the search's floor relies on). */
         double traffic = m * layers * (3.0 + rf) * bytes / bw;
         double core = out->attention_s + rf * m * layers * lw.core.fwd_s;
         out->cp_s = max0(traffic - core);
     }
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
-     * again), of the routed rows the GPU's tokens send; (e - 1)/e of them leave it. */
-    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0) {
+     * again), of the routed rows the GPU's tokens send, unless the schedule hides them. */
+    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0 && !a2a_overlapped(sc)) {
         uint64_t etp = sc->etp ? sc->etp : tp;
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
-        double bw = ep * etp <= sc->gpus_per_node ? link : net;
         double n_a2a = 4.0 + 2.0 * rf;
-        out->ep_s =
-            m * (double)st->pipe.layers[LAYER_MOE] * n_a2a * ring_half(rows * 2 * h, ep) / bw;
+        out->ep_s = m * (double)st->pipe.layers[LAYER_MOE] * n_a2a *
+                    all_to_all(sc, own, rows, ep, etp, link, net);
+    }
+    /* Pipeline sends (12.4): each micro-batch crosses each stage boundary forward (its
+     * activations) and backward (their gradient), v times when interleaved; with tensor
+     * parallelism each GPU sends its 1/t of s b h (Megatron-LM's scatter/gather, Narayanan et al.
+     * 2021, 4.1; the sequence-parallel split). The stages are tp cp dp ranks apart. */
+    if (pp > 1) {
+        uint64_t dp = sc->dp ? sc->dp : 1;
+        double bytes = 2.0 * mb_tokens * h / (double)tp;
+        double bw = group_bw(sc, tp * cp * dp, pp, link, net);
+        out->pp_s = m * (double)vpp * 2 * (bytes / bw + latency(1));
     }
 
     /* One micro-batch's forward and backward on the stage, for the overlap of the data-parallel
@@ -498,10 +620,12 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->mb_bwd_s = (out->compute_s + out->recompute_s) / m - out->mb_fwd_s;
     data_parallel(sc, t, link, net, out);
     out->offload_s = offload(sc, t, out->pcie_gb_s * 1e9);
-    double stage_work = out->compute_s + out->recompute_s + out->tp_s + out->cp_s + out->ep_s;
+    double stage_work =
+        out->compute_s + out->recompute_s + out->tp_s + out->cp_s + out->ep_s + out->pp_s;
     out->bubble_s = (double)(pp - 1) / (m * (double)vpp) * stage_work;
 
     out->overhead_s = out->recompute_s + out->bubble_s + out->tp_s + out->cp_s + out->ep_s +
-                      out->dp_extra_s + out->offload_s;
+                      out->pp_s + out->dp_extra_s + out->offload_s;
     out->total_s = stage_work + out->bubble_s + out->dp_exposed_s + out->offload_s;
+    throughput(sc, per_token, out);
 }

@@ -30,30 +30,43 @@
  *                                                  activation, rotary, counted op by op (12.1)
  *   recompute                                      full or every k: the layers' forward again;
  *                                                  selective: the plain attention core's forward
- *   bubble   = (p - 1) / (m v) * (everything a micro-batch does on a stage)
- *   tp       = m (L/p) n 2 (t-1)/t 2 (s b / c) h / link      n = 4 all-reduces (reduce-scatter +
- *                                                  all-gather with sp) a layer, 6 with full
- *                                                  recomputation; not overlapped
+ *   bubble   = (p - 1) / (m v) * (everything a micro-batch does on a stage, its sends included)
+ *   tp       = m (L/p) n (2 (t-1)/t 2 (s b / c) h / link + lat)   n = 4 all-reduces (reduce-
+ *                                                  scatter + all-gather with sp) a layer, 6 with
+ *                                                  full recomputation; not overlapped
+ *   pp       = m v 2 (2 (s b / c) h / t / link + lat)  each micro-batch's activations and their
+ *                                                  gradient over each stage boundary, v times
+ *                                                  interleaved; on the stage's path
  *   cp       = ring exchange of K and V, (c-1) blocks of s/c tokens, 3x in the backward pass,
  *              overlapped with the attention core: only what exceeds it is exposed
  *   ep       = 4 all-to-alls (6 with full recomputation) of the routed rows' h a MoE layer,
  *              (e-1)/e of them leave the GPU; not overlapped
  *   dp       = ring all-reduce 2 (n-1)/n G of the trained parameters' gradients over the
  *              n = d c GPUs of the ZeRO group (ZeRO-1/2: the same volume), ZeRO-3 per
- *              micro-batch 2 gathers of the weights and a reduce-scatter of the gradients;
- *              overlap (an assumption, the frameworks' bucketed reduction): the gradient
- *              reduction hides behind the last micro-batch's backward pass, ZeRO-3's traffic
- *              behind each micro-batch's forward and backward; the rest is exposed
- *   offload  = (g + w) P_shard / pcie (ZeRO-Offload, Ren et al. 2021), checkpoints 2 m c / pcie
- *   links    = the node link (link_gb_s * COST_LINK_EFFICIENCY) when the group fits in a node,
- *              else the network, the GPU's net_gb_s per GPU * COST_NET_EFFICIENCY
+ *              micro-batch 2 gathers of the weights and a reduce-scatter of the gradients,
+ *              one a layer; overlap (an assumption, the frameworks' bucketed reduction): the
+ *              gradient reduction hides behind the last micro-batch's backward pass; ZeRO-3's
+ *              forward gather behind COST_ZERO3_OVERLAP of the forward pass, its backward
+ *              gather and reduce-scatter behind that share of the backward; the rest is exposed
+ *   offload  = (g + w) P_shard / pcie (ZeRO-Offload, Ren et al. 2021), + the CPU's Adam:
+ *              n_node P_shard COST_CPU_ADAM_BYTES / (COST_HOST_MEM_GB_S COST_HBM_EFFICIENCY),
+ *              the node's GPUs sharing its memory; checkpoints 2 m c / pcie
+ *   links    = the node link (link_gb_s * COST_LINK_EFFICIENCY) when the group lies inside a
+ *              node in Megatron-LM's rank order (tp, cp, ep, dp, pp: its block of stride * size
+ *              ranks divides gpus_per_node), else the network, the GPU's net_gb_s per GPU *
+ *              COST_NET_EFFICIENCY
+ *   lat      = COST_COLL_BASE_S + steps COST_COLL_STEP_S a collective (NCCL's model)
  *
- *   total    = compute + recompute + bubble + tp + cp + ep + dp exposed + offload
- *   overhead = recompute + bubble + tp + cp + ep + the ZeRO-3 part of dp exposed + offload
+ *   total    = compute + recompute + bubble + tp + cp + ep + pp + dp exposed + offload
+ *   overhead = recompute + bubble + tp + cp + ep + pp + the ZeRO-3 part of dp exposed + offload
+ *   mfu      = (6 Psi_act + 6 L a s (d_qk + d_v)) B s / (total GPUs peak): PaLM's model FLOPs
+ *              (Chowdhery et al. 2022, appendix B: 6N + 12 L H Q T a token), at the dense bf16
+ *              peak even with fp8; tokens_per_s = B s / total
  *
  * The per-GPU constants (eff_gpu, the network per GPU) are a table of GPU generations,
  * COST_GPUS below, found by the GPU preset's name; speeds a preset leaves at 0 fall back to the
- * A100's: COST_FALLBACK_*. Calibrated on Narayanan et al. 2021, Table 1 (doc/model.md 12.8).
+ * A100's: COST_FALLBACK_*. Calibrated on Narayanan et al. 2021, Tables 1 and 2, and checked
+ * against Llama 3 (Table 4) and held-out runs: tests/model/calibration.csv (doc/model.md 12.8).
  */
 #ifndef MEMFIT_COST_H
 #define MEMFIT_COST_H
@@ -100,11 +113,30 @@
  * 84.8 GB/s of 100 over HDR InfiniBand (NVIDIA/nccl-tests issue 119). */
 #define COST_LINK_EFFICIENCY 0.70
 #define COST_NET_EFFICIENCY 0.85
+/* The CPU's Adam step (doc/model.md 12.5) is bound by the host memory's bandwidth: a parameter
+ * reads its gradient (2 bytes), reads and writes its fp32 master weight and two fp32 moments
+ * (24) and writes its bf16 weight for the GPU (2). The host memory of a node: a DGX A100's two
+ * AMD EPYC 7742, eight channels of DDR4-3200 each, 204.8 GB/s a socket (AMD EPYC 7742 product
+ * page; NVIDIA DGX A100 datasheet), at the streaming share of COST_HBM_EFFICIENCY (assumed the
+ * same as a GPU's); taken for every GPU's node. */
+#define COST_CPU_ADAM_BYTES 28.0
+#define COST_HOST_MEM_GB_S 409.6
+/* A collective's latency, NCCL's own model of it (NVIDIA/nccl src/graph/tuning.cc, the ring's
+ * LL128 entries of baseLat and hwLat): a base of 3.6 us and 2.5 us a ring step, in a node and
+ * between nodes. A ring all-reduce over n GPUs takes 2 (n - 1) steps, a reduce-scatter or
+ * all-gather n - 1; a send or an all-to-all one. */
+#define COST_COLL_BASE_S 3.6e-6
+#define COST_COLL_STEP_S 2.5e-6
+/* The share of a pass's work behind which ZeRO-3's prefetching hides that pass's gathers (and the
+ * backward's reduce-scatters): fitted to Narayanan et al. 2021, Table 2 (GPT-3 175B under ZeRO-3
+ * on 384 and 768 A100s; doc/model.md 12.8). Below 1: the prefetch covers a bucket, not a layer,
+ * and the collectives take SMs and memory bandwidth from the GEMMs they overlap. */
+#define COST_ZERO3_OVERLAP 0.5
 
 /* How far the model is from Narayanan et al. 2021, Table 1, on average and at worst (doc/model.md
  * 12.8; test_cost.c holds them), for the report's notes. */
-#define COST_TABLE1_MEAN_GAP 0.031
-#define COST_TABLE1_WORST_GAP 0.067
+#define COST_TABLE1_MEAN_GAP 0.032
+#define COST_TABLE1_WORST_GAP 0.075
 
 /*
  * The GPU generations (doc/model.md 12.6): X(name, gemm_eff, fp8_eff, net_gb_s), struct cost_gpu
@@ -121,6 +153,9 @@
     X("H100", 0.803, 0.709, 50.0)                                                                  \
     /* "H200 is the same" as the H100 in BF16; FP8 1453.4 of 1979; DGX H200: as DGX H100. */       \
     X("H200", 0.803, 0.734, 50.0)                                                                  \
+    /* The H100's silicon, assumed its MAMF; InfiniBand 50 GB/s a GPU (DeepSeek-V3 report, 3.2.2). \
+     */                                                                                            \
+    X("H800", 0.803, 0.709, 50.0)                                                                  \
     /* MAMF 1745.0 of 2250, FP8 3432.5 of 4500; DGX B200: eight 400 Gb/s ConnectX-7 ports. */      \
     X("B200", 0.776, 0.763, 50.0)                                                                  \
     /* MAMF 668.4 of 1300 (PyTorch TunableOp, ROCm 6.3); FP8 unmeasured. Azure ND MI300X v5:       \
@@ -167,14 +202,22 @@ struct cost {
     double tp_s;            /* tensor- and sequence-parallel collectives, exposed */
     double cp_s;            /* context parallelism's ring exchange, the part not hidden */
     double ep_s;            /* expert parallelism's all-to-alls, exposed */
+    double pp_s;            /* the pipeline's sends between stages, exposed */
     double dp_s;            /* data-parallel traffic, all of it (exposed + overlapped) */
     double dp_exposed_s;    /* of which not hidden behind the backward pass */
     double dp_overlapped_s; /* of which hidden */
     double dp_extra_s;      /* of dp_exposed, the part above plain data parallelism (ZeRO-3) */
     double offload_s;       /* PCIe traffic of the optimizer or checkpoint offload */
-    double total_s;         /* compute + recompute + bubble + tp + cp + ep + dp exposed + offload */
-    double overhead_s;      /* recompute + bubble + tp + cp + ep + dp_extra + offload: what the
-                             * fixes add */
+    double total_s;         /* compute + recompute + bubble + tp + cp + ep + pp + dp exposed +
+                             * offload */
+    double overhead_s;      /* recompute + bubble + tp + cp + ep + pp + dp_extra + offload: what
+                             * the fixes add */
+    /* The whole job's throughput (doc/model.md 12.7): */
+    double model_flops;  /* per step, all GPUs: (6 Psi_act + 6 L a s (d_qk + d_v)) s B, PaLM's
+                          * model FLOPs (Chowdhery et al. 2022, appendix B); 4 per frozen
+                          * parameter and 6 per adapter under LoRA; recomputation not counted */
+    double tokens_per_s; /* B s / total_s */
+    double mfu;          /* model_flops / (total_s * GPUs * dense bf16 peak) */
     /* The speeds used, after fallbacks: */
     double tflops, hbm_tb_s, link_gb_s, net_gb_s, pcie_gb_s;
     double fp8_tflops;          /* with fp8: the FP8 GEMMs' rate (0 without) */

@@ -63,7 +63,8 @@ struct model_gpu {
     uint64_t expert_bytes; /* the routed experts' share of the states */
     uint64_t act_bytes;    /* L*A, or M(k) with checkpointing */
     uint64_t logits_bytes; /* 0 on a stage without the output layer */
-    uint64_t host_bytes;   /* with offload=checkpoints: the checkpoints in CPU memory */
+    uint64_t host_bytes;   /* in CPU memory: the checkpoints (offload=checkpoints), the optimizer
+                            * states and pinned buffers (offload=optimizer; 12.5) */
     uint64_t lesson_peak_bytes;  /* states + activations + logits (the step's A under step) */
     struct step_peak step;       /* the phases of a real step (--peak step only) */
     struct step_peak step_fixed; /* ... at micro-batch 0 (what does not grow with b): set by
@@ -98,7 +99,9 @@ struct terms {
     enum step_phase peak_phase; /* with --peak step: the phase at the peak */
     uint64_t budget_bytes;      /* GPU memory * (1 - reserve) */
     struct layer_act_sums act_sums[2]; /* each kind's kept bytes per token (any b) */
-    bool fits;
+    uint64_t host_node_bytes; /* the largest stage host_bytes times the GPUs of a node (12.5) */
+    bool host_fits;           /* host_node_bytes within the preset's host_mem_gb (or unknown) */
+    bool fits;                /* the peak within the budget, and host_fits */
     /* Checkpointing every k (filled by model_eval only): */
     double k_star;             /* sqrt(L c / A) */
     uint64_t k_best;           /* integer k in 1..L with the smallest M(k) (smallest k on a tie) */

@@ -123,6 +123,27 @@ static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct ch
         fp8_copies(sc, g, ck); /* with the weights (doc/model.md section 3.7) */
 }
 
+/* The CPU memory of GPU g's optimizer offload (doc/model.md 12.5): the optimizer states its GPU
+ * memory does not hold (the same states unsharded by the offload: master weights and moments of
+ * its ZeRO shard) and the pinned buffers its gradients go down and its weights come back through,
+ * (gradient + weight bytes) a parameter of the shard (Ren et al. 2021, section 4). */
+static uint64_t offload_host_bytes(const struct scenario *sc, const struct model_gpu *g,
+                                   struct checked *ck)
+{
+    struct scenario kept = *sc;
+    kept.offload = OFFLOAD_NONE;
+    struct states_bytes d = states_sharded(&kept, &g->pool[0], model_zero_group(sc), ck);
+    struct states_bytes e = {0, 0, 0};
+    if (g->expert_params > 0)
+        e = states_sharded(&kept, &g->pool[1], model_expert_dp(sc), ck);
+    struct states_per_param b = states_per_param(sc);
+    uint64_t shard = g->trained_params;
+    if (sc->zero >= 1)
+        shard = shard / model_zero_group(sc) + (shard % model_zero_group(sc) != 0);
+    uint64_t pinned = ck_mul(ck, shard, (uint64_t)b.grads + b.weights);
+    return ck_add(ck, ck_add(ck, d.optimizer, e.optimizer), pinned);
+}
+
 /* What GPU g trains and freezes (doc/model.md 3.5 and 3.6): its parameters alike, or tensor by
  * tensor from its layers' states (kinds) and the parameters outside the layers it holds. */
 static void stage_pools(const struct scenario *sc, const struct kinds *k, struct model_gpu *g,
@@ -243,6 +264,8 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
         g->host_bytes = sc->offload == OFFLOAD_CHECKPOINTS && k
                             ? ck_mul(&ck, pipeline_checkpoints(&g->pipe, k), t->ckpt_bytes)
                             : 0;
+        if (sc->offload == OFFLOAD_OPTIMIZER)
+            g->host_bytes = offload_host_bytes(sc, g, &ck);
         g->lesson_peak_bytes =
             ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
         g->peak_bytes = g->lesson_peak_bytes;
@@ -274,7 +297,19 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
     t->fp8_bytes = g->fp8_bytes;
     t->peak_phase = g->step.phase;
     t->budget_bytes = model_budget_bytes(sc);
-    t->fits = t->peak_bytes <= t->budget_bytes;
+    /* The CPU memory of a node (doc/model.md 12.5): its GPUs' offloads, each as that of the stage
+     * that offloads the most, against the GPU preset's host_mem_gb when it has one. */
+    uint64_t gpus = ck_mul(&ck, ck_mul(&ck, sc->dp ? sc->dp : 1, sc->tp ? sc->tp : 1),
+                           ck_mul(&ck, sc->pp ? sc->pp : 1, sc->cp ? sc->cp : 1));
+    uint64_t node = sc->gpus_per_node && sc->gpus_per_node < gpus ? sc->gpus_per_node : gpus;
+    uint64_t heaviest = 0; /* the node of the stage that offloads the most */
+    for (unsigned i = 0; i < t->n_stages; i++)
+        heaviest = t->stage[i].host_bytes > heaviest ? t->stage[i].host_bytes : heaviest;
+    t->host_node_bytes = ck_mul(&ck, heaviest, node);
+    if (ck.overflow)
+        return MODEL_OVERFLOW;
+    t->host_fits = sc->host_mem_bytes == 0 || t->host_node_bytes <= sc->host_mem_bytes;
+    t->fits = t->peak_bytes <= t->budget_bytes && t->host_fits;
     return MODEL_OK;
 }
 

@@ -162,10 +162,11 @@ struct scenario {
     uint64_t cp;  /* context parallel degree: each GPU holds s / cp of a sequence; 0: 1 */
     uint64_t vpp; /* virtual pipeline chunks per stage (interleaved 1F1B); 0: 1 */
     bool sp;
-    uint64_t ep;         /* expert parallel degree (1 without experts) */
-    uint64_t etp;        /* expert tensor parallel degree; 0: = tp */
-    unsigned zero;       /* ZeRO stage 0..3 over the ZeRO group */
-    uint64_t zero_group; /* GPUs one ZeRO shard spans (HSDP); 0: dp * cp */
+    uint64_t ep;            /* expert parallel degree (1 without experts) */
+    uint64_t etp;           /* expert tensor parallel degree; 0: = tp */
+    uint64_t moe_max_nodes; /* node-limited routing: the nodes a token may be sent to; 0: any */
+    unsigned zero;          /* ZeRO stage 0..3 over the ZeRO group */
+    uint64_t zero_group;    /* GPUs one ZeRO shard spans (HSDP); 0: dp * cp */
     enum offload offload;
     enum loss_impl loss;
     enum grad_buffer grad_buffer;
@@ -180,6 +181,8 @@ struct scenario {
     double reserve; /* fraction of GPU memory kept free, [0, 1) */
     uint64_t gpus_per_node;
     struct gpu_speed speed;
+    uint64_t host_mem_bytes; /* the CPU memory of a node, the GPU preset's host_mem_gb (0: not
+                              * known, not checked) */
     char model_preset[SCENARIO_NAME_MAX + 1]; /* "" when none */
     bool model_file; /* model_preset names a config.json the row gave by its path, no preset */
     uint64_t sliding_window; /* a config.json's attention window (0: none; changes nothing) */

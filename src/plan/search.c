@@ -39,7 +39,8 @@ struct probe {
     uint64_t peak_bytes, budget_bytes;
     double time_s; /* the step time, when timed */
     /* When it fits, the parts of the step-time floor (doc/model.md 11.5): a stage's work but
-     * context parallelism (compute, recompute, tensor- and expert-parallel traffic), context
+     * context parallelism (compute, recompute, tensor- and expert-parallel traffic, the
+     * pipeline's sends; m times a latency or a per-micro-batch volume, none rises with b), context
      * parallelism's exposed traffic, the least exposed data-parallel time. */
     double work_s, cp_s, dp_s;
     bool fits, timed;
@@ -293,7 +294,7 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
     p->time_s = c.total_s;
     p->timed = true;
     if (p->fits && r->floors) {
-        p->work_s = c.compute_s + c.recompute_s + c.tp_s + c.ep_s;
+        p->work_s = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s;
         p->cp_s = c.cp_s;
         p->dp_s = least_exposed_dp(sc, &t, &c);
     }
@@ -536,10 +537,25 @@ static bool zero_is_moot(const struct scenario *sc)
     return model_zero_group(sc) == 1 && (sc->experts == 0 || model_expert_dp(sc) == 1);
 }
 
+/* Whether sc's layout with the optimizer offloaded holds in the host's memory (doc/model.md
+ * 12.5): always when the host is not checked; else by its terms, which do not depend on b, the
+ * attention or the recomputation (the node's offload of its heaviest stage). */
+static bool optimizer_host_fits(struct run *r, const struct scenario *sc)
+{
+    if (sc->host_mem_bytes == 0)
+        return true;
+    struct scenario off = *sc;
+    struct terms t;
+    off.offload = OFFLOAD_OPTIMIZER;
+    off.micro_batch = r->bs[0];
+    return model_peak_cached(&off, r->memo, &t) == MODEL_OK && t.host_fits;
+}
+
 /* One recompute option of a structure: its families of every ZeRO stage, offload and attention
  * whose states may fit (states_fit[zero][offload]), in the orders above, each bounded by those
  * before it (doc/model.md 11.5): what fits with ZeRO lower fits here; what does not fit with ZeRO
- * higher, or with an offload (searched before none), does not fit here. */
+ * higher, or with an offload (searched before none; not when the host's memory is checked), does
+ * not fit here. */
 static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo, unsigned z_hi,
                    const bool states_fit[4][3])
 {
@@ -571,10 +587,12 @@ static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo
                 for (unsigned other = 0; other < 4; other++)
                     if (other != z)
                         bound_by(r, other, off, a, other < z, &bd);
-                if (off == OFFLOAD_NONE) {
+                /* An offload's GPU memory bounds none's, but not where the host's memory is
+                 * checked and the offload may fail on it where none fits (12.5). */
+                if (off == OFFLOAD_NONE && optimizer_host_fits(r, sc))
                     bound_by(r, z, OFFLOAD_OPTIMIZER, a, false, &bd);
+                if (off == OFFLOAD_NONE && sc->host_mem_bytes == 0)
                     bound_by(r, z, OFFLOAD_CHECKPOINTS, a, false, &bd);
-                }
                 family(r, sc, &bd, k);
             }
         }

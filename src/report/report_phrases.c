@@ -101,7 +101,7 @@ int report_phrases_load(struct report_phrases *ph, const char *path, struct diag
     return 0;
 }
 
-#define REPORT_SAY_ARGS 8
+#define REPORT_SAY_ARGS 10
 
 /* What one expansion may read: the (name, value) pairs C gave, and the scenario's values. */
 struct report_say_ctx {

@@ -74,7 +74,8 @@ struct report_values;
     X(TENSOR, "tensor", "tp", REPORT_OWN, 0)                                                       \
     X(TENSOR_SP, "tensor_sp", "tp", REPORT_OWN, 0)                                                 \
     X(PARALLEL, "parallel", "dp tensor pp expert zero", REPORT_OWN, 0)                             \
-    X(PARALLEL_OFFLOAD, "parallel_offload", "dp tensor pp expert zero", REPORT_OWN, 0)             \
+    X(PARALLEL_OFFLOAD, "parallel_offload", "dp tensor pp expert zero host host_node host_mem",    \
+      REPORT_OWN, 0)                                                                               \
     X(PARALLEL_OFFLOAD_CKPT, "parallel_offload_ckpt", "dp tensor pp expert zero host pcie",        \
       REPORT_OWN, 0)                                                                               \
     X(PARALLEL_EP, "parallel_ep", "ep", REPORT_OWN, 0)                                             \
@@ -132,6 +133,7 @@ struct report_values;
     X(COST_STEP_NOTE, "cost_step_note",                                                            \
       "step compute recompute bubble comm dp_exposed dp_hidden rest", REPORT_OWN, 0)               \
     X(COST_STEP_REST, "cost_step_rest", "offload mean_gap worst_gap", REPORT_OWN, 0)               \
+    X(COST_RATE_NOTE, "cost_rate_note", "tokens_per_s mfu", REPORT_OWN, 0)                         \
     /* the optimizer and the fine-tuning (doc/model.md 3.5, 3.6) */                                \
     X(OPTIM_ADAMW, "optim_adamw", "", REPORT_OWN, 0)                                               \
     X(OPTIM_ADAMW_BF16, "optim_adamw_bf16", "", REPORT_OWN, 0)                                     \

@@ -94,6 +94,7 @@
     X(STEP_TIME, "step_time")                                                                      \
     X(COST_NOTE, "cost_note")                                                                      \
     X(COST_STEP_NOTE, "cost_step_note")                                                            \
+    X(COST_RATE_NOTE, "cost_rate_note")                                                            \
     X(NORM_NOTE, "norm_note")                                                                      \
     X(PEAK_CF, "peak_cf")                                                                          \
     X(MOE_NOTE, "moe_note")                                                                        \

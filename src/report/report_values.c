@@ -297,6 +297,13 @@ static void report_values_setup(struct report_sc *r)
                    etp == sc->tp ? REPORT_PHRASE_PARALLEL_EP : REPORT_PHRASE_PARALLEL_EP_ETP, "ep",
                    v[REPORT_PH_EP], "etp", v[REPORT_PH_ETP], NULL);
     numfmt_size(host, sizeof host, r->t.host_bytes, r->units);
+    char host_node[32], host_mem[96] = "", mem[32];
+    numfmt_size(host_node, sizeof host_node, r->t.host_node_bytes, r->units);
+    if (sc->host_mem_bytes > 0) { /* the GPU preset's host_mem_gb (doc/model.md 12.5) */
+        numfmt_size(mem, sizeof mem, sc->host_mem_bytes, r->units);
+        numfmt(host_mem, sizeof host_mem, r->t.host_fits ? " of its %s" : ": more than its %s",
+               mem);
+    }
     char pcie[32] = "";
     if (sc->offload == OFFLOAD_CHECKPOINTS) { /* their copies' time on the host link (12.5) */
         struct cost c;
@@ -308,7 +315,7 @@ static void report_values_setup(struct report_sc *r)
                : sc->offload                      ? REPORT_PHRASE_PARALLEL_OFFLOAD
                                                   : REPORT_PHRASE_PARALLEL,
                "dp", dp, "tensor", tensor, "pp", pp, "expert", expert, "zero", zero, "host", host,
-               "pcie", pcie, NULL);
+               "host_node", host_node, "host_mem", host_mem, "pcie", pcie, NULL);
 }
 
 /* The cost model's notes (doc/model.md section 12): its rates for this scenario's GPU and matrix
@@ -343,7 +350,7 @@ static void report_values_cost(struct report_sc *r, const struct cost *c)
     numfmt_seconds(compute, sizeof compute, c->compute_s);
     numfmt_seconds(recompute, sizeof recompute, c->recompute_s);
     numfmt_seconds(bubble, sizeof bubble, c->bubble_s);
-    numfmt_seconds(comm, sizeof comm, c->tp_s + c->cp_s + c->ep_s);
+    numfmt_seconds(comm, sizeof comm, c->tp_s + c->cp_s + c->ep_s + c->pp_s);
     numfmt_seconds(dp, sizeof dp, c->dp_exposed_s);
     numfmt_seconds(hidden, sizeof hidden, c->dp_overlapped_s);
     numfmt_seconds(offload, sizeof offload, c->offload_s);
@@ -355,6 +362,11 @@ static void report_values_cost(struct report_sc *r, const struct cost *c)
     report_say(v[REPORT_PH_COST_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_COST_STEP_NOTE, "step",
                step, "compute", compute, "recompute", recompute, "bubble", bubble, "comm", comm,
                "dp_exposed", dp, "dp_hidden", hidden, "rest", rest, NULL);
+    char tokens[32], mfu[16];
+    numfmt_count(tokens, sizeof tokens, (uint64_t)(c->tokens_per_s + 0.5));
+    numfmt(mfu, sizeof mfu, "%.1f%%", 100 * c->mfu);
+    report_say(v[REPORT_PH_COST_RATE_NOTE], n, r->ph, NULL, REPORT_PHRASE_COST_RATE_NOTE,
+               "tokens_per_s", tokens, "mfu", mfu, NULL);
 }
 
 /* The configuration: names, shape, batch, precision, parallelism, hardware. */
@@ -679,7 +691,8 @@ static void fix_cost_parts(struct report_phrases *ph, char *buf, size_t size, co
         {fc->dp_extra_s - bc->dp_extra_s, REPORT_PHRASE_COST_PART_ZERO3},
         {fc->tp_s - bc->tp_s, REPORT_PHRASE_COST_PART_TP},
         {fc->bubble_s - bc->bubble_s, REPORT_PHRASE_COST_PART_BUBBLE},
-        {fc->cp_s + fc->ep_s - bc->cp_s - bc->ep_s, REPORT_PHRASE_COST_PART_COMM},
+        {fc->cp_s + fc->ep_s + fc->pp_s - bc->cp_s - bc->ep_s - bc->pp_s,
+         REPORT_PHRASE_COST_PART_COMM},
         {fc->offload_s - bc->offload_s, REPORT_PHRASE_COST_PART_OFFLOAD},
     };
     char list[REPORT_VALUE_MAX], part[128], c[64];

@@ -5,7 +5,7 @@
 
 expect_status "examples evaluate" 0 eval configs/examples.csv
 check "csv header is the column order of doc/memfit.1" test "$(head -n 1 "$T/out")" = \
-"name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase,stage"
+"name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase,stage,step_time_s,tokens_per_s,mfu,host_node_bytes"
 expect_out "worked example row" "lesson-1.3b,1311528960,2623057920,2623057920,15738347520,20984463360,"
 check "one row per scenario" test "$(wc -l <"$T/out")" -eq "$(( $(wc -l <configs/examples.csv) ))"
 
@@ -26,7 +26,7 @@ check "--peak step is the default" cmp -s "$T/out" "$T/step.csv"
 expect_status "--peak lesson" 0 eval --peak lesson configs/examples.csv
 cp "$T/out" "$T/lesson.csv"
 check "--peak lesson: the lesson's 116.1 GB (doc/model.md 9.4), no phase" \
-    grep -q '^lesson-1.3b,\([^,]*,\)\{8\}116083032064,68000000000,0,.*,,0$' "$T/lesson.csv"
+    grep -q '^lesson-1.3b,\([^,]*,\)\{8\}116083032064,68000000000,0,.*,,0,[0-9.e+-]*,[0-9]*,[0-9.]*,0$' "$T/lesson.csv"
 check "--peak lesson: peak_phase empty in every row" awk -F, 'NR > 1 && $21 != "" { bad = 1 } END { exit bad }' \
     "$T/lesson.csv"
 check "--peak lesson: the same header" test "$(head -n 1 "$T/lesson.csv")" = "$(head -n 1 "$T/step.csv")"
@@ -105,9 +105,9 @@ check "quiet stderr is empty" test ! -s "$T/err"
 
 # The planner's columns (doc/model.md section 11), with the lesson's peak and with a real step's.
 run eval --peak lesson configs/examples.csv >"$T/out" 2>"$T/err"
-check "fits as it is: fix none" grep -q '^lesson-1.3b-flash,.*,none,51683688448,8,,1311528960,0,,0$' "$T/out"
-check "worked example (doc/model.md 9.5): the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,.*,flash,51683688448,8,attention=flash gpus=1,1311528960,0,,0$' "$T/out"
-check "the lesson's ladder (9.8): 8 x 40 GB, ZeRO-2 at 35.6 GB" grep -q '^lesson-1.3b-8x40-dp,.*,zero2,35617458688,8,zero=2 gpus=8,1311528960,0,,0$' "$T/out"
+check "fits as it is: fix none" grep -q '^lesson-1.3b-flash,.*,none,51683688448,8,,1311528960,0,,0,[0-9.e+-]*,[0-9]*,[0-9.]*,0$' "$T/out"
+check "worked example (doc/model.md 9.5): the cheapest fix is flash at 51.7 GB" grep -q '^lesson-1.3b,.*,flash,51683688448,8,attention=flash gpus=1,1311528960,0,,0,[0-9.e+-]*,[0-9]*,[0-9.]*,0$' "$T/out"
+check "the lesson's ladder (9.8): 8 x 40 GB, ZeRO-2 at 35.6 GB" grep -q '^lesson-1.3b-8x40-dp,.*,zero2,35617458688,8,zero=2 gpus=8,1311528960,0,,0,[0-9.e+-]*,[0-9]*,[0-9.]*,0$' "$T/out"
 run eval configs/examples.csv >"$T/out" 2>"$T/err"
 check "step: the fix is still flash, at 55.8 GB, the step's peak" \
     sh -c "awk -F, '\$1 == \"lesson-1.3b\" { printf \"%s %.1f %s %s\", \$15, \$16 / 1e9, \$17, \$18 }' '$T/out' | grep -qx 'flash 55.8 8 attention=flash gpus=1'"
@@ -228,9 +228,9 @@ check "narrow, --peak lesson: no phase to add" sh -c "grep -q '^--wide adds .*pa
 check "narrow, --peak lesson: the worked example's fix" grep -q '^  lesson-1.3b  *attention=flash gpus=1 -> 51.7 GB at micro-batch 8$' "$T/t80l"
 printf 'name,model,seq,micro_batch,gpu_mem_gb\nlesson,gpt-1.3b,2048,8,80\n' >"$T/short.csv"
 run eval --format table "$T/short.csv" >"$T/tshort" 2>"$T/err"
-check "narrow, a short name: the phase is the first column kept" \
-    grep -q '^scenario  .*peak GB  peak phase      budget GB  verdict  fix (peak)$' "$T/tshort"
-check "... with its value" grep -q '^lesson  .*  120.2  backward_start  *68.0  OOM  *flash (55.8)$' "$T/tshort"
+check "narrow, a short name: the phase is the first column kept, then the step time" \
+    grep -q '^scenario  .*peak GB  peak phase      budget GB  verdict  fix (peak)    s/step$' "$T/tshort"
+check "... with its value" grep -q '^lesson  .*  120.2  backward_start  *68.0  OOM  *flash (55.8)  *[0-9.]*$' "$T/tshort"
 check "... and not offered by --wide" sh -c "! grep -q '^--wide adds.*phase' '$T/tshort'"
 COLUMNS=60 run eval --format table configs/examples.csv >"$T/t60" 2>"$T/err"
 check "COLUMNS=60: at most 60 columns" test "$(longest "$T/t60")" -le 60
@@ -239,7 +239,7 @@ check "COLUMNS=60: the cut names stay told apart" \
     test -z "$(awk '/^---/ { on = 1; next } /^$/ { on = 0 } on { print $1 }' "$T/t60" | sort |
         uniq -d)"
 COLUMNS=200 run eval --format table configs/examples.csv >"$T/t200" 2>"$T/err"
-check "COLUMNS=200: every column" grep -q '^scenario  *params  states GB  activations GB  logits GB  peak GB  peak phase  *budget GB  verdict  k_best  max b  fix (peak)$' "$T/t200"
+check "COLUMNS=200: every column" grep -q '^scenario  *params  states GB  activations GB  logits GB  peak GB  peak phase  *budget GB  verdict  k_best  max b  fix (peak)  *s/step$' "$T/t200"
 check "COLUMNS=200: the worked example's phase" grep -q '^lesson-1.3b  .*  120.2  backward_start  *68.0  ' "$T/t200"
 check "COLUMNS=200: nothing left out" sh -c "! grep -q -- '--wide adds' '$T/t200'"
 run eval --format table --wide configs/examples.csv >"$T/twide" 2>"$T/err"
@@ -319,3 +319,16 @@ expect_status "--threads 3 with --format json (one evaluating thread)" 0 \
     eval --threads 3 --format json configs/examples.csv
 expect_out "... its rows" '"name": "lesson-1.3b"'
 expect_status "--threads is eval's only" 2 search --threads 2 configs/jobs.csv
+
+# ---- the host's memory (doc/model.md 12.5): an optimizer offload's CPU memory a node ----
+printf 'name,model,seq,micro_batch,global_batch,attention,recompute,dp,zero,offload,gpu\nq30,qwen3-30b-a3b,2048,1,8,flash,full,8,3,optimizer,L4-24GB\nq30h,qwen3-30b-a3b,2048,1,8,flash,full,8,3,optimizer,H100-80GB\n' >"$T/host.csv"
+run eval "$T/host.csv" >"$T/host.out" 2>"$T/err"
+# host NAME: fits and host_node_bytes of the row.
+host() { awk -F, -v n="$1" '$1 == n { print $12, $NF }' "$T/host.out"; }
+check "offload: 8 GPUs' 16 bytes a parameter of their shards in the node's memory" \
+    test "$(host q30h | cut -d' ' -f2)" = "$(awk -F, '$1 == "q30h" { printf "%.0f", 16 * $2 }' "$T/host.out")"
+check "offload on 8 H100s: the DGX's 2 TB hold it" test "$(host q30h | cut -d' ' -f1)" = 1
+check "offload on 8 L4s: more than the node's 384 GB, it does not fit" \
+    test "$(host q30 | cut -d' ' -f1)" = 0
+run eval --format table "$T/host.csv" >"$T/host.table" 2>"$T/err"
+check "the table's verdict says it is the host's memory" grep -q '^q30  .* host OOM ' "$T/host.table"

@@ -29,7 +29,7 @@ static void write_rows(enum evalout_format format, size_t table_cols, const stru
     w.table_cols = table_cols;
     evalout_begin(&w);
     for (size_t i = 0; i < n; i++)
-        evalout_row(&w, &sc[i], &t[i], f);
+        evalout_row(&w, &sc[i], &t[i], f, NULL);
     evalout_end(&w);
     evalout_release(&w);
     rewind(tmp);
@@ -81,7 +81,7 @@ static void numbers_match_printf(void **state)
         snprintf(want, sizeof want,
                  "n,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                  ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",1,%" PRIu64 ",%" PRIu64
-                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,0\n",
+                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,0,,,,0\n",
                  v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
         assert_string_equal(got, want);
     }
@@ -98,8 +98,8 @@ static void text_is_quoted_when_needed(void **state)
     struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0};
     char got[1024];
     csv_row(&sc, &t, &fix, got, sizeof got);
-    assert_string_equal(got,
-                        "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,,0\n");
+    assert_string_equal(
+        got, "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,,0,,,,0\n");
 }
 
 /* A plan longer than the row buffer is written whole. */
@@ -116,7 +116,8 @@ static void long_fields_are_written_whole(void **state)
     plan[sizeof plan - 1] = '\0';
     struct evalout_fix fix = {"nothing", 1, 1, plan, 0};
     csv_row(&sc, &t, &fix, got, sizeof got);
-    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0\n", plan);
+    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0,,,,0\n",
+             plan);
     assert_string_equal(got, want);
 }
 
@@ -132,8 +133,9 @@ static void csv_peak_phase(void **state)
     memset(&t, 0, sizeof t);
     snprintf(sc.name, sizeof sc.name, "%s", "p");
     write_rows(EVALOUT_CSV, 0, &sc, &t, 1, NULL, got, sizeof got);
-    assert_non_null(strstr(got, ",active_params,expert_bytes,peak_phase,stage\n"));
-    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,,0\n"));
+    assert_non_null(strstr(got, ",active_params,expert_bytes,peak_phase,stage,step_time_s,tokens_"
+                                "per_s,mfu,host_node_bytes\n"));
+    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,,0,,,,0\n"));
     t.n_stages = 3;
     t.peak_stage = 2;
     t.stage[2].pipe.rank = 5;
@@ -145,7 +147,8 @@ static void csv_peak_phase(void **state)
         char row[256];
         csv_row(&sc, &t, NULL, row, sizeof row);
         char want[256];
-        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s,5\n", names[p]);
+        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s,5,,,,0\n",
+                 names[p]);
         assert_string_equal(row, want);
         assert_string_equal(step_phase_name((enum step_phase)p), names[p]);
     }
@@ -168,9 +171,13 @@ static void json_peak_phase(void **state)
     t[1].peak_phase = STEP_RECOMPUTE; /* whatever it holds, it is no phase of the lesson's sum */
     write_rows(EVALOUT_JSON, 0, sc, t, 2, NULL, got, sizeof got);
     assert_non_null(strstr(got, "{\"name\": \"step\", "));
-    assert_non_null(
-        strstr(got, "\"expert_bytes\": 0, \"peak_phase\": \"recompute\", \"stage\": 0}"));
-    assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": null, \"stage\": 0}\n]\n"));
+    assert_non_null(strstr(
+        got,
+        "\"expert_bytes\": 0, \"peak_phase\": \"recompute\", \"stage\": 0, "
+        "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null, \"host_node_bytes\": 0}"));
+    assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": null, \"stage\": 0, "
+                                "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null, "
+                                "\"host_node_bytes\": 0}\n]\n"));
 }
 
 /* The table: a "peak phase" column under --peak step, the most wanted of those a narrow table
@@ -198,14 +205,15 @@ static void table_peak_phase(void **state)
     assert_non_null(strstr(got, "  120.2  backward_start       68.0  "));
     assert_non_null(strstr(got, "  120.2  optimizer            68.0  "));
     assert_non_null(strstr(got, "; peak = the highest phase of a real step;"));
-    /* 80 columns: the phase is kept before the other columns that may go. */
+    /* 80 columns: the phase is kept before the other columns that may go, then the step time. */
     write_rows(EVALOUT_TABLE, 80, sc, t, 2, NULL, got, sizeof got);
-    assert_non_null(strstr(got, "  peak GB  peak phase      budget GB  verdict  fix (peak)\n"));
-    assert_non_null(strstr(got, "--wide adds params, activations,"));
+    assert_non_null(
+        strstr(got, "  peak GB  peak phase      budget GB  verdict  max b  fix (peak)  s/step\n"));
+    assert_non_null(strstr(got, "--wide adds params, states, activations, logits, k_best"));
     assert_null(strstr(strstr(got, "--wide adds"), "phase"));
     /* 60 columns: no room for it; --wide offers it. */
     write_rows(EVALOUT_TABLE, 60, sc, t, 2, NULL, got, sizeof got);
-    assert_non_null(strstr(got, "  peak GB  budget GB  verdict  fix (peak)\n"));
+    assert_non_null(strstr(got, "  peak GB  budget GB  verdict  fix (peak)"));
     assert_non_null(strstr(strstr(got, "--wide adds"), "peak phase"));
     /* --peak lesson: no phase column, whatever the width; none offered. */
     sc[0].peak = sc[1].peak = PEAK_LESSON;
@@ -217,6 +225,48 @@ static void table_peak_phase(void **state)
     assert_null(strstr(got, "phase"));
 }
 
+/* The cost model's three columns, as the caller computed them: CSV, JSON and the table. */
+static void step_columns(void **state)
+{
+    (void)state;
+    static char got[16384];
+    struct scenario sc;
+    struct terms t;
+    struct cost c;
+    memset(&sc, 0, sizeof sc);
+    memset(&t, 0, sizeof t);
+    memset(&c, 0, sizeof c);
+    snprintf(sc.name, sizeof sc.name, "%s", "p");
+    c.total_s = 12.34567;
+    c.tokens_per_s = 1234.4;
+    c.mfu = 0.41234;
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    enum evalout_format formats[3] = {EVALOUT_CSV, EVALOUT_JSON, EVALOUT_TABLE};
+    const char *want[3] = {
+        ",0,0,,0,12.35,1234,0.412,0\n",
+        "\"step_time_s\": 12.35, \"tokens_per_s\": 1234, \"mfu\": 0.412, \"host_node_bytes\": 0}",
+        "  12.3\n"};
+    for (int f = 0; f < 3; f++) {
+        rewind(tmp);
+        struct evalout w;
+        evalout_init(&w, formats[f], UNITS_GB, tmp);
+        w.table_cols = 0;
+        evalout_begin(&w);
+        evalout_row(&w, &sc, &t, NULL, &c);
+        evalout_end(&w);
+        evalout_release(&w);
+        long len = ftell(tmp);
+        rewind(tmp);
+        size_t n = fread(got, 1, (size_t)len, tmp);
+        got[n] = '\0';
+        assert_non_null(strstr(got, want[f]));
+    }
+    fclose(tmp);
+    /* The table's header names the column. */
+    assert_non_null(strstr(got, "  s/step\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +276,7 @@ int main(void)
         cmocka_unit_test(csv_peak_phase),
         cmocka_unit_test(json_peak_phase),
         cmocka_unit_test(table_peak_phase),
+        cmocka_unit_test(step_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

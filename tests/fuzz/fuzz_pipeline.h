@@ -196,6 +196,8 @@ static void fuzz_pipe_eval(const struct scenario *sc, const struct terms *t, con
     plan_fix_settings(p, settings, sizeof settings);
     struct evalout_fix fix = {plan_fix_name(p->fix), p->fix_peak_bytes, p->fix_micro_batch,
                               settings, p->gpus_for_states};
+    struct cost c;
+    cost_step(sc, t, &c);
     for (int fmt = EVALOUT_CSV; fmt <= EVALOUT_TABLE; fmt++) {
         FILE *f = tmpfile();
         if (!f)
@@ -203,7 +205,7 @@ static void fuzz_pipe_eval(const struct scenario *sc, const struct terms *t, con
         struct evalout out;
         evalout_init(&out, (enum evalout_format)fmt, UNITS_GB, f);
         evalout_begin(&out);
-        evalout_row(&out, sc, t, &fix);
+        evalout_row(&out, sc, t, &fix, &c);
         evalout_end(&out);
         if (out.error || ferror(f))
             FUZZ_FAIL("eval of '%s': format %d failed", sc->name, fmt);

@@ -1061,6 +1061,20 @@ static const struct bad_input BAD[] = {
      "in.csv:7: column 'ep': '4' times etp (1) does not divide dp * cp * tp (2), the GPUs of a "
      "pipeline stage\n"},
 
+    /* node-limited routing: a positive count of nodes, only with experts */
+    {LLAMA ",experts,top_k,expert_ffn,moe_max_nodes\n"
+           "z," LLAMA_ROW ",8,2,512,0\n"
+           "n," LLAMA_ROW ",8,2,512,-4\n"
+           "w," LLAMA_ROW ",8,2,512,four\n"
+           "d," LLAMA_ROW ",0,,,4\n"
+           "ok," LLAMA_ROW ",8,2,512,4\n"
+           "ok2," LLAMA_ROW ",8,2,512,\n",
+     "ok,ok2",
+     "in.csv:2: column 'moe_max_nodes': '0' is zero: expected a positive integer\n"
+     "in.csv:3: column 'moe_max_nodes': '-4' is negative: expected a positive integer\n"
+     "in.csv:4: column 'moe_max_nodes': 'four' is not a positive integer\n"
+     "in.csv:5: column 'moe_max_nodes': '4' needs experts > 0 (a mixture-of-experts column)\n"},
+
     /* multi-head latent attention: all its widths or none, its own heads */
     {LLAMA ",q_lora_rank,kv_lora_rank,qk_nope_dim,qk_rope_dim,v_head_dim\n"
            "q," LLAMA_ROW ",64,,,,\n"
@@ -1544,6 +1558,10 @@ static void preset_files_are_checked(void **state)
          "2: column 'link_gb_s': '0' is zero: leave the cell empty when the speed is not known\n"},
         {NULL, "name,mem_gb,pcie_gb_s\nG,80,fast\n",
          "2: column 'pcie_gb_s': 'fast' is not a number\n"},
+        {NULL, "name,mem_gb,host_mem_gb\nG,80,lots\n",
+         "2: column 'host_mem_gb': 'lots' is not a number\n"},
+        {NULL, "name,mem_gb,host_mem_gb\nG,80,-2000\n",
+         "2: column 'host_mem_gb': '-2000' is negative: expected a positive speed\n"},
         {NULL, "name,mem_gb,pcie_gb_s,pcie_gb_s\nG,80,1,2\n",
          "1: column 'pcie_gb_s' appears twice in the header\n"},
         {NULL, "name,mem_gb,source,source\nG,80,a,b\n",

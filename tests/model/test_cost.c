@@ -13,6 +13,12 @@
 #include "model/cost.h"
 #include "model/model.h"
 
+/* NCCL's latency of a collective of n ring steps (cost.h: 3.6 us + 2.5 us a step). */
+static double lat(double steps)
+{
+    return 3.6e-6 + 2.5e-6 * steps;
+}
+
 /* cmocka 1.1.5 has no assert_double_equal. */
 static void assert_close(double got, double want, double rel)
 {
@@ -41,15 +47,15 @@ struct table1_row {
 
 static const struct table1_row table1[] = {
     {1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 44, 16, 1, 145.825},
-    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 44, 16, 1, 144.649},
-    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 46, 16, 1, 145.135},
-    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 43, 8, 1, 136.726},
-    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 44, 4, 1, 136.074},
-    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 45, 2, 3, 148.075},
-    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 47, 2, 2, 147.971},
-    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 50, 1, 2, 156.829},
-    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 52, 1, 3, 161.731},
-    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 52, 1, 1, 152.141},
+    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 44, 16, 1, 144.585},
+    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 46, 16, 1, 144.974},
+    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 43, 8, 1, 136.182},
+    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 44, 4, 1, 135.217},
+    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 45, 2, 3, 146.265},
+    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 47, 2, 2, 146.539},
+    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 50, 1, 2, 154.939},
+    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 52, 1, 3, 158.601},
+    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 52, 1, 1, 150.793},
 };
 
 static void table1_scenario(const struct table1_row *row, struct scenario *sc)
@@ -155,6 +161,12 @@ static void test_lesson_example(void **state)
     assert_close(c.mb_fwd_s + c.mb_bwd_s, c.compute_s, 1e-12);
     assert_close(c.link_gb_s, COST_FALLBACK_LINK_GB_S, 0);
     assert_close(c.hbm_tb_s, COST_FALLBACK_HBM_TB_S, 0);
+    /* Throughput (12.7): B s = 16,384 tokens a step on one GPU; PaLM's model FLOPs 6 Psi + 12 L a
+     * d_h s a token (L = 24, a = 16, d_h = 128, s = 2048) over the 312 TFLOP/s peak. */
+    double model_flops = (6 * psi + 12.0 * 24 * 16 * 128 * 2048) * 16384;
+    assert_close(c.model_flops, model_flops, 1e-15);
+    assert_close(c.tokens_per_s, 16384 / c.total_s, 1e-15);
+    assert_close(c.mfu, model_flops / (c.total_s * 312e12), 1e-15);
     /* Full checkpointing (12.2): the layers' forward again - the GEMMs' 2 Psi T (8 Psi in all),
      * the attention core's and the elementwise forward. */
     sc.recompute = RECOMPUTE_EVERY_K;
@@ -163,6 +175,9 @@ static void test_lesson_example(void **state)
     assert_close(c.flops, 8 * psi * 16384, 1e-15);
     assert_close(c.recompute_s, 0.3323317283, 1e-9);
     assert_close(c.overhead_s, c.recompute_s, 0);
+    /* ... which are hardware FLOPs, not model FLOPs: the same count, a longer step. */
+    assert_close(c.model_flops, model_flops, 1e-15);
+    assert_close(c.mfu, model_flops / (c.total_s * 312e12), 1e-15);
     /* Block recomputation of 6 of the 24 layers: a quarter of that forward again; 24 or more
      * layers are all of them. */
     sc.recompute_layers = 6;
@@ -212,17 +227,36 @@ static void test_tensor_context_expert(void **state)
     sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
     snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H100-80GB");
     double link = 450e9 * 0.7, net = 50e9 * 0.85;
-    /* tp = 4 with sp: 24 layers * 4 collectives * 2 * 3/4 * 2 s b h bytes. */
+    /* tp = 4 with sp: 24 layers * 4 collectives * 2 * 3/4 * 2 s b h bytes, each with the latency
+     * of 2 * 3 ring steps. */
     sc.tp = 4;
     sc.sp = true;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    assert_close(c.tp_s, 24 * 4 * 1.5 * 2 * 16384.0 * 2048 / link, 1e-12);
+    assert_close(c.tp_s, 24 * 4 * (1.5 * 2 * 16384.0 * 2048 / link + lat(6)), 1e-12);
     assert_close(c.overhead_s, c.tp_s, 1e-15);
     sc.recompute = RECOMPUTE_EVERY_K; /* 6 with the forward run again */
     sc.ckpt_every = 1;
     cost_step(&sc, &t, &c);
-    assert_close(c.tp_s, 24 * 6 * 1.5 * 2 * 16384.0 * 2048 / link, 1e-12);
+    assert_close(c.tp_s, 24 * 6 * (1.5 * 2 * 16384.0 * 2048 / link + lat(6)), 1e-12);
+    /* tp = 8 on nodes of 6 GPUs: wider than a node, the network; tp = 4 on nodes of 6 (groups 0-3,
+     * 4-7: the second straddles two nodes), the network too; tp = 2 on nodes of 6, NVLink. */
+    scenario_lesson_example(&sc);
+    sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
+    snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H100-80GB");
+    sc.sp = true;
+    sc.gpus_per_node = 6;
+    uint64_t degrees[3] = {8, 4, 2};
+    double bws[3] = {net, net, link};
+    for (int i = 0; i < 3; i++) {
+        sc.tp = degrees[i];
+        assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+        cost_step(&sc, &t, &c);
+        double n = (double)degrees[i];
+        assert_close(c.tp_s,
+                     24 * 4 * (2 * (n - 1) / n * 2 * 16384.0 * 2048 / bws[i] + lat(2 * (n - 1))),
+                     1e-12);
+    }
     /* cp = 2, flash, across nodes (gpus_per_node 1): K and V of s/c = 1024 tokens, 2 * 16 *
      * 128 values of 2 bytes a token, once forward and twice backward, less the core's time. */
     scenario_lesson_example(&sc);
@@ -254,10 +288,24 @@ static void test_tensor_context_expert(void **state)
     sc.global_batch = 32;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    assert_close(c.ep_s, 24 * 4 * 0.75 * 2 * 16384.0 * 2 * 2048 / link, 1e-12);
+    assert_close(c.ep_s, 24 * 4 * (0.75 * 2 * 16384.0 * 2 * 2048 / link + lat(1)), 1e-12);
     /* FLOPs of the active parameters: 2 of the 8 experts a token. */
     assert_close(c.flops, 6 * (double)t.active_params * 16384, 1e-15);
     assert_true(t.active_params < t.params);
+    /* The same over 2 nodes of 2 GPUs: every routed copy for the other node, half of them,
+     * crosses the network (the node link's share runs at once and is shorter). */
+    sc.gpus_per_node = 2;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    cost_step(&sc, &t, &c);
+    assert_close(c.ep_s, 24 * 4 * (2 * 16384.0 * 0.5 * 2 * 2048 / net + lat(1)), 1e-12);
+    /* Node-limited routing to 1 node: a token's 2 experts lie on 2 (1 - 1/4) = 1.5 nodes on
+     * average, capped at 1; one copy a node crosses the network, half of them remote. */
+    sc.moe_max_nodes = 1;
+    cost_step(&sc, &t, &c);
+    assert_close(c.ep_s, 24 * 4 * (16384.0 * 1 * 0.5 * 2 * 2048 / net + lat(1)), 1e-12);
+    sc.moe_max_nodes = 2; /* not binding: 1.5 nodes */
+    cost_step(&sc, &t, &c);
+    assert_close(c.ep_s, 24 * 4 * (16384.0 * 1.5 * 0.5 * 2 * 2048 / net + lat(1)), 1e-12);
 }
 
 /* Data-parallel traffic and its overlap (12.3): the worked example, b = 1, on 16 H100s in nodes
@@ -278,9 +326,9 @@ static void test_data_parallel(void **state)
     double psi = 1311528960.0, link = 450e9 * 0.7, net = 50e9 * 0.85;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    /* A ring all-reduce of the 2 Psi bytes of gradients; the last micro-batch's backward pass
-     * hides what it can. */
-    double plain = 2 * 15.0 / 16 * 2 * psi / net;
+    /* A ring all-reduce of the 2 Psi bytes of gradients (30 ring steps); the last micro-batch's
+     * backward pass hides what it can. */
+    double plain = 2 * 15.0 / 16 * 2 * psi / net + lat(30);
     assert_close(c.dp_s, plain, 1e-12);
     assert_true(c.mb_bwd_s < plain);
     assert_close(c.dp_overlapped_s, c.mb_bwd_s, 1e-12);
@@ -293,15 +341,17 @@ static void test_data_parallel(void **state)
     assert_close(c.dp_s, plain, 1e-12);
     assert_true(c.dp_extra_s == 0);
     /* ZeRO-3 with 4 micro-batches: each gathers the 2 Psi bytes of weights twice and
-     * reduce-scatters its gradients, 3 * 15/16 * 2 Psi, behind its own forward and backward. */
+     * reduce-scatters its gradients, 15/16 * 2 Psi each, a collective of 15 steps a layer;
+     * the forward's gather behind half the forward, the rest behind half the backward. */
     sc.zero = 3;
     sc.global_batch = 64;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    double per_mb = 3 * 15.0 / 16 * 2 * psi / net;
+    double one = 15.0 / 16 * 2 * psi / net + 24 * lat(15);
     assert_close(c.micro_batches, 4, 0);
-    assert_close(c.dp_s, 4 * per_mb, 1e-12);
-    assert_close(c.dp_exposed_s, 4 * (per_mb - c.mb_fwd_s - c.mb_bwd_s), 1e-12);
+    assert_close(c.dp_s, 4 * 3 * one, 1e-12);
+    assert_true(one > 0.5 * c.mb_fwd_s && 2 * one > 0.5 * c.mb_bwd_s);
+    assert_close(c.dp_exposed_s, 4 * (3 * one - 0.5 * (c.mb_fwd_s + c.mb_bwd_s)), 1e-12);
     assert_close(c.dp_extra_s, c.dp_exposed_s - (plain - c.mb_bwd_s), 1e-12);
     assert_close(c.overhead_s, c.dp_extra_s, 1e-15);
     /* HSDP: ZeRO-3 inside a node of 8 (NVLink), then an all-reduce of the 1/8 shard of the
@@ -309,8 +359,8 @@ static void test_data_parallel(void **state)
     sc.zero_group = 8;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    double cross = 2 * 0.5 * 2 * psi / 8 / net;
-    assert_close(c.dp_s, 4 * (3 * 7.0 / 8 * 2 * psi / link + cross), 1e-12);
+    double cross = 2 * 0.5 * 2 * psi / 8 / net + lat(2);
+    assert_close(c.dp_s, 4 * (3 * (7.0 / 8 * 2 * psi / link + 24 * lat(7)) + cross), 1e-12);
 }
 
 /* The pipeline (12.1, 12.7): pp = 4 stages of 6 layers, vpp = 2, m = 4 micro-batches; the last
@@ -335,10 +385,21 @@ static void test_pipeline(void **state)
      * layer over a quarter of all of them. */
     double layer = 2 * 16384.0 * 2048 * 24576, out = 2 * 16384.0 * 2048 * 50257;
     assert_close(c.stage_factor, (6 * layer + out) * 4 / (24 * layer + out), 1e-12);
-    double work = c.compute_s + c.recompute_s + c.tp_s + c.cp_s + c.ep_s;
+    /* Each of the 4 micro-batches crosses the stage's boundaries v = 2 times, forward and
+     * backward: 2 s b h bytes each; the stages are 1 GPU apart, inside a node of 8. */
+    double link = 300e9 * 0.7;
+    assert_close(c.pp_s, 4 * 2 * 2 * (2 * 16384.0 * 2048 / link + lat(1)), 1e-12);
+    double work = c.compute_s + c.recompute_s + c.tp_s + c.cp_s + c.ep_s + c.pp_s;
     assert_close(c.bubble_s, 3.0 / (4 * 2) * work, 1e-12);
-    assert_close(c.overhead_s, c.bubble_s, 1e-15);
+    assert_close(c.overhead_s, c.bubble_s + c.pp_s, 1e-15);
     assert_close(c.total_s, work + c.bubble_s, 1e-15);
+    /* dp = 4 and tp = 2 put the stages 8 GPUs apart: the network between them. */
+    sc.dp = 4;
+    sc.tp = 2;
+    sc.global_batch = 128;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    cost_step(&sc, &t, &c);
+    assert_close(c.pp_s, 4 * 2 * 2 * (2 * 16384.0 * 2048 / 2 / (25e9 * 0.85) + lat(1)), 1e-12);
 }
 
 /* FP8 (12.1): the layers' GEMMs, q = 6,979,321,856 / 8,030,261,248 of Llama 3.1 8B's Psi, at
@@ -381,8 +442,8 @@ static void test_fp8(void **state)
     assert_close(c.gemm_s / bf.gemm_s, (1 - q) + q * 0.803 / (2 * 0.709), 1e-12);
 }
 
-/* Optimizer offload (12.5) with ZeRO-1 over dp = 2: (2 + 2) bytes of the GPU's Psi / 2 over
- * 64 GB/s. */
+/* Optimizer offload (12.5) with ZeRO-1 over dp = 2 (FlashAttention: the GPU's memory holds it):
+ * (2 + 2) bytes of the GPU's Psi / 2 over 64 GB/s, the CPU's Adam, the host's memory. */
 static void test_offload(void **state)
 {
     (void)state;
@@ -394,11 +455,32 @@ static void test_offload(void **state)
     sc.dp = 2;
     sc.zero = 1;
     sc.global_batch = 16;
+    sc.attention = ATTENTION_FLASH;
     sc.offload = OFFLOAD_OPTIMIZER;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
     cost_step(&sc, &t, &c);
-    assert_close(c.offload_s, 4 * 1311528960.0 / 2 / 64e9, 1e-12);
+    /* Each GPU's half of Psi: 4 bytes a parameter over PCIe, and the CPU's Adam: both GPUs'
+     * halves (one node), 28 bytes a parameter at 0.84 of the node's 409.6 GB/s. */
+    double shard = 1311528960.0 / 2;
+    assert_close(c.offload_s, 4 * shard / 64e9 + 2 * shard * 28 / (409.6e9 * 0.84), 1e-12);
     assert_close(c.overhead_s, c.offload_s, 1e-15);
+    /* Host memory (doc/model.md 12.5): a GPU's shard of the fp32 master weights and moments (12
+     * bytes) and the pinned gradient and weight buffers (4), for the node's 2 GPUs; checked
+     * against the GPU preset's host_mem_gb when there is one. */
+    assert_int_equal(t.host_bytes, 16 * 1311528960ull / 2);
+    assert_int_equal(t.host_node_bytes, 16 * 1311528960ull);
+    assert_true(t.host_fits && t.fits);
+    sc.host_mem_bytes = 16 * 1311528960ull; /* exactly enough */
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(t.host_fits && t.fits);
+    sc.host_mem_bytes--;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(!t.host_fits && !t.fits && t.peak_bytes <= t.budget_bytes);
+    /* Without the offload the host holds nothing, whatever its memory. */
+    sc.offload = OFFLOAD_NONE;
+    sc.host_mem_bytes = 1;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_true(t.host_bytes == 0 && t.host_fits);
 }
 
 /* Every row within 8% of the measurement, 3.1% on average; the worst are the smallest and the

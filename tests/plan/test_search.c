@@ -222,6 +222,20 @@ static void matches_brute_force_dense(void **state)
     agrees_with_brute_force(&job, TOP);
 }
 
+/* The host's memory checked (doc/model.md 12.5): an optimizer offload can then fail where no
+ * offload fits, and the search must not bound one by the other; the brute force agrees for host
+ * memories from less than any offload needs to more than all need. */
+static void host_memory_matches_brute_force(void **state)
+{
+    (void)state;
+    struct scenario job;
+    job_llama(&job);
+    for (uint64_t host = 1000000000ull; host <= 4000000000000ull; host *= 8) {
+        job.host_mem_bytes = host;
+        agrees_with_brute_force(&job, TOP);
+    }
+}
+
 /* Beyond the monotone range: some layout fits at b = global_batch / dp (m = 1) but not at the b
  * before it, and the search counts and ranks it as the brute force does. */
 static void largest_b_without_accumulation(void **state)
@@ -635,9 +649,9 @@ static void dominance_and_states_floor(void **state)
 /* The step-time floor (doc/model.md 11.5): at a fixed global batch, for b from the smallest
  * fitting one, b_first, to the largest, b_last, every step time is at least
  * (work_last + cp_first) (1 + (pp - 1) / (m_first vpp)) + dp_last, with work = compute +
- * recompute + tp + ep and dp the exposed data-parallel time, the least over the stages the cost
- * model may read - both not rising with b - and cp the exposed context-parallel traffic, not
- * falling; beyond a rounding margin. Without a capacity factor, as the search uses it. */
+ * recompute + tp + ep + pp sends and dp the exposed data-parallel time, the least over the stages
+ * the cost model may read - both not rising with b - and cp the exposed context-parallel traffic,
+ * not falling; beyond a rounding margin. Without a capacity factor, as the search uses it. */
 #define FLOOR_BS 64
 
 static void step_floor_holds(void **state)
@@ -658,7 +672,7 @@ static void step_floor_holds(void **state)
                 continue;
             cost_step(&sc, &t, &c);
             total[nb] = c.total_s;
-            work[nb] = c.compute_s + c.recompute_s + c.tp_s + c.ep_s;
+            work[nb] = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s;
             cp[nb] = c.cp_s;
             dp[nb] = c.dp_exposed_s;
             m[nb] = (double)(sc.global_batch / (b * sc.dp));
@@ -686,6 +700,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_brute_force_dense),
+        cmocka_unit_test(host_memory_matches_brute_force),
         cmocka_unit_test(matches_brute_force_moe),
         cmocka_unit_test(largest_b_without_accumulation),
         cmocka_unit_test(pins_are_kept),
