@@ -17,13 +17,15 @@
 #include "cli/readahead.h"
 #include "cli/session.h"
 #include "model/model.h"
+#include "plan/cheapest.h"
 #include "plan/plan.h"
 
 /* What evaluating rows needs of its own in each thread. */
 struct eval_lane {
-    struct plan plan;         /* reused for every row */
-    struct model_cache *memo; /* the layer inventories of recent rows (NULL: none) */
-    struct diag own;          /* the rows' own messages (an overflow) */
+    struct plan plan;            /* reused for every row */
+    struct model_cache *memo;    /* the layer inventories of recent rows (NULL: none) */
+    struct cheapest_memo *fixes; /* the cheapest fix of each job seen (NULL: none) */
+    struct diag own;             /* the rows' own messages (an overflow) */
 };
 
 struct eval_ctx {
@@ -38,11 +40,35 @@ struct eval_ctx {
     unsigned long accepted, rejected; /* rows config accepted and rejected (session.h) */
 };
 
+/* The verdict's fix of a row that does not fit under the step's peak: the cheapest layout on
+ * its GPUs (cheapest.h), into f and settings; false when the search gave no answer (the
+ * ladder's fix stands). */
+static bool eval_cheapest(struct eval_lane *lane, const struct scenario *sc, const struct terms *t,
+                          struct evalout_fix *f, char *settings, size_t size)
+{
+    struct cheapest c;
+    if (cheapest_fix(sc, t, lane->fixes, lane->memo, &c) != 0 || c.status == CHEAPEST_UNSEARCHED)
+        return false;
+    f->base_step_time_s = c.base_step_time_s;
+    if (c.status == CHEAPEST_NONE) {
+        f->name = plan_fix_name(PLAN_FIX_NOTHING);
+        settings[0] = '\0';
+        return true;
+    }
+    cheapest_settings(sc, &c.sc, settings, size);
+    f->name = plan_fix_name(cheapest_kind(sc, &c.sc));
+    f->peak_bytes = c.peak_bytes;
+    f->micro_batch = c.sc.micro_batch;
+    f->step_time_s = c.step_time_s;
+    f->timed = true;
+    return true;
+}
+
 static void eval_row(struct evalout *out, struct eval_lane *lane, const struct scenario *sc,
                      const char *file, unsigned long line, struct diag *d)
 {
     struct terms t;
-    char settings[PLAN_SETTINGS_MAX];
+    char settings[CHEAPEST_SETTINGS_MAX];
     struct plan *p = &lane->plan;
     if (model_eval_cached(sc, lane->memo, &t) != MODEL_OK ||
         plan_build_memo(sc, &t, lane->memo, p) != 0) {
@@ -50,8 +76,23 @@ static void eval_row(struct evalout *out, struct eval_lane *lane, const struct s
         return;
     }
     plan_fix_settings(p, settings, sizeof settings);
-    struct evalout_fix fix = {plan_fix_name(p->fix), p->fix_peak_bytes, p->fix_micro_batch,
-                              settings, p->gpus_for_states};
+    struct evalout_fix fix = {plan_fix_name(p->fix),
+                              p->fix_peak_bytes,
+                              p->fix_micro_batch,
+                              settings,
+                              p->gpus_for_states,
+                              false,
+                              0.0,
+                              0.0};
+    /* Under the step's peak the fix is the cheapest layout; under the lesson's, the ladder's
+     * first rung that fits (doc/model.md 11.6). */
+    if (!t.fits && sc->peak == PEAK_STEP) {
+        struct evalout_fix cheap = fix;
+        if (eval_cheapest(lane, sc, &t, &cheap, settings, sizeof settings))
+            fix = cheap;
+        else
+            plan_fix_settings(p, settings, sizeof settings);
+    }
     evalout_row(out, sc, &t, &fix);
 }
 
@@ -190,7 +231,8 @@ static size_t eval_threads_wanted(const struct options *o)
 
 static void eval_lane_init(struct eval_lane *lane, const struct options *o)
 {
-    lane->memo = model_cache_new(); /* NULL only makes eval slower */
+    lane->memo = model_cache_new();    /* NULL only makes eval slower */
+    lane->fixes = cheapest_memo_new(); /* likewise */
     diag_init(&lane->own, session_print_message, (void *)o);
 }
 
@@ -200,6 +242,7 @@ static void eval_share_end(struct eval_ctx *e, struct eval_share *sh)
     e->begun |= sh->begun;
     e->lane.own.count += sh->lane.own.count;
     model_cache_free(sh->lane.memo);
+    cheapest_memo_free(sh->lane.fixes);
 }
 
 /* The shares of a CSV evaluation: w[0] the reading thread's (it works batches when ahead), w[1]
@@ -342,6 +385,7 @@ int cmd_eval(const struct options *o)
     }
     e->o = o;
     e->lane.memo = model_cache_new(); /* NULL only makes eval slower */
+    e->lane.fixes = cheapest_memo_new();
     e->begun = e->aborted = e->write_failed = false;
     e->accepted = e->rejected = 0;
     e->io_ok = true;
@@ -366,6 +410,7 @@ int cmd_eval(const struct options *o)
         session_say_rejected(o, "row", "written", e->accepted - unwritten, e->rejected + unwritten);
     evalout_release(&e->out);
     model_cache_free(e->lane.memo);
+    cheapest_memo_free(e->lane.fixes);
     free(e);
     if (write_failed || !io_ok)
         return EXIT_USAGE;

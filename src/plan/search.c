@@ -85,6 +85,8 @@ struct run {
     bool count_only;      /* count the layouts, evaluate none */
     bool no_memory;       /* a list of divisors could not be allocated */
     bool first_fit_only;  /* stop at the first layout that fits (search_min_gpus' probes) */
+    bool few_k;           /* of checkpointing every k, only k = 1 and keep_k (search_fix) */
+    uint64_t keep_k;
     bool stop;
 };
 
@@ -295,7 +297,8 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
     if (p->fits && r->floors) {
         p->work_s = c.compute_s + c.recompute_s + c.tp_s + c.ep_s;
         p->cp_s = c.cp_s;
-        p->dp_s = least_exposed_dp(sc, &t, &c);
+        /* the fix's search: 0, a floor too, for a cost_step per stage less (search_fix) */
+        p->dp_s = r->few_k ? 0 : least_exposed_dp(sc, &t, &c);
     }
     if (r->each) {
         struct search_point pt = {sc->tp,       or_one(sc->pp), or_one(sc->cp), sc->dp,
@@ -627,7 +630,8 @@ static void structure(struct run *r, struct scenario *sc)
     }
     uint64_t n_opts = pinned(r, SCENARIO_PIN_RECOMPUTE) ? 1 : chunk + 2;
     for (uint64_t o = 0; o < n_opts && any && !r->stop; o++)
-        option(r, sc, o, z_lo, z_hi, states_fit);
+        if (!r->few_k || o <= 2 || o - 1 == r->keep_k)
+            option(r, sc, o, z_lo, z_hi, states_fit);
 }
 
 /* Whether n is the job's degree of a pinned choice (0 meaning 1), or any when it is free. */
@@ -783,9 +787,9 @@ static enum search_status enumerate(struct run *r, uint64_t gpus)
 }
 
 static enum search_status run_search(const struct scenario *job, uint64_t gpus, bool first_fit,
-                                     size_t top_cap, struct search_layout *top,
-                                     search_point_fn *each, void *ctx, struct model_cache *memo,
-                                     struct search_result *out)
+                                     const uint64_t *keep_k, size_t top_cap,
+                                     struct search_layout *top, search_point_fn *each, void *ctx,
+                                     struct model_cache *memo, struct search_result *out)
 {
     *out = (struct search_result){0};
     if (gpus == 0)
@@ -817,7 +821,9 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
                     .top_cap = top_cap,
                     .gb = gb,
                     .floors = top_cap > 0 && (job->experts == 0 || job->capacity_factor <= 0),
-                    .first_fit_only = first_fit};
+                    .first_fit_only = first_fit,
+                    .few_k = keep_k != NULL,
+                    .keep_k = keep_k ? *keep_k : 0};
     /* Without the caller's memo of layer inventories, one for this search (NULL: none). */
     struct model_cache *own = memo ? NULL : model_cache_new();
     r.memo = memo ? memo : own;
@@ -835,7 +841,7 @@ enum search_status search_run(const struct scenario *job, size_t top_cap, struct
                               search_point_fn *each, void *ctx, struct model_cache *memo,
                               struct search_result *out)
 {
-    return run_search(job, job_gpus(job), false, top_cap, top, each, ctx, memo, out);
+    return run_search(job, job_gpus(job), false, NULL, top_cap, top, each, ctx, memo, out);
 }
 
 uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, size_t top_cap,
@@ -856,14 +862,21 @@ uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, siz
             break;
         }
         struct search_result probe = {0};
-        enum search_status st = run_search(job, g, true, 0, NULL, NULL, NULL, memo, &probe);
+        enum search_status st = run_search(job, g, true, NULL, 0, NULL, NULL, NULL, memo, &probe);
         work += SEARCH_PROBE_WORK + probe.layouts_evaluated;
         if (st != SEARCH_OK || probe.layouts_fit == 0)
             continue;
-        run_search(job, g, false, top_cap, top, NULL, NULL, memo, out);
+        run_search(job, g, false, NULL, top_cap, top, NULL, NULL, memo, out);
         model_cache_free(own);
         return g;
     }
     model_cache_free(own);
     return 0;
+}
+
+enum search_status search_fix(const struct scenario *job, uint64_t keep_k, size_t top_cap,
+                              struct search_layout *top, struct model_cache *memo,
+                              struct search_result *out)
+{
+    return run_search(job, job_gpus(job), false, &keep_k, top_cap, top, NULL, NULL, memo, out);
 }

@@ -82,6 +82,16 @@ enum search_status search_run(const struct scenario *job, size_t top_cap, struct
                               struct search_result *out);
 
 /*
+ * search_run for the verdict's fix (doc/model.md 11.6): of checkpointing every k, only k = 1
+ * (full) and k = keep_k (the row's; 0: none) are searched - the cost model prices every k alike
+ * but for offloaded checkpoints - so that the fix of a row costs a few milliseconds. The counts
+ * in *out are of the layouts searched.
+ */
+enum search_status search_fix(const struct scenario *job, uint64_t keep_k, size_t top_cap,
+                              struct search_layout *top, struct model_cache *memo,
+                              struct search_result *out);
+
+/*
  * --gpus-range a:b: the smallest GPU count in [a, b], multiples of the job's gpus_per_node, at
  * which a layout fits (0: none), with the search's result there as search_run gives it. When the
  * counts searched without a fit used up SEARCH_RANGE_WORK, it stops: 0, with out->range_last the

@@ -38,6 +38,7 @@ static enum report_phrase report_fix_phrase(enum plan_fix f)
     case PLAN_FIX_OFFLOAD:
         return REPORT_PHRASE_FIX_OFFLOAD;
     case PLAN_FIX_NOTHING:
+    case PLAN_FIX_LAYOUT: /* not a rung: plan_build never gives it */
         return REPORT_PHRASE_FIX_NOTHING;
     }
     return REPORT_PHRASE_FIX_NOTHING;

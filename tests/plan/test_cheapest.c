@@ -1,0 +1,210 @@
+/* Tests of cheapest (the verdict's fix under the step's peak, doc/model.md section 11.6): the
+ * fix fits on the row's own GPUs with its global batch, is as fast as the whole search's best
+ * within the tolerance, changes no more settings than any other candidate within it, the memo
+ * answers as a search does, and the changes are counted and written as documented. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "model/cost.h"
+#include "model/model.h"
+#include "plan/cheapest.h"
+#include "plan/plan.h"
+#include "plan/search.h"
+
+/* The lesson's 1.3B GPT on 8 A100-40GB with b = 8, plain attention, no recomputation, a global
+ * batch of 64 (b dp): too large as it is. */
+static void row_lesson(struct scenario *sc)
+{
+    scenario_lesson_example(sc);
+    snprintf(sc->name, sizeof sc->name, "lesson-8x40");
+    sc->dp = 8;
+    sc->global_batch = 64;
+    sc->gpu_mem_bytes = 40000000000ull;
+    sc->speed = (struct gpu_speed){312, 1.555, 300, 32, 0};
+    sc->gpus_per_node = 8;
+    sc->peak = PEAK_STEP;
+}
+
+static void fix_of(const struct scenario *sc, struct cheapest_memo *memo, struct cheapest *c)
+{
+    struct terms t;
+    assert_int_equal(model_peak(sc, &t), MODEL_OK);
+    assert_false(t.fits);
+    assert_int_equal(cheapest_fix(sc, &t, memo, NULL, c), 0);
+}
+
+/* Applied and evaluated again, the fix fits on the same GPUs with the same global batch (a
+ * micro-batch dividing it), and its step is the cost model's for that layout. */
+static void fix_fits_on_the_same_gpus(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    struct cheapest c;
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.status, CHEAPEST_FOUND);
+    assert_int_equal(plan_gpus(&c.sc), plan_gpus(&sc));
+    assert_int_equal(c.sc.global_batch, sc.global_batch);
+    assert_int_equal(sc.global_batch % (c.sc.micro_batch * c.sc.dp), 0);
+    struct terms t;
+    assert_int_equal(model_peak(&c.sc, &t), MODEL_OK);
+    assert_true(t.fits);
+    assert_int_equal(t.peak_bytes, c.peak_bytes);
+    struct cost cost;
+    cost_step(&c.sc, &t, &cost);
+    assert_true(cost.total_s == c.step_time_s);
+    assert_int_equal(c.changes, cheapest_changes(&sc, &c.sc));
+}
+
+/* The fix's step is within the tolerance of the best of the whole search on the same GPUs. */
+static void fix_is_as_fast_as_the_search(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    struct cheapest c;
+    fix_of(&sc, NULL, &c);
+    struct scenario job = sc;
+    job.gpus = plan_gpus(&sc);
+    job.pinned = 0;
+    struct search_layout best;
+    struct search_result res;
+    assert_int_equal(search_run(&job, 1, &best, NULL, NULL, NULL, &res), SEARCH_OK);
+    assert_int_equal(res.n_top, 1);
+    assert_true(c.step_time_s <= best.step_time_s * (1 + CHEAPEST_TOLERANCE));
+}
+
+/* No layout of the fix's search within the tolerance of its fastest changes fewer settings. */
+static void fix_changes_the_fewest(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    struct cheapest c;
+    fix_of(&sc, NULL, &c);
+    struct scenario job = sc;
+    job.gpus = plan_gpus(&sc);
+    job.pinned = SCENARIO_PIN_ATTENTION;
+    job.attention = ATTENTION_FLASH;
+    static struct search_layout top[CHEAPEST_TOP];
+    struct search_result res;
+    assert_int_equal(search_fix(&job, 0, CHEAPEST_TOP, top, NULL, &res), SEARCH_OK);
+    assert_true(res.n_top > 1);
+    for (size_t i = 0; i < res.n_top; i++)
+        if (top[i].step_time_s <= top[0].step_time_s * (1 + CHEAPEST_TOLERANCE))
+            assert_true(cheapest_changes(&sc, &top[i].sc) >= c.changes);
+    /* and it is not simply the fastest: the fastest changes more here */
+    assert_true(cheapest_changes(&sc, &top[0].sc) > c.changes);
+}
+
+/* The memo answers each row as a search does, for rows that share a job and for others. */
+static void memo_answers_as_a_search(void **state)
+{
+    (void)state;
+    struct cheapest_memo *memo = cheapest_memo_new();
+    assert_non_null(memo);
+    unsigned checked = 0;
+    for (unsigned round = 0; round < 2; round++) {
+        for (uint64_t b = 8; b <= 32; b *= 2) {
+            for (unsigned zero = 0; zero <= 1; zero++) {
+                struct scenario sc;
+                row_lesson(&sc);
+                sc.micro_batch = b;
+                sc.global_batch = 8 * b;
+                sc.zero = zero;
+                struct terms t;
+                assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+                if (t.fits)
+                    continue;
+                struct cheapest with, without;
+                fix_of(&sc, memo, &with);
+                fix_of(&sc, NULL, &without);
+                assert_int_equal(with.status, without.status);
+                assert_true(with.step_time_s == without.step_time_s);
+                assert_int_equal(with.changes, without.changes);
+                assert_memory_equal(&with.sc, &without.sc, sizeof with.sc);
+                checked++;
+            }
+        }
+    }
+    assert_true(checked >= 6);
+    cheapest_memo_free(memo);
+}
+
+/* A model whose states do not fit on its GPUs however sharded: no fix. */
+static void nothing_fits(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    sc.dp = 1;
+    sc.global_batch = 8;
+    sc.gpu_mem_bytes = 4000000000ull;
+    struct cheapest c;
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.status, CHEAPEST_NONE);
+}
+
+/* What is counted and written: each setting once, sp only where tp stays, in the documented
+ * order, then the GPU count. */
+static void changes_counted_and_written(void **state)
+{
+    (void)state;
+    struct scenario row, fix;
+    row_lesson(&row);
+    fix = row;
+    char buf[CHEAPEST_SETTINGS_MAX];
+    assert_int_equal(cheapest_changes(&row, &fix), 0);
+    assert_int_equal(cheapest_settings(&row, &fix, buf, sizeof buf), 0);
+    assert_string_equal(buf, "gpus=8");
+    fix.tp = 2;
+    fix.sp = true;
+    fix.dp = 4;
+    fix.offload = OFFLOAD_OPTIMIZER;
+    fix.micro_batch = 2;
+    assert_int_equal(cheapest_changes(&row, &fix), 4); /* tp (sp with it), dp, offload, b */
+    assert_int_equal(cheapest_kind(&row, &fix), PLAN_FIX_LAYOUT);
+    cheapest_settings(&row, &fix, buf, sizeof buf);
+    assert_string_equal(buf, "tp=2 sp=yes dp=4 offload=optimizer micro_batch=2 gpus=8");
+    fix.offload = OFFLOAD_NONE;
+    fix.micro_batch = row.micro_batch;
+    assert_int_equal(cheapest_kind(&row, &fix), PLAN_FIX_TP); /* tp, sp and the dp it leaves */
+    fix = row;
+    fix.zero = 3;
+    assert_int_equal(cheapest_kind(&row, &fix), PLAN_FIX_ZERO3);
+    fix = row;
+    fix.attention = ATTENTION_FLASH;
+    assert_int_equal(cheapest_kind(&row, &fix), PLAN_FIX_FLASH);
+    fix = row;
+    fix.recompute = RECOMPUTE_EVERY_K;
+    fix.ckpt_every = 1;
+    fix.attention = ATTENTION_FLASH;
+    fix.sp = true; /* tp stays: a change of its own */
+    assert_int_equal(cheapest_changes(&row, &fix), 3);
+    cheapest_settings(&row, &fix, buf, sizeof buf);
+    assert_string_equal(buf, "sp=yes attention=flash recompute=full gpus=8");
+    assert_int_equal(cheapest_kind(&row, &fix), PLAN_FIX_LAYOUT);
+    fix.sp = false;
+    fix.attention = ATTENTION_PLAIN;
+    assert_int_equal(cheapest_kind(&row, &fix), PLAN_FIX_FULL_CKPT);
+    /* a cut text says so */
+    assert_int_equal(cheapest_settings(&row, &fix, buf, 8), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fix_fits_on_the_same_gpus),
+        cmocka_unit_test(fix_is_as_fast_as_the_search),
+        cmocka_unit_test(fix_changes_the_fewest),
+        cmocka_unit_test(memo_answers_as_a_search),
+        cmocka_unit_test(nothing_fits),
+        cmocka_unit_test(changes_counted_and_written),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
