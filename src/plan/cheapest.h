@@ -20,9 +20,10 @@
 #include "model/model.h"
 #include "model/scenario.h"
 #include "plan/plan.h"
+#include "plan/search.h"
 
 /* Layouts within 2% of the fastest step count as fast as it (doc/model.md 11.6). */
-#define CHEAPEST_TOLERANCE 0.02
+#define CHEAPEST_TOLERANCE SEARCH_FIX_NEAR
 /* The fastest layouts a job's search keeps; those within the tolerance among them are the
  * candidates. */
 #define CHEAPEST_TOP 64

@@ -87,6 +87,8 @@ struct run {
     bool first_fit_only;  /* stop at the first layout that fits (search_min_gpus' probes) */
     bool few_k;           /* of checkpointing every k, only k = 1 and keep_k (search_fix) */
     uint64_t keep_k;
+    double near;   /* search_fix: only layouts within this factor of the fastest matter */
+    double best_s; /* the fastest step offered so far (search_fix) */
     bool stop;
 };
 
@@ -200,6 +202,8 @@ static void offer_top(struct run *r, const struct scenario *sc, const struct pro
 {
     struct place pl = r->at;
     pl.b = bi;
+    if (r->n_top == 0 || p->time_s < r->best_s)
+        r->best_s = p->time_s;
     bool full = r->n_top == r->top_cap;
     if (full && !ranks_before(r, p->time_s, p->peak_bytes, &pl, r->heap[0]))
         return;
@@ -377,6 +381,8 @@ static bool family_cannot_enter(struct run *r, struct scenario *sc, const struct
     fits_at(r, sc, last);
     const struct probe *hi = &r->probes[last];
     double m = (double)(r->gb / (r->bs[first] * sc->dp)), worst = top_worst_s(r);
+    if (r->near > 0 && (r->n_top < r->top_cap || r->best_s * r->near < worst))
+        worst = r->best_s * r->near; /* search_fix: slower than that is no candidate */
     double bubble = 1 + (double)(or_one(sc->pp) - 1) / (m * (double)or_one(sc->vpp));
     double floor_s = hi->work_s * bubble + hi->dp_s;
     if (floor_s * (1 - SEARCH_FLOOR_MARGIN) > worst)
@@ -420,7 +426,8 @@ static void family(struct run *r, struct scenario *sc, const struct bounds *bd, 
         r->stop = true;
     if (r->top_cap == 0 || n_fit == 0)
         return;
-    if (r->floors && r->n_top == r->top_cap && family_cannot_enter(r, sc, out, last - 1))
+    bool full = r->n_top == r->top_cap || (r->near > 0 && r->n_top > 0);
+    if (r->floors && full && family_cannot_enter(r, sc, out, last - 1))
         return;
     for (size_t i = 0; i < r->nb; i++) {
         size_t bit = i - r->nr;
@@ -590,11 +597,44 @@ static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo
  * whose states alone exceed the budget are counted, not evaluated: none fits. The others are
  * searched recompute option by option, in the orders above.
  */
+/*
+ * search_fix: whether no layout of sc's structure with recompute option `option` (0: none, the
+ * floor of every option) can come within r->near of the fastest so far, by the floor of
+ * family_cannot_enter taken over all its families: a stage's work but context parallelism at the
+ * largest valid b with FlashAttention, ZeRO 0 and no offload (ZeRO and offload add to it, a
+ * smaller b does not lower it), the bubble at the most micro-batches (the smallest b), nothing
+ * for the traffic that overlaps (doc/model.md 11.6). One peak and one step priced.
+ */
+static bool too_slow(struct run *r, const struct scenario *sc0, uint64_t option)
+{
+    if (r->near <= 0 || r->n_top == 0 || !r->floors || r->nb == 0)
+        return false;
+    struct scenario sc = *sc0;
+    sc.micro_batch = r->bs[r->nb - 1];
+    set_recompute(r, &sc, option);
+    if (!pinned(r, SCENARIO_PIN_ATTENTION))
+        sc.attention = ATTENTION_FLASH; /* the faster kernel (12.1) */
+    sc.zero = sc.zero_group ? 1 : 0;
+    sc.offload = OFFLOAD_NONE;
+    struct terms t;
+    struct cost c;
+    r->evaluated++;
+    if (model_peak_cached(&sc, r->memo, &t) != MODEL_OK)
+        return false;
+    cost_step(&sc, &t, &c);
+    double m = (double)(r->gb / (r->bs[0] * sc.dp));
+    double bubble = 1 + (double)(or_one(sc.pp) - 1) / (m * (double)or_one(sc.vpp));
+    double floor_s = (c.compute_s + c.recompute_s + c.tp_s + c.ep_s) * bubble;
+    return floor_s * (1 - SEARCH_FLOOR_MARGIN) > r->best_s * r->near;
+}
+
 static void structure(struct run *r, struct scenario *sc)
 {
     const struct scenario *job = r->job;
     uint64_t chunk = sc->layers / (or_one(sc->pp) * or_one(sc->vpp));
     r->at.structure++;
+    if (too_slow(r, sc, 0))
+        return;
     unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3; /* an HSDP group needs ZeRO (13.2) */
     if (pinned(r, SCENARIO_PIN_ZERO))
         z_lo = z_hi = job->zero;
@@ -630,7 +670,7 @@ static void structure(struct run *r, struct scenario *sc)
     }
     uint64_t n_opts = pinned(r, SCENARIO_PIN_RECOMPUTE) ? 1 : chunk + 2;
     for (uint64_t o = 0; o < n_opts && any && !r->stop; o++)
-        if (!r->few_k || o <= 2 || o - 1 == r->keep_k)
+        if ((!r->few_k || o <= 2 || o - 1 == r->keep_k) && (o == 0 || !too_slow(r, sc, o)))
             option(r, sc, o, z_lo, z_hi, states_fit);
 }
 
@@ -823,6 +863,7 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
                     .floors = top_cap > 0 && (job->experts == 0 || job->capacity_factor <= 0),
                     .first_fit_only = first_fit,
                     .few_k = keep_k != NULL,
+                    .near = keep_k ? 1 + SEARCH_FIX_NEAR : 0,
                     .keep_k = keep_k ? *keep_k : 0};
     /* Without the caller's memo of layer inventories, one for this search (NULL: none). */
     struct model_cache *own = memo ? NULL : model_cache_new();

@@ -15,6 +15,7 @@
 #include "plan/cheapest.h"
 #include "plan/plan.h"
 #include "plan/search.h"
+#include "search_brute.h"
 
 /* The lesson's 1.3B GPT on 8 A100-40GB with b = 8, plain attention, no recomputation, a global
  * batch of 64 (b dp): too large as it is. */
@@ -136,6 +137,69 @@ static void memo_answers_as_a_search(void **state)
     cheapest_memo_free(memo);
 }
 
+/* A small GPT (8 layers of h = 512, s = 512) on 8 H100s cut to 0.55 GB, global batch 32. */
+static void job_small(struct scenario *sc)
+{
+    scenario_lesson_example(sc);
+    sc->layers = 8;
+    sc->hidden = 512;
+    sc->heads = sc->kv_heads = 8;
+    sc->ffn = 2048;
+    sc->vocab = 8000;
+    sc->seq = 512;
+    sc->micro_batch = 1;
+    sc->global_batch = 32;
+    sc->gpus = 8;
+    sc->gpus_per_node = 8;
+    sc->peak = PEAK_STEP;
+    sc->gpu_mem_bytes = 550000000ull;
+    sc->speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
+    sc->attention = ATTENTION_FLASH;
+    sc->pinned = SCENARIO_PIN_ATTENTION;
+}
+
+/* search_fix's pruning (its k, its floors) loses no layout within the tolerance: its list is the
+ * brute force's (every layout evaluated, those of its k kept), step for step. */
+static void search_fix_matches_brute_force(void **state)
+{
+    (void)state;
+    enum { CAP = 40000 };
+    static struct search_layout all[CAP], top[CHEAPEST_TOP];
+    for (uint64_t keep_k = 0; keep_k <= 2; keep_k += 2) {
+        struct scenario job;
+        job_small(&job);
+        struct brute br;
+        struct model_cache *memo = model_cache_new();
+        brute_search(&job, memo, CAP, all, &br);
+        assert_true(br.n_top < CAP); /* every fitting layout kept */
+        size_t n_want = 0;
+        double best = 0;
+        static double want[CAP];
+        for (size_t i = 0; i < br.n_top; i++) {
+            const struct scenario *l = &all[i].sc;
+            bool k_ok =
+                l->recompute != RECOMPUTE_EVERY_K || l->ckpt_every == 1 || l->ckpt_every == keep_k;
+            if (!k_ok)
+                continue;
+            if (n_want == 0)
+                best = all[i].step_time_s;
+            if (all[i].step_time_s <= best * (1 + CHEAPEST_TOLERANCE))
+                want[n_want++] = all[i].step_time_s;
+        }
+        struct search_result res;
+        assert_int_equal(search_fix(&job, keep_k, CHEAPEST_TOP, top, memo, &res), SEARCH_OK);
+        model_cache_free(memo);
+        size_t n_got = 0;
+        while (n_got < res.n_top &&
+               top[n_got].step_time_s <= top[0].step_time_s * (1 + CHEAPEST_TOLERANCE))
+            n_got++;
+        assert_true(n_want > 1);
+        assert_int_equal(n_got, n_want < CHEAPEST_TOP ? n_want : CHEAPEST_TOP);
+        for (size_t i = 0; i < n_got; i++)
+            assert_true(top[i].step_time_s == want[i]);
+    }
+}
+
 /* A model whose states do not fit on its GPUs however sharded: no fix. */
 static void nothing_fits(void **state)
 {
@@ -203,6 +267,7 @@ int main(void)
         cmocka_unit_test(fix_is_as_fast_as_the_search),
         cmocka_unit_test(fix_changes_the_fewest),
         cmocka_unit_test(memo_answers_as_a_search),
+        cmocka_unit_test(search_fix_matches_brute_force),
         cmocka_unit_test(nothing_fits),
         cmocka_unit_test(changes_counted_and_written),
     };
