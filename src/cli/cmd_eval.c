@@ -24,7 +24,7 @@
 struct eval_lane {
     struct plan plan;            /* reused for every row */
     struct model_cache *memo;    /* the layer inventories of recent rows (NULL: none) */
-    struct cheapest_memo *fixes; /* the cheapest fix of each job seen (NULL: none) */
+    struct cheapest_memo *fixes; /* the cheapest fix of each job seen, shared (NULL: none) */
     struct diag own;             /* the rows' own messages (an overflow) */
 };
 
@@ -38,7 +38,18 @@ struct eval_ctx {
     bool write_failed;                /* a worker could not keep its rows' text (no memory) */
     struct diag rows;                 /* the rows' messages */
     unsigned long accepted, rejected; /* rows config accepted and rejected (session.h) */
+    pthread_mutex_t fixes_lock;       /* around lane.fixes, which every thread shares */
 };
+
+static void fixes_lock(void *ctx)
+{
+    pthread_mutex_lock(ctx);
+}
+
+static void fixes_unlock(void *ctx)
+{
+    pthread_mutex_unlock(ctx);
+}
 
 /* The verdict's fix of a row that does not fit under the step's peak: the cheapest layout on
  * its GPUs (cheapest.h), into f and settings; false when the search gave no answer (the
@@ -50,6 +61,7 @@ static bool eval_cheapest(struct eval_lane *lane, const struct scenario *sc, con
     if (cheapest_fix(sc, t, lane->fixes, lane->memo, &c) != 0 || c.status == CHEAPEST_UNSEARCHED)
         return false;
     f->base_step_time_s = c.base_step_time_s;
+    f->adam8_saving = c.adam8_saving_bytes;
     if (c.status == CHEAPEST_NONE) {
         f->name = plan_fix_name(PLAN_FIX_NOTHING);
         settings[0] = '\0';
@@ -83,7 +95,8 @@ static void eval_row(struct evalout *out, struct eval_lane *lane, const struct s
                               p->gpus_for_states,
                               false,
                               0.0,
-                              0.0};
+                              0.0,
+                              0};
     /* Under the step's peak the fix is the cheapest layout; under the lesson's, the ladder's
      * first rung that fits (doc/model.md 11.6). */
     if (!t.fits && sc->peak == PEAK_STEP) {
@@ -229,10 +242,11 @@ static size_t eval_threads_wanted(const struct options *o)
     return cpus > EVAL_THREADS_AUTO ? EVAL_THREADS_AUTO : (size_t)cpus;
 }
 
-static void eval_lane_init(struct eval_lane *lane, const struct options *o)
+static void eval_lane_init(struct eval_lane *lane, const struct options *o,
+                           struct cheapest_memo *fixes)
 {
-    lane->memo = model_cache_new();    /* NULL only makes eval slower */
-    lane->fixes = cheapest_memo_new(); /* likewise */
+    lane->memo = model_cache_new(); /* NULL only makes eval slower */
+    lane->fixes = fixes;
     diag_init(&lane->own, session_print_message, (void *)o);
 }
 
@@ -242,7 +256,6 @@ static void eval_share_end(struct eval_ctx *e, struct eval_share *sh)
     e->begun |= sh->begun;
     e->lane.own.count += sh->lane.own.count;
     model_cache_free(sh->lane.memo);
-    cheapest_memo_free(sh->lane.fixes);
 }
 
 /* The shares of a CSV evaluation: w[0] the reading thread's (it works batches when ahead), w[1]
@@ -254,7 +267,7 @@ static struct eval_worker *eval_workers_new(struct eval_ctx *e, struct readahead
     for (size_t i = 0; w && i < n; i++) {
         w[i].q = q;
         w[i].share.settings = &e->out;
-        eval_lane_init(&w[i].share.lane, e->o);
+        eval_lane_init(&w[i].share.lane, e->o, e->lane.fixes);
     }
     return w;
 }
@@ -385,7 +398,11 @@ int cmd_eval(const struct options *o)
     }
     e->o = o;
     e->lane.memo = model_cache_new(); /* NULL only makes eval slower */
-    e->lane.fixes = cheapest_memo_new();
+    /* One memo of fixes for every thread, under a lock: each job is searched once. */
+    e->lane.fixes = cheapest_memo_new(); /* NULL only makes eval slower */
+    pthread_mutex_init(&e->fixes_lock, NULL);
+    struct cheapest_lock lk = {fixes_lock, fixes_unlock, &e->fixes_lock};
+    cheapest_memo_share(e->lane.fixes, &lk);
     e->begun = e->aborted = e->write_failed = false;
     e->accepted = e->rejected = 0;
     e->io_ok = true;
@@ -411,6 +428,7 @@ int cmd_eval(const struct options *o)
     evalout_release(&e->out);
     model_cache_free(e->lane.memo);
     cheapest_memo_free(e->lane.fixes);
+    pthread_mutex_destroy(&e->fixes_lock);
     free(e);
     if (write_failed || !io_ok)
         return EXIT_USAGE;

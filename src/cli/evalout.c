@@ -25,6 +25,7 @@ struct evalout_table_row {
     char plan[FIX_PLAN_MAX];
     bool timed; /* the fix is the cheapest layout, with these step times */
     double fix_step_s, base_step_s;
+    uint64_t adam8; /* what 8-bit Adam would save, for a note (0: none) */
 };
 
 static const char *const csv_columns =
@@ -71,7 +72,7 @@ static void put_json_text(FILE *out, const char *s)
     putc('"', out);
 }
 
-static const struct evalout_fix no_fix = {"none", 0, 0, "", 0, false, 0.0, 0.0};
+static const struct evalout_fix no_fix = {"none", 0, 0, "", 0, false, 0.0, 0.0, 0};
 
 /*
  * A CSV row is built in one buffer and written with one fwrite: a million rows of 18 fields
@@ -380,6 +381,7 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     snprintf(r->fix, sizeof r->fix, "%s", f->name);
     snprintf(r->plan, sizeof r->plan, "%s", f->plan);
     r->timed = f->timed;
+    r->adam8 = f->adam8_saving;
     r->fix_step_s = f->step_time_s;
     r->base_step_s = f->base_step_time_s;
 }
@@ -577,6 +579,12 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
         else
             snprintf(text, sizeof text, "%s -> %.1f %s at micro-batch %" PRIu64, r->plan,
                      (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
+        if (r->adam8) {
+            size_t len = strlen(text);
+            snprintf(text + len, sizeof text - len,
+                     "; 8-bit Adam (changes the arithmetic; not applied): -%.1f %s",
+                     (double)r->adam8 / w->unit_bytes, w->unit_name);
+        }
         texttable_put_named(lay, w->out, r->name, name_w, text, w->table_cols);
     }
 }

@@ -37,6 +37,7 @@ struct evalout_fix {
     bool timed;               /* the fix is the cheapest layout: its step time is known */
     double step_time_s;       /* of the fix (when timed) */
     double base_step_time_s;  /* of the row as given (when timed) */
+    uint64_t adam8_saving;    /* the table's note: what 8-bit Adam would save (0: none) */
 };
 
 struct evalout_table_row;

@@ -25,6 +25,8 @@ struct job_answer {
 
 struct cheapest_memo {
     struct job_answer *slot[MEMO_SLOTS];
+    struct cheapest_lock lk; /* shared: the caller's lock (else no-ops) */
+    bool shared;
 };
 
 static uint64_t or_one(uint64_t v)
@@ -35,6 +37,26 @@ static uint64_t or_one(uint64_t v)
 struct cheapest_memo *cheapest_memo_new(void)
 {
     return calloc(1, sizeof(struct cheapest_memo));
+}
+
+void cheapest_memo_share(struct cheapest_memo *m, const struct cheapest_lock *lk)
+{
+    if (!m)
+        return;
+    m->lk = *lk;
+    m->shared = true;
+}
+
+static void memo_lock(struct cheapest_memo *m)
+{
+    if (m->shared)
+        m->lk.lock(m->lk.ctx);
+}
+
+static void memo_unlock(struct cheapest_memo *m)
+{
+    if (m->shared)
+        m->lk.unlock(m->lk.ctx);
 }
 
 static void answer_free(struct job_answer *a)
@@ -124,31 +146,57 @@ static struct job_answer *answer_new(const struct scenario *key, struct model_ca
     return a;
 }
 
-/* The answer for key: from the memo, or searched (and kept there). NULL: out of memory. *own:
- * the caller frees it (no memo). */
+/* key's answer in the memo (NULL: none), and a free slot of its neighbourhood (*free_slot,
+ * MEMO_SLOTS: none). Under the memo's lock. */
+static struct job_answer *memo_find(struct cheapest_memo *m, const struct scenario *key,
+                                    unsigned home, unsigned *free_slot)
+{
+    *free_slot = MEMO_SLOTS;
+    for (unsigned i = 0; i < MEMO_PROBES; i++) {
+        unsigned s = (home + i) % MEMO_SLOTS;
+        if (!m->slot[s]) {
+            *free_slot = *free_slot == MEMO_SLOTS ? s : *free_slot;
+            continue;
+        }
+        if (memcmp(&m->slot[s]->key, key, sizeof *key) == 0)
+            return m->slot[s];
+    }
+    return NULL;
+}
+
+/* The answer for key: from the memo, or searched (outside the lock) and kept there. NULL: out
+ * of memory. *own: the caller frees it (not kept). */
 static struct job_answer *answer_for(const struct scenario *key, struct cheapest_memo *m,
                                      struct model_cache *cache, bool *own)
 {
     *own = m == NULL;
     if (!m)
         return answer_new(key, cache);
-    uint64_t h = key_hash(key);
-    unsigned home = (unsigned)(h % MEMO_SLOTS), free_slot = MEMO_SLOTS;
-    for (unsigned i = 0; i < MEMO_PROBES; i++) {
-        unsigned s = (home + i) % MEMO_SLOTS;
-        if (!m->slot[s]) {
-            free_slot = free_slot == MEMO_SLOTS ? s : free_slot;
-            continue;
-        }
-        if (memcmp(&m->slot[s]->key, key, sizeof *key) == 0)
-            return m->slot[s];
-    }
-    struct job_answer *a = answer_new(key, cache);
+    unsigned home = (unsigned)(key_hash(key) % MEMO_SLOTS), free_slot;
+    memo_lock(m);
+    struct job_answer *a = memo_find(m, key, home, &free_slot);
+    memo_unlock(m);
+    if (a)
+        return a;
+    a = answer_new(key, cache);
     if (!a)
         return NULL;
-    unsigned s = free_slot == MEMO_SLOTS ? home : free_slot;
-    answer_free(m->slot[s]);
-    m->slot[s] = a;
+    memo_lock(m);
+    struct job_answer *kept = memo_find(m, key, home, &free_slot);
+    if (kept) { /* another thread searched it meanwhile */
+        memo_unlock(m);
+        answer_free(a);
+        return kept;
+    }
+    if (free_slot != MEMO_SLOTS) {
+        m->slot[free_slot] = a;
+    } else if (!m->shared) {
+        answer_free(m->slot[home]);
+        m->slot[home] = a;
+    } else {
+        *own = true; /* a shared answer may be in use: none is replaced */
+    }
+    memo_unlock(m);
     return a;
 }
 
@@ -161,6 +209,20 @@ static bool fix_before(unsigned changes_a, double time_a, unsigned changes_b, do
     return time_a < time_b;
 }
 
+/* What 8-bit Adam would take off sc's peak t (0: not AdamW, or nothing). */
+static uint64_t adam8_saving(const struct scenario *sc, const struct terms *t,
+                             struct model_cache *cache)
+{
+    if (sc->optimizer != OPTIM_ADAMW && sc->optimizer != OPTIM_ADAMW_BF16)
+        return 0;
+    struct scenario trial = *sc;
+    trial.optimizer = OPTIM_ADAMW8BIT;
+    struct terms t8;
+    if (model_peak_cached(&trial, cache, &t8) != MODEL_OK || t8.peak_bytes >= t->peak_bytes)
+        return 0;
+    return t->peak_bytes - t8.peak_bytes;
+}
+
 int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheapest_memo *memo,
                  struct model_cache *cache, struct cheapest *out)
 {
@@ -171,6 +233,7 @@ int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheape
     out->changes = 0;
     out->peak_bytes = out->budget_bytes = 0;
     out->step_time_s = 0;
+    out->adam8_saving_bytes = adam8_saving(sc, t, cache);
     struct scenario key;
     job_key(sc, &key);
     bool own = false;

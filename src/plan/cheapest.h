@@ -8,7 +8,7 @@
  *
  * A memo keeps the layouts within the tolerance of each distinct job (the row less its layout):
  * the rows of an eval that do not fit share few jobs, and a job's search takes milliseconds.
- * The memo allocates; one per thread (not shared).
+ * The memo allocates; one per thread, or one shared under the caller's lock (cheapest_memo_share).
  */
 #ifndef MEMFIT_CHEAPEST_H
 #define MEMFIT_CHEAPEST_H
@@ -43,12 +43,27 @@ struct cheapest {
     double step_time_s;      /* of the fix (cost.h) */
     double base_step_time_s; /* of the row as given, which does not fit (cost.h) */
     unsigned changes;        /* cheapest_changes(row, sc) */
+    /* A note, never applied (it changes the training's arithmetic): the bytes 8-bit Adam would
+     * take off the row's peak as configured (0: not AdamW, or no saving). */
+    uint64_t adam8_saving_bytes;
 };
 
 struct cheapest_memo;
 /* NULL when out of memory (cheapest_fix then searches every time). */
 struct cheapest_memo *cheapest_memo_new(void);
 void cheapest_memo_free(struct cheapest_memo *m);
+
+/* The caller's lock around a memo that threads share (a mutex's lock and unlock). */
+struct cheapest_lock {
+    void (*lock)(void *ctx);
+    void (*unlock)(void *ctx);
+    void *ctx;
+};
+
+/* Makes m shareable by threads: its table is read and written under lk (a search runs outside
+ * it; two threads may search the same job once each), and an answer once kept is never replaced
+ * (a full neighbourhood keeps the new answer the caller's only). */
+void cheapest_memo_share(struct cheapest_memo *m, const struct cheapest_lock *lk);
 
 /*
  * The fix of sc (t: its terms, model_eval or model_peak), into *out. memo and cache (the layer

@@ -244,7 +244,8 @@ check "COLUMNS=200: the worked example's phase" grep -q '^lesson-1.3b  .*  120.2
 check "COLUMNS=200: nothing left out" sh -c "! grep -q -- '--wide adds' '$T/t200'"
 run eval --format table --wide configs/examples.csv >"$T/twide" 2>"$T/err"
 check "--wide: every column, past 80" sh -c "grep -q '^scenario  *params  states GB' '$T/twide' && test $(longest "$T/twide") -gt 80"
-check "--wide: the table is COLUMNS=200's" cmp -s "$T/twide" "$T/t200"
+# (the lines below the table wrap at COLUMNS, and never with --wide: a fix with its note can pass 200)
+check "--wide: the table is COLUMNS=200's" sh -c "sed '/^To make it fit/,\$d' '$T/twide' >'$T/twide.t' && sed '/^To make it fit/,\$d' '$T/t200' >'$T/t200.t' && cmp -s '$T/twide.t' '$T/t200.t'"
 
 # Names of other scripts align by what a terminal shows: a CJK character takes two columns.
 printf 'name,model,seq,micro_batch,gpu_mem_gb\n\346\250\241\345\236\213-7b,gpt-1.3b,2048,8,80\ncaf\303\251,gpt-1.3b,2048,8,80\nplain,gpt-1.3b,2048,8,80\n' >"$T/utf8.csv"

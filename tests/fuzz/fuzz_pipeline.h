@@ -201,7 +201,8 @@ static void fuzz_pipe_eval(const struct scenario *sc, const struct terms *t, con
                               p->gpus_for_states,
                               false,
                               0.0,
-                              0.0};
+                              0.0,
+                              0};
     for (int fmt = EVALOUT_CSV; fmt <= EVALOUT_TABLE; fmt++) {
         FILE *f = tmpfile();
         if (!f)

@@ -137,6 +137,74 @@ static void memo_answers_as_a_search(void **state)
     cheapest_memo_free(memo);
 }
 
+/* 8-bit Adam, a note never applied: what it takes off the row's peak, by the model directly;
+ * nothing for an optimizer that is not AdamW. */
+static void adam8_note(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    struct cheapest c;
+    fix_of(&sc, NULL, &c);
+    struct scenario trial = sc;
+    trial.optimizer = OPTIM_ADAMW8BIT;
+    struct terms t, t8;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(model_peak(&trial, &t8), MODEL_OK);
+    assert_true(t8.peak_bytes < t.peak_bytes);
+    assert_int_equal(c.adam8_saving_bytes, t.peak_bytes - t8.peak_bytes);
+    assert_int_not_equal(c.sc.optimizer, OPTIM_ADAMW8BIT); /* the fix keeps the optimizer */
+    sc.optimizer = OPTIM_SGD;
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.adam8_saving_bytes, 0);
+}
+
+/* A lock that counts: held at most once at a time, released as often as taken. */
+struct counting_lock {
+    unsigned taken, released;
+    bool held;
+};
+
+static void count_lock(void *ctx)
+{
+    struct counting_lock *c = ctx;
+    assert_false(c->held);
+    c->held = true;
+    c->taken++;
+}
+
+static void count_unlock(void *ctx)
+{
+    struct counting_lock *c = ctx;
+    assert_true(c->held);
+    c->held = false;
+    c->released++;
+}
+
+/* A shared memo answers as an own one, every look under the caller's lock. */
+static void shared_memo_under_a_lock(void **state)
+{
+    (void)state;
+    struct cheapest_memo *shared = cheapest_memo_new();
+    assert_non_null(shared);
+    struct counting_lock c = {0, 0, false};
+    struct cheapest_lock lk = {count_lock, count_unlock, &c};
+    cheapest_memo_share(shared, &lk);
+    for (unsigned round = 0; round < 2; round++) {
+        struct scenario sc;
+        row_lesson(&sc);
+        struct cheapest with, without;
+        fix_of(&sc, shared, &with);
+        fix_of(&sc, NULL, &without);
+        assert_int_equal(with.status, without.status);
+        assert_true(with.step_time_s == without.step_time_s);
+        assert_memory_equal(&with.sc, &without.sc, sizeof with.sc);
+    }
+    assert_int_equal(c.taken, 3); /* a miss looks twice (before and after its search), a hit once */
+    assert_int_equal(c.released, c.taken);
+    cheapest_memo_free(shared);
+}
+
 /* A small GPT (8 layers of h = 512, s = 512) on 8 H100s cut to 0.55 GB, global batch 32. */
 static void job_small(struct scenario *sc)
 {
@@ -267,6 +335,8 @@ int main(void)
         cmocka_unit_test(fix_is_as_fast_as_the_search),
         cmocka_unit_test(fix_changes_the_fewest),
         cmocka_unit_test(memo_answers_as_a_search),
+        cmocka_unit_test(adam8_note),
+        cmocka_unit_test(shared_memo_under_a_lock),
         cmocka_unit_test(search_fix_matches_brute_force),
         cmocka_unit_test(nothing_fits),
         cmocka_unit_test(changes_counted_and_written),
