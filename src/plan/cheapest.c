@@ -117,8 +117,9 @@ static uint64_t key_hash(const struct scenario *key)
     return h;
 }
 
-/* Searches key's layouts into a new answer (NULL when out of memory). */
-static struct job_answer *answer_new(const struct scenario *key, struct model_cache *cache)
+/* Searches key's layouts into a new answer (NULL when out of memory); seed_s as search_fix's. */
+static struct job_answer *answer_new(const struct scenario *key, double seed_s,
+                                     struct model_cache *cache)
 {
     struct job_answer *a = calloc(1, sizeof *a);
     struct search_layout *top = malloc(CHEAPEST_TOP * sizeof *top);
@@ -129,7 +130,8 @@ static struct job_answer *answer_new(const struct scenario *key, struct model_ca
     }
     a->key = *key;
     struct search_result res;
-    enum search_status st = search_fix(key, key->ckpt_every, CHEAPEST_TOP, top, cache, &res);
+    enum search_status st =
+        search_fix(key, key->ckpt_every, seed_s, CHEAPEST_TOP, top, cache, &res);
     if (st != SEARCH_OK && st != SEARCH_NO_SPLIT && st != SEARCH_PIN_CLASH) {
         a->status = CHEAPEST_UNSEARCHED;
     } else if (st != SEARCH_OK || res.n_top == 0) {
@@ -144,6 +146,28 @@ static struct job_answer *answer_new(const struct scenario *key, struct model_ca
     }
     a->layouts = top;
     return a;
+}
+
+/* A bound on the fastest step of key's search: the fastest layout of the row's own degrees (tp,
+ * pp, vpp, cp, dp, ep, etp pinned: a search of one structure) that fits; 0 when none does. */
+static double seed_of(const struct scenario *key, const struct scenario *row,
+                      struct model_cache *cache)
+{
+    struct scenario job = *key;
+    job.tp = row->tp;
+    job.pp = row->pp;
+    job.vpp = row->vpp;
+    job.cp = row->cp;
+    job.dp = row->dp;
+    job.ep = row->ep;
+    job.etp = row->etp;
+    job.pinned |= SCENARIO_PIN_TP | SCENARIO_PIN_PP | SCENARIO_PIN_VPP | SCENARIO_PIN_CP |
+                  SCENARIO_PIN_DP | SCENARIO_PIN_EP | SCENARIO_PIN_ETP;
+    struct search_layout best;
+    struct search_result res;
+    if (search_fix(&job, key->ckpt_every, 0, 1, &best, cache, &res) != SEARCH_OK || !res.n_top)
+        return 0;
+    return best.step_time_s;
 }
 
 /* key's answer in the memo (NULL: none), and a free slot of its neighbourhood (*free_slot,
@@ -166,19 +190,19 @@ static struct job_answer *memo_find(struct cheapest_memo *m, const struct scenar
 
 /* The answer for key: from the memo, or searched (outside the lock) and kept there. NULL: out
  * of memory. *own: the caller frees it (not kept). */
-static struct job_answer *answer_for(const struct scenario *key, struct cheapest_memo *m,
-                                     struct model_cache *cache, bool *own)
+static struct job_answer *answer_for(const struct scenario *key, const struct scenario *row,
+                                     struct cheapest_memo *m, struct model_cache *cache, bool *own)
 {
     *own = m == NULL;
     if (!m)
-        return answer_new(key, cache);
+        return answer_new(key, seed_of(key, row, cache), cache);
     unsigned home = (unsigned)(key_hash(key) % MEMO_SLOTS), free_slot;
     memo_lock(m);
     struct job_answer *a = memo_find(m, key, home, &free_slot);
     memo_unlock(m);
     if (a)
         return a;
-    a = answer_new(key, cache);
+    a = answer_new(key, seed_of(key, row, cache), cache);
     if (!a)
         return NULL;
     memo_lock(m);
@@ -237,7 +261,7 @@ int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheape
     struct scenario key;
     job_key(sc, &key);
     bool own = false;
-    struct job_answer *a = answer_for(&key, memo, cache, &own);
+    struct job_answer *a = answer_for(&key, sc, memo, cache, &own);
     if (!a) {
         out->status = CHEAPEST_UNSEARCHED;
         return 0;

@@ -202,7 +202,7 @@ static void offer_top(struct run *r, const struct scenario *sc, const struct pro
 {
     struct place pl = r->at;
     pl.b = bi;
-    if (r->n_top == 0 || p->time_s < r->best_s)
+    if (!(r->best_s > 0) || p->time_s < r->best_s)
         r->best_s = p->time_s;
     bool full = r->n_top == r->top_cap;
     if (full && !ranks_before(r, p->time_s, p->peak_bytes, &pl, r->heap[0]))
@@ -607,7 +607,7 @@ static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo
  */
 static bool too_slow(struct run *r, const struct scenario *sc0, uint64_t option)
 {
-    if (r->near <= 0 || r->n_top == 0 || !r->floors || r->nb == 0)
+    if (r->near <= 0 || !(r->best_s > 0) || !r->floors || r->nb == 0)
         return false;
     struct scenario sc = *sc0;
     sc.micro_batch = r->bs[r->nb - 1];
@@ -827,7 +827,7 @@ static enum search_status enumerate(struct run *r, uint64_t gpus)
 }
 
 static enum search_status run_search(const struct scenario *job, uint64_t gpus, bool first_fit,
-                                     const uint64_t *keep_k, size_t top_cap,
+                                     const uint64_t *keep_k, double seed_s, size_t top_cap,
                                      struct search_layout *top, search_point_fn *each, void *ctx,
                                      struct model_cache *memo, struct search_result *out)
 {
@@ -864,6 +864,7 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
                     .first_fit_only = first_fit,
                     .few_k = keep_k != NULL,
                     .near = keep_k ? 1 + SEARCH_FIX_NEAR : 0,
+                    .best_s = keep_k ? seed_s : 0,
                     .keep_k = keep_k ? *keep_k : 0};
     /* Without the caller's memo of layer inventories, one for this search (NULL: none). */
     struct model_cache *own = memo ? NULL : model_cache_new();
@@ -882,7 +883,7 @@ enum search_status search_run(const struct scenario *job, size_t top_cap, struct
                               search_point_fn *each, void *ctx, struct model_cache *memo,
                               struct search_result *out)
 {
-    return run_search(job, job_gpus(job), false, NULL, top_cap, top, each, ctx, memo, out);
+    return run_search(job, job_gpus(job), false, NULL, 0, top_cap, top, each, ctx, memo, out);
 }
 
 uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, size_t top_cap,
@@ -903,11 +904,12 @@ uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, siz
             break;
         }
         struct search_result probe = {0};
-        enum search_status st = run_search(job, g, true, NULL, 0, NULL, NULL, NULL, memo, &probe);
+        enum search_status st =
+            run_search(job, g, true, NULL, 0, 0, NULL, NULL, NULL, memo, &probe);
         work += SEARCH_PROBE_WORK + probe.layouts_evaluated;
         if (st != SEARCH_OK || probe.layouts_fit == 0)
             continue;
-        run_search(job, g, false, NULL, top_cap, top, NULL, NULL, memo, out);
+        run_search(job, g, false, NULL, 0, top_cap, top, NULL, NULL, memo, out);
         model_cache_free(own);
         return g;
     }
@@ -915,9 +917,10 @@ uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, siz
     return 0;
 }
 
-enum search_status search_fix(const struct scenario *job, uint64_t keep_k, size_t top_cap,
-                              struct search_layout *top, struct model_cache *memo,
+enum search_status search_fix(const struct scenario *job, uint64_t keep_k, double seed_s,
+                              size_t top_cap, struct search_layout *top, struct model_cache *memo,
                               struct search_result *out)
 {
-    return run_search(job, job_gpus(job), false, &keep_k, top_cap, top, NULL, NULL, memo, out);
+    return run_search(job, job_gpus(job), false, &keep_k, seed_s, top_cap, top, NULL, NULL, memo,
+                      out);
 }

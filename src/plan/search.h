@@ -89,11 +89,12 @@ enum search_status search_run(const struct scenario *job, size_t top_cap, struct
  * (full) and k = keep_k (the row's; 0: none) are searched - the cost model prices every k alike
  * but for offloaded checkpoints - and a family none of whose layouts can come within
  * SEARCH_FIX_NEAR of the fastest so far is not listed; so top holds every layout within it of
- * the fastest, up to top_cap, and the fix of a row costs a few milliseconds. The counts in *out
- * are of the layouts searched.
+ * the fastest, up to top_cap, and the fix of a row costs a few milliseconds. seed_s: the step of
+ * a layout of the job known to fit (0: none), which bounds the fastest from the start. The counts
+ * in *out are of the layouts searched.
  */
-enum search_status search_fix(const struct scenario *job, uint64_t keep_k, size_t top_cap,
-                              struct search_layout *top, struct model_cache *memo,
+enum search_status search_fix(const struct scenario *job, uint64_t keep_k, double seed_s,
+                              size_t top_cap, struct search_layout *top, struct model_cache *memo,
                               struct search_result *out);
 
 /*

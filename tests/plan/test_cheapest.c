@@ -94,7 +94,7 @@ static void fix_changes_the_fewest(void **state)
     job.attention = ATTENTION_FLASH;
     static struct search_layout top[CHEAPEST_TOP];
     struct search_result res;
-    assert_int_equal(search_fix(&job, 0, CHEAPEST_TOP, top, NULL, &res), SEARCH_OK);
+    assert_int_equal(search_fix(&job, 0, 0, CHEAPEST_TOP, top, NULL, &res), SEARCH_OK);
     assert_true(res.n_top > 1);
     for (size_t i = 0; i < res.n_top; i++)
         if (top[i].step_time_s <= top[0].step_time_s * (1 + CHEAPEST_TOLERANCE))
@@ -226,8 +226,8 @@ static void job_small(struct scenario *sc)
     sc->pinned = SCENARIO_PIN_ATTENTION;
 }
 
-/* search_fix's pruning (its k, its floors) loses no layout within the tolerance: its list is the
- * brute force's (every layout evaluated, those of its k kept), step for step. */
+/* search_fix's pruning (its k, its floors, a seed) loses no layout within the tolerance: its list
+ * is the brute force's (every layout evaluated, those of its k kept), step for step. */
 static void search_fix_matches_brute_force(void **state)
 {
     (void)state;
@@ -255,7 +255,7 @@ static void search_fix_matches_brute_force(void **state)
                 want[n_want++] = all[i].step_time_s;
         }
         struct search_result res;
-        assert_int_equal(search_fix(&job, keep_k, CHEAPEST_TOP, top, memo, &res), SEARCH_OK);
+        assert_int_equal(search_fix(&job, keep_k, 0, CHEAPEST_TOP, top, memo, &res), SEARCH_OK);
         model_cache_free(memo);
         size_t n_got = 0;
         while (n_got < res.n_top &&
@@ -265,6 +265,13 @@ static void search_fix_matches_brute_force(void **state)
         assert_int_equal(n_got, n_want < CHEAPEST_TOP ? n_want : CHEAPEST_TOP);
         for (size_t i = 0; i < n_got; i++)
             assert_true(top[i].step_time_s == want[i]);
+        /* Seeded with the fastest step itself (the tightest valid bound): the same list. */
+        static struct search_layout seeded[CHEAPEST_TOP];
+        struct search_result res2;
+        assert_int_equal(search_fix(&job, keep_k, want[0], CHEAPEST_TOP, seeded, NULL, &res2),
+                         SEARCH_OK);
+        for (size_t i = 0; i < n_got; i++)
+            assert_true(seeded[i].step_time_s == want[i]);
     }
 }
 
