@@ -14,7 +14,7 @@ _memfit_options() {
     eval) echo "-o --out --format --wide --threads $presets $common" ;;
     report) echo "-o --out --split --template --paper $presets $common" ;;
     figures) echo "-o --out $common" ;;
-    search) echo "-o --out --format --wide --top --gpus-range --report $presets $common" ;;
+    search) echo "-o --out --format --wide --top --gpus-range --tokens --days --price --report $presets $common" ;;
     import-config | help) echo "$common" ;;
     *) echo "$common --version" ;;
     esac
@@ -24,7 +24,7 @@ _memfit_options() {
 _memfit_takes_value() {
     case $1 in
     -o | --out | --format | --template | --paper | --units | --peak | --reserve | --models | \
-        --gpus | --progress | --top | --gpus-range | --report) return 0 ;;
+        --gpus | --progress | --top | --gpus-range | --tokens | --days | --price | --report) return 0 ;;
     esac
     return 1
 }
@@ -41,6 +41,8 @@ _memfit_value() {
     --reserve) mapfile -t COMPREPLY < <(compgen -W "0.1 0.15 0.2" -- "$cur") ;;
     --top) mapfile -t COMPREPLY < <(compgen -W "1 3 10" -- "$cur") ;;
     --gpus-range) mapfile -t COMPREPLY < <(compgen -W "8:1024 8:16384" -- "$cur") ;;
+    --tokens) mapfile -t COMPREPLY < <(compgen -W "1T 15T" -- "$cur") ;;
+    --days) mapfile -t COMPREPLY < <(compgen -W "30 90" -- "$cur") ;;
     --template) _memfit_files "$cur" '*.tmpl' ;;
     --report) _memfit_files "$cur" '*.pdf' ;;
     --models | --gpus) _memfit_files "$cur" '*.csv' ;;

@@ -17,13 +17,15 @@
 #include "cli/readahead.h"
 #include "cli/session.h"
 #include "model/model.h"
+#include "plan/cheapest.h"
 #include "plan/plan.h"
 
 /* What evaluating rows needs of its own in each thread. */
 struct eval_lane {
-    struct plan plan;         /* reused for every row */
-    struct model_cache *memo; /* the layer inventories of recent rows (NULL: none) */
-    struct diag own;          /* the rows' own messages (an overflow) */
+    struct plan plan;            /* reused for every row */
+    struct model_cache *memo;    /* the layer inventories of recent rows (NULL: none) */
+    struct cheapest_memo *fixes; /* the cheapest fix of each job seen, shared (NULL: none) */
+    struct diag own;             /* the rows' own messages (an overflow) */
 };
 
 struct eval_ctx {
@@ -36,13 +38,49 @@ struct eval_ctx {
     bool write_failed;                /* a worker could not keep its rows' text (no memory) */
     struct diag rows;                 /* the rows' messages */
     unsigned long accepted, rejected; /* rows config accepted and rejected (session.h) */
+    pthread_mutex_t fixes_lock;       /* around lane.fixes, which every thread shares */
 };
+
+static void fixes_lock(void *ctx)
+{
+    pthread_mutex_lock(ctx);
+}
+
+static void fixes_unlock(void *ctx)
+{
+    pthread_mutex_unlock(ctx);
+}
+
+/* The verdict's fix of a row that does not fit under the step's peak: the cheapest layout on
+ * its GPUs (cheapest.h), into f and settings; false when the search gave no answer (the
+ * ladder's fix stands). */
+static bool eval_cheapest(struct eval_lane *lane, const struct scenario *sc, const struct terms *t,
+                          struct evalout_fix *f, char *settings, size_t size)
+{
+    struct cheapest c;
+    if (cheapest_fix(sc, t, lane->fixes, lane->memo, &c) != 0 || c.status == CHEAPEST_UNSEARCHED)
+        return false;
+    f->base_step_time_s = c.base_step_time_s;
+    f->adam8_saving = c.adam8_saving_bytes;
+    if (c.status == CHEAPEST_NONE) {
+        f->name = plan_fix_name(PLAN_FIX_NOTHING);
+        settings[0] = '\0';
+        return true;
+    }
+    cheapest_settings(sc, &c.sc, settings, size);
+    f->name = plan_fix_name(cheapest_kind(sc, &c.sc));
+    f->peak_bytes = c.peak_bytes;
+    f->micro_batch = c.sc.micro_batch;
+    f->step_time_s = c.step_time_s;
+    f->timed = true;
+    return true;
+}
 
 static void eval_row(struct evalout *out, struct eval_lane *lane, const struct scenario *sc,
                      const char *file, unsigned long line, struct diag *d)
 {
     struct terms t;
-    char settings[PLAN_SETTINGS_MAX];
+    char settings[CHEAPEST_SETTINGS_MAX];
     struct plan *p = &lane->plan;
     if (model_eval_cached(sc, lane->memo, &t) != MODEL_OK ||
         plan_build_memo(sc, &t, lane->memo, p) != 0) {
@@ -50,8 +88,24 @@ static void eval_row(struct evalout *out, struct eval_lane *lane, const struct s
         return;
     }
     plan_fix_settings(p, settings, sizeof settings);
-    struct evalout_fix fix = {plan_fix_name(p->fix), p->fix_peak_bytes, p->fix_micro_batch,
-                              settings, p->gpus_for_states};
+    struct evalout_fix fix = {plan_fix_name(p->fix),
+                              p->fix_peak_bytes,
+                              p->fix_micro_batch,
+                              settings,
+                              p->gpus_for_states,
+                              false,
+                              0.0,
+                              0.0,
+                              0};
+    /* Under the step's peak the fix is the cheapest layout; under the lesson's, the ladder's
+     * first rung that fits (doc/model.md 11.6). */
+    if (!t.fits && sc->peak == PEAK_STEP) {
+        struct evalout_fix cheap = fix;
+        if (eval_cheapest(lane, sc, &t, &cheap, settings, sizeof settings))
+            fix = cheap;
+        else
+            plan_fix_settings(p, settings, sizeof settings);
+    }
     struct cost c;
     cost_step(sc, &t, &c);
     evalout_row(out, sc, &t, &fix, &c);
@@ -190,9 +244,11 @@ static size_t eval_threads_wanted(const struct options *o)
     return cpus > EVAL_THREADS_AUTO ? EVAL_THREADS_AUTO : (size_t)cpus;
 }
 
-static void eval_lane_init(struct eval_lane *lane, const struct options *o)
+static void eval_lane_init(struct eval_lane *lane, const struct options *o,
+                           struct cheapest_memo *fixes)
 {
     lane->memo = model_cache_new(); /* NULL only makes eval slower */
+    lane->fixes = fixes;
     diag_init(&lane->own, session_print_message, (void *)o);
 }
 
@@ -213,7 +269,7 @@ static struct eval_worker *eval_workers_new(struct eval_ctx *e, struct readahead
     for (size_t i = 0; w && i < n; i++) {
         w[i].q = q;
         w[i].share.settings = &e->out;
-        eval_lane_init(&w[i].share.lane, e->o);
+        eval_lane_init(&w[i].share.lane, e->o, e->lane.fixes);
     }
     return w;
 }
@@ -344,6 +400,11 @@ int cmd_eval(const struct options *o)
     }
     e->o = o;
     e->lane.memo = model_cache_new(); /* NULL only makes eval slower */
+    /* One memo of fixes for every thread, under a lock: each job is searched once. */
+    e->lane.fixes = cheapest_memo_new(); /* NULL only makes eval slower */
+    pthread_mutex_init(&e->fixes_lock, NULL);
+    struct cheapest_lock lk = {fixes_lock, fixes_unlock, &e->fixes_lock};
+    cheapest_memo_share(e->lane.fixes, &lk);
     e->begun = e->aborted = e->write_failed = false;
     e->accepted = e->rejected = 0;
     e->io_ok = true;
@@ -368,6 +429,8 @@ int cmd_eval(const struct options *o)
         session_say_rejected(o, "row", "written", e->accepted - unwritten, e->rejected + unwritten);
     evalout_release(&e->out);
     model_cache_free(e->lane.memo);
+    cheapest_memo_free(e->lane.fixes);
+    pthread_mutex_destroy(&e->fixes_lock);
     free(e);
     if (write_failed || !io_ok)
         return EXIT_USAGE;

@@ -16,6 +16,7 @@
 #include "cli/session.h"
 #include "draw/canvas_cairo.h"
 #include "model/model.h"
+#include "plan/deadline.h"
 #include "plan/search.h"
 #include "report/report_search.h"
 
@@ -52,6 +53,7 @@ struct search_ctx {
     struct searched *done; /* --report: n_done of n_jobs */
     size_t n_done;
     struct searchplot plotter; /* --report: the layouts of the job being searched */
+    struct deadline_result dl; /* --tokens: the job's answer */
     struct diag *d;            /* the jobs' messages */
 };
 
@@ -171,6 +173,24 @@ static bool search_job(struct search_ctx *s, const struct job *j, struct search_
     *from = o->range_from ? o->range_from : job->gpus_from;
     *to = o->range_from ? o->range_to : job->gpus;
     *gpus = job->gpus;
+    if (o->tokens > 0) {
+        /* --tokens and --days: the fewest GPUs that meet the deadline (doc/model.md 11.7). */
+        bool ranged = *from > 0;
+        *from = ranged ? *from : 1;
+        *to = ranged ? *to : SEARCH_DEADLINE_MAX_GPUS;
+        deadline_min_gpus(job, *from, *to, o->tokens, o->days, o->top, s->top, s->memo, res,
+                          &s->dl);
+        *gpus = s->dl.gpus;
+        if (!plot || !*gpus)
+            return true;
+        struct scenario at = *job;
+        at.gpus = *gpus;
+        at.gpus_from = 0;
+        enum search_status st = search_plotted(s, &at, res, plot);
+        if (st != SEARCH_OK)
+            search_failed(s, j, st);
+        return st == SEARCH_OK;
+    }
     if (*from) {
         *gpus = search_min_gpus(job, *from, *to, o->top, s->top, s->memo, res);
         if (!plot || !*gpus)
@@ -197,6 +217,27 @@ static bool search_job(struct search_ctx *s, const struct job *j, struct search_
     return st == SEARCH_OK;
 }
 
+/* --gpus-range: the scaling curve after the fewest GPUs that fit, `first`: the fastest layout at
+ * twice, four times, ... that count up to `to`, a row each (doc/model.md 11.7). */
+static void search_curve(struct search_ctx *s, const struct scenario *job, uint64_t first,
+                         uint64_t from, uint64_t to)
+{
+    uint64_t counts[64];
+    if (first > to / 2)
+        return;
+    size_t n = deadline_curve_counts(2 * first, to, job->gpus_per_node, counts, 64);
+    for (size_t k = 0; k < n; k++) {
+        struct scenario at = *job;
+        at.gpus = counts[k];
+        at.gpus_from = 0;
+        struct search_layout best;
+        struct search_result res;
+        if (search_run(&at, 1, &best, NULL, NULL, s->memo, &res) != SEARCH_OK)
+            continue;
+        searchout_job(&s->out, job, &res, &best, counts[k], from, to, NULL, true);
+    }
+}
+
 /* Searches every job: its rows into f (when s->rows), and with --report what the PDF needs into
  * s->done. Returns -1 (write nothing) when no input could be opened. */
 static int search_write(FILE *f, void *ctx)
@@ -208,7 +249,10 @@ static int search_write(FILE *f, void *ctx)
         return -1;
     s->out.out = f;
     s->out.table_cols = session_table_cols(s->o, to_stdout);
-    s->out.range = s->range || s->o->range_from > 0;
+    s->out.range = s->range || s->o->range_from > 0 || s->o->tokens > 0;
+    s->out.tokens = s->o->tokens;
+    s->out.days = s->o->days;
+    s->out.price = s->o->price;
     if (s->rows)
         searchout_begin(&s->out);
     struct progress bar;
@@ -224,8 +268,13 @@ static int search_write(FILE *f, void *ctx)
                 report_search_plot_init(keep->plot);
         }
         if (search_job(s, &s->jobs[i], &res, &gpus, &from, &to, keep ? keep->plot : NULL)) {
-            if (s->rows)
-                searchout_job(&s->out, &s->jobs[i].sc, &res, s->top, gpus, from, to);
+            if (s->rows) {
+                bool deadline = s->o->tokens > 0;
+                searchout_job(&s->out, &s->jobs[i].sc, &res, s->top, gpus, from, to,
+                              deadline ? &s->dl : NULL, false);
+                if (from && gpus && !deadline)
+                    search_curve(s, &s->jobs[i].sc, gpus, from, to);
+            }
             if (keep) {
                 keep->res = res;
                 keep->gpus = gpus;

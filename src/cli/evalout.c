@@ -13,7 +13,7 @@
 #include "model/step.h"
 #include "plan/plan.h"
 
-#define FIX_PLAN_MAX 256
+#define FIX_PLAN_MAX 512
 
 /* What the table keeps of a row. */
 struct evalout_table_row {
@@ -26,13 +26,16 @@ struct evalout_table_row {
     double step_s;     /* the cost model's step time (doc/model.md 12.7) */
     char fix[16];
     char plan[FIX_PLAN_MAX];
+    bool timed; /* the fix is the cheapest layout, with these step times */
+    double fix_step_s, base_step_s;
+    uint64_t adam8; /* what 8-bit Adam would save, for a note (0: none) */
 };
 
 static const char *const csv_columns =
     "name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,"
     "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"
     "fix_peak_bytes,fix_micro_batch,fix_plan,active_params,expert_bytes,peak_phase,stage,"
-    "step_time_s,tokens_per_s,mfu,host_node_bytes";
+    "step_time_s,tokens_per_s,mfu,host_node_bytes,fix_step_time_s,fix_time_added_s";
 
 /* The phase of a real step at which the peak is reached (doc/model.md section 10.2); NULL under
  * --peak lesson, whose sum is no instant of the step. */
@@ -72,7 +75,7 @@ static void put_json_text(FILE *out, const char *s)
     putc('"', out);
 }
 
-static const struct evalout_fix no_fix = {"none", 0, 0, "", 0};
+static const struct evalout_fix no_fix = {"none", 0, 0, "", 0, false, 0.0, 0.0, 0};
 
 /*
  * A CSV row is built in one buffer and written with one fwrite: a million rows of 18 fields
@@ -300,6 +303,14 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
     line_put(&l, step, len > 0 ? (size_t)len : 0);
     const uint64_t host[] = {t->host_node_bytes};
     line_put_numbers(&l, host, 1);
+    if (f->timed) { /* rare (a row that does not fit): printf is fine */
+        char times[64];
+        int n = snprintf(times, sizeof times, ",%.6g,%.6g", f->step_time_s,
+                         f->step_time_s - f->base_step_time_s);
+        line_put(&l, times, (size_t)n);
+    } else {
+        line_put(&l, ",,", 2);
+    }
     line_putc(&l, '\n');
     line_flush(&l);
 }
@@ -364,6 +375,11 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
         fprintf(o, ", \"step_time_s\": %s, \"tokens_per_s\": %s, \"mfu\": %s", step, tokens, mfu);
     }
     fprintf(o, ", \"host_node_bytes\": %" PRIu64, t->host_node_bytes);
+    if (f->timed)
+        fprintf(o, ", \"fix_step_time_s\": %.6g, \"fix_time_added_s\": %.6g", f->step_time_s,
+                f->step_time_s - f->base_step_time_s);
+    else
+        fputs(", \"fix_step_time_s\": null, \"fix_time_added_s\": null", o);
     putc('}', o);
 }
 
@@ -402,6 +418,10 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     r->have_gpus = plan_gpus(sc);
     snprintf(r->fix, sizeof r->fix, "%s", f->name);
     snprintf(r->plan, sizeof r->plan, "%s", f->plan);
+    r->timed = f->timed;
+    r->adam8 = f->adam8_saving;
+    r->fix_step_s = f->step_time_s;
+    r->base_step_s = f->base_step_time_s;
 }
 
 void evalout_row(struct evalout *w, const struct scenario *sc, const struct terms *t,
@@ -537,6 +557,26 @@ static void table_layout(struct evalout *w, const char heads[TCOL_COUNT][32],
     texttable_choose_cut(t, table_row_name, w->table, w->rows);
 }
 
+/* A step time with three significant digits ("0.123", "12.1", "888"). */
+static const char *step_text(double s, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.3g", s);
+    return buf;
+}
+
+/* The time a fix adds to the row's step as given: "+1.23 s, +9.1%" ("-0.50 s, -4.0%": faster). */
+static const char *added_text(double fix_s, double base_s, char *buf, size_t size)
+{
+    double d = fix_s - base_s;
+    char sec[32];
+    step_text(d < 0 ? -d : d, sec, sizeof sec);
+    if (base_s > 0)
+        snprintf(buf, size, "%c%s s, %+.1f%%", d < 0 ? '-' : '+', sec, 100.0 * d / base_s);
+    else
+        snprintf(buf, size, "%c%s s", d < 0 ? '-' : '+', sec);
+    return buf;
+}
+
 /* Below the table, for each scenario that does not fit: what to change, and what it gives. */
 static void table_print_fixes(struct evalout *w, const struct texttable *lay)
 {
@@ -550,15 +590,21 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
         return;
     if (name_w > lay->first_cols)
         name_w = lay->first_cols;
+    bool cheapest = false;
+    for (unsigned long i = 0; i < w->rows; i++)
+        cheapest |= w->table[i].timed;
     putc('\n', w->out);
-    texttable_put_words(
-        w->out, "To make it fit (the first rung of the ladder that fits; settings changed):", 0, 0,
-        w->table_cols);
+    texttable_put_words(w->out,
+                        cheapest ? "To make it fit (the fastest layout on the same GPUs, fewest "
+                                   "changes; settings changed, step time and time added):"
+                                 : "To make it fit (the first rung of the ladder that fits; "
+                                   "settings changed):",
+                        0, 0, w->table_cols);
     for (unsigned long i = 0; i < w->rows; i++) {
         const struct evalout_table_row *r = &w->table[i];
         if (strcmp(r->fix, "none") == 0)
             continue;
-        char text[TABLE_CELL_MAX + 128];
+        char text[TABLE_CELL_MAX + FIX_PLAN_MAX + 128], step[32], added[64];
         if (strcmp(r->fix, "nothing") == 0 && r->gpus > r->have_gpus)
             snprintf(text, sizeof text,
                      "nothing fits: the model states alone need %" PRIu64
@@ -571,9 +617,21 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
                      "needs)",
                      r->have_gpus == 1 ? "this" : "these", r->have_gpus,
                      r->have_gpus == 1 ? "" : "s");
+        else if (r->timed)
+            snprintf(text, sizeof text,
+                     "%s -> %.1f %s at micro-batch %" PRIu64 ", %s s a step (%s)", r->plan,
+                     (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b,
+                     step_text(r->fix_step_s, step, sizeof step),
+                     added_text(r->fix_step_s, r->base_step_s, added, sizeof added));
         else
             snprintf(text, sizeof text, "%s -> %.1f %s at micro-batch %" PRIu64, r->plan,
                      (double)r->fix_peak / w->unit_bytes, w->unit_name, r->fix_b);
+        if (r->adam8) {
+            size_t len = strlen(text);
+            snprintf(text + len, sizeof text - len,
+                     "; 8-bit Adam (changes the arithmetic; not applied): -%.1f %s",
+                     (double)r->adam8 / w->unit_bytes, w->unit_name);
+        }
         texttable_put_named(lay, w->out, r->name, name_w, text, w->table_cols);
     }
 }

@@ -18,6 +18,7 @@
 #ifndef MEMFIT_EVALOUT_H
 #define MEMFIT_EVALOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -36,6 +37,10 @@ struct evalout_fix {
     uint64_t micro_batch;
     const char *plan;         /* "attention=flash zero=2 ..." ("" when none) */
     uint64_t gpus_for_states; /* GPUs the model states alone need, fully sharded */
+    bool timed;               /* the fix is the cheapest layout: its step time is known */
+    double step_time_s;       /* of the fix (when timed) */
+    double base_step_time_s;  /* of the row as given (when timed) */
+    uint64_t adam8_saving;    /* the table's note: what 8-bit Adam would save (0: none) */
 };
 
 struct evalout_table_row;

@@ -50,10 +50,13 @@ static const struct command commands[] = {
      "over them (a layout column the row gives is kept) and writes the fastest layouts that fit "
      "by the cost model's step time, one row each, each a complete scenario that memfit eval "
      "reads, to standard output or into the file of -o. A job whose gpus is a range A:B, or "
-     "--gpus-range, gets the fewest GPUs of the range at which a layout fits.",
+     "--gpus-range, gets the fewest GPUs of the range at which a layout fits, then the scaling "
+     "curve (the fastest layout at twice, four times, ... that count); with --tokens N --days D, "
+     "the fewest GPUs that train N tokens within D days, with the days, GPU-hours and cost.",
      "memfit search configs/jobs.csv --format table\n"
-     "memfit search configs/jobs.csv --top 3 | cut -d, -f6-63 | memfit eval -\n"
-     "memfit search configs/jobs.csv --gpus-range 8:4096 --top 1",
+     "memfit search configs/jobs.csv --top 3 | memfit eval -\n"
+     "memfit search configs/jobs.csv --gpus-range 8:4096 --top 1\n"
+     "memfit search configs/jobs.csv --tokens 1T --days 30 --price 2.5 --top 1",
      "0 every job searched (a job that nothing fits included); 1 some rows rejected or some jobs "
      "not searchable (reported; the other jobs are still searched and written); 2 a usage "
      "error, an unreadable input or an unwritable output.",
@@ -119,7 +122,16 @@ static const struct option_spec option_specs[] = {
      "the N fastest layouts of each job (default 10)"},
     {"gpus-range", required_argument, OPT_GPUS_RANGE, CMD_SEARCH, "A:B", NULL,
      "for every job, the fewest GPUs from A to B (multiples of its gpus_per_node) at which a "
-     "layout fits, instead of its gpus"},
+     "layout fits, instead of its gpus, then the scaling curve: the fastest layout at twice, "
+     "four times, ... that count up to B"},
+    {"tokens", required_argument, OPT_TOKENS, CMD_SEARCH, "N", NULL,
+     "with --days: the fewest GPUs (multiples of a node, within --gpus-range or the job's range "
+     "if given) whose fastest layout trains N tokens (1T, 15T, 2e12) within the days, with the "
+     "days, GPU-hours and cost"},
+    {"days", required_argument, OPT_DAYS, CMD_SEARCH, "D", NULL,
+     "the deadline of --tokens, in days"},
+    {"price", required_argument, OPT_PRICE, CMD_SEARCH, "P", NULL,
+     "with --tokens: the price of a GPU-hour, for the cost column"},
     {"report", required_argument, OPT_REPORT, CMD_SEARCH, "FILE.pdf", NULL,
      "write the PDF of the search (each job's fastest layouts, every layout's peak against its "
      "step time, the tp x pp map) into FILE.pdf instead of the rows (which -o or --format still "

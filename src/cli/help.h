@@ -41,7 +41,7 @@ struct command {
 
 /* The entries of help_commands and help_option_specs (help.c checks the counts). */
 #define HELP_N_COMMANDS 6
-#define HELP_N_OPTIONS 21
+#define HELP_N_OPTIONS 24
 
 extern const struct command *const help_commands; /* HELP_N_COMMANDS of them */
 
@@ -62,6 +62,9 @@ enum {
     OPT_THREADS,
     OPT_GPUS_RANGE,
     OPT_REPORT,
+    OPT_TOKENS,
+    OPT_DAYS,
+    OPT_PRICE,
     OPT_VERSION
 };
 

@@ -2,6 +2,7 @@
 #include "cli/options.h"
 
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,35 @@ static bool parse_range(const char *arg, uint64_t *from, uint64_t *to)
     return !*end && !errno && *from > 0 && *from <= *to;
 }
 
+/* A count of tokens: a positive number, with an optional suffix k, M, G or B, T or P (10^3 to
+ * 10^15): "1T", "15T", "2e12", "300B". */
+static bool parse_tokens(const char *arg, double *v)
+{
+    static const char suffixes[] = "kMGBTP";
+    static const double scale[] = {1e3, 1e6, 1e9, 1e9, 1e12, 1e15};
+    char *end;
+    errno = 0;
+    *v = strtod(arg, &end);
+    if (end == arg || errno)
+        return false;
+    if (*end) {
+        const char *at = strchr(suffixes, *end);
+        if (!at || end[1])
+            return false;
+        *v *= scale[at - suffixes];
+    }
+    return isfinite(*v) && *v >= 1;
+}
+
+/* A positive (or, with zero_ok, non-negative) finite number. */
+static bool parse_positive(const char *arg, double *v, bool zero_ok)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(arg, &end);
+    return end != arg && !*end && !errno && isfinite(*v) && (*v > 0 || (zero_ok && *v == 0));
+}
+
 /* Applies one option; returns -1 to go on, or an exit status. */
 static int parse_option(struct options *o, int key, const char *arg)
 {
@@ -167,6 +197,19 @@ static int parse_option(struct options *o, int key, const char *arg)
     case OPT_GPUS_RANGE:
         if (!parse_range(arg, &o->range_from, &o->range_to))
             return options_usage_error(o, "--gpus-range: '%s' is not A:B with 0 < A <= B", arg);
+        return -1;
+    case OPT_TOKENS:
+        if (!parse_tokens(arg, &o->tokens))
+            return options_usage_error(
+                o, "--tokens: '%s' is not a count of tokens (e.g. 1T, 15T, 2e12; at least 1)", arg);
+        return -1;
+    case OPT_DAYS:
+        if (!parse_positive(arg, &o->days, false))
+            return options_usage_error(o, "--days: '%s' is not a positive number of days", arg);
+        return -1;
+    case OPT_PRICE:
+        if (!parse_positive(arg, &o->price, true))
+            return options_usage_error(o, "--price: '%s' is not a price (a number >= 0)", arg);
         return -1;
     case OPT_SPLIT:
         o->split = true;
@@ -300,6 +343,10 @@ static int check_applies(const struct options *o, const int *seen, size_t n_seen
     }
     if (o->wide && o->format != EVALOUT_TABLE)
         return options_usage_error(o, "%s", "--wide is only for --format table");
+    if ((o->tokens > 0) != (o->days > 0))
+        return options_usage_error(o, "%s", "--tokens and --days go together");
+    if (o->price >= 0 && o->tokens <= 0)
+        return options_usage_error(o, "%s", "--price is for --tokens and --days");
     return -1;
 }
 
@@ -309,6 +356,7 @@ int options_parse_args(struct options *o, int argc, char **argv)
     o->reserve = 0.15;
     o->peak = PEAK_STEP;
     o->top = 10;
+    o->price = -1;
     o->command = prescan_command(argc, argv);
     struct option longs[HELP_N_OPTIONS + 1];
     size_t n_longs = long_options(longs);

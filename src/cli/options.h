@@ -33,6 +33,8 @@ struct options {
     uint64_t top;                  /* search --top */
     uint64_t threads;              /* eval --threads; 0: one a processor */
     uint64_t range_from, range_to; /* search --gpus-range (0: none) */
+    double tokens, days;           /* search --tokens and --days (0: none) */
+    double price;                  /* search --price a GPU-hour (< 0: none) */
     const char *report_path;       /* search --report */
     char **files;
     int n_files;

@@ -27,6 +27,10 @@ struct searchout_job {
     char name[SCENARIO_NAME_BYTES];
     uint64_t tried, fit, shown, gpus, from, to;
     uint64_t last; /* a range cut short by the work limit: the last count searched (else 0) */
+    bool curve;    /* a count of the scaling curve */
+    bool deadline; /* --tokens: below and below_days say what the count below takes */
+    uint64_t below;
+    double below_days, days, gpu_hours, cost;
 };
 
 void searchout_init(struct searchout *w, enum evalout_format format, enum units units, bool range,
@@ -37,14 +41,15 @@ void searchout_init(struct searchout *w, enum evalout_format format, enum units 
     w->unit_bytes = units_bytes(units);
     w->unit_name = units_name(units);
     w->range = range;
+    w->price = -1;
     w->out = out;
     w->table_cols = 80;
 }
 
-void searchout_layout_name(const char *job, uint64_t rank, char *buf, size_t size)
+/* The job's name cut at a character so that with suffix it has at most SCENARIO_NAME_MAX
+ * characters, then suffix. */
+static void name_with(const char *job, const char *suffix, int n, char *buf, size_t size)
 {
-    char suffix[24];
-    int n = snprintf(suffix, sizeof suffix, "-%" PRIu64, rank);
     size_t keep = SCENARIO_NAME_MAX - (size_t)n, bytes = 0, chars = 0;
     /* The first `keep` characters of the job's name (a UTF-8 continuation byte is no character). */
     for (; job[bytes]; bytes++) {
@@ -52,6 +57,21 @@ void searchout_layout_name(const char *job, uint64_t rank, char *buf, size_t siz
             break;
     }
     snprintf(buf, size, "%.*s%s", (int)bytes, job, suffix);
+}
+
+void searchout_layout_name(const char *job, uint64_t rank, char *buf, size_t size)
+{
+    char suffix[24];
+    int n = snprintf(suffix, sizeof suffix, "-%" PRIu64, rank);
+    name_with(job, suffix, n, buf, size);
+}
+
+/* A row of the scaling curve: "JOB-16gpus", told apart from the ranks of the job's first count. */
+static void curve_name(const char *job, uint64_t gpus, char *buf, size_t size)
+{
+    char suffix[32];
+    int n = snprintf(suffix, sizeof suffix, "-%" PRIu64 "gpus", gpus);
+    name_with(job, suffix, n, buf, size);
 }
 
 /* ---- CSV ---- */
@@ -86,7 +106,50 @@ void searchout_begin(struct searchout *w)
         fputs(",gpus", w->out);
     for (size_t c = 0; c < n; c++)
         fprintf(w->out, ",%s", cols[c]);
-    fputs(",peak_bytes,budget_bytes\n", w->out);
+    fputs(w->range ? ",peak_bytes,budget_bytes,tokens_per_s,days,gpu_hours,cost\n"
+                   : ",peak_bytes,budget_bytes\n",
+          w->out);
+}
+
+/* What training --tokens on layout (NULL: none) of gpus GPUs takes. */
+static void cost_of(const struct searchout *w, const struct search_layout *layout, uint64_t gpus,
+                    struct deadline_cost *c)
+{
+    *c = (struct deadline_cost){0, 0, 0, 0};
+    if (layout && isfinite(layout->step_time_s))
+        deadline_cost_of(&layout->sc, gpus, layout->step_time_s, w->tokens,
+                         w->price > 0 ? w->price : 0, c);
+}
+
+/* The range's end columns of a CSV row: what is unknown is empty. */
+static void csv_costs(const struct searchout *w, const struct search_layout *layout, uint64_t gpus)
+{
+    struct deadline_cost c;
+    cost_of(w, layout, gpus, &c);
+    bool known = layout && c.tokens_per_s > 0, timed = known && w->tokens > 0;
+    const double v[4] = {c.tokens_per_s, c.days, c.gpu_hours, c.cost};
+    const bool has[4] = {known, timed, timed, timed && w->price >= 0};
+    for (int i = 0; i < 4; i++)
+        if (has[i])
+            fprintf(w->out, ",%.6g", v[i]);
+        else
+            putc(',', w->out);
+}
+
+/* The same as JSON keys, null for what is unknown. */
+static void json_costs(const struct searchout *w, const struct search_layout *layout, uint64_t gpus)
+{
+    static const char *const keys[4] = {"tokens_per_s", "days", "gpu_hours", "cost"};
+    struct deadline_cost c;
+    cost_of(w, layout, gpus, &c);
+    bool known = layout && c.tokens_per_s > 0, timed = known && w->tokens > 0;
+    const double v[4] = {c.tokens_per_s, c.days, c.gpu_hours, c.cost};
+    const bool has[4] = {known, timed, timed, timed && w->price >= 0};
+    for (int i = 0; i < 4; i++)
+        if (has[i])
+            fprintf(w->out, ", \"%s\": %.6g", keys[i], v[i]);
+        else
+            fprintf(w->out, ", \"%s\": null", keys[i]);
 }
 
 /* A step time as CSV and JSON write it: six significant digits (a cost model's estimate). */
@@ -120,9 +183,12 @@ static void row_csv(struct searchout *w, const struct scenario *job,
             put_csv_text(o, cells->cell[c]);
     }
     if (layout)
-        fprintf(o, ",%" PRIu64 ",%" PRIu64 "\n", layout->peak_bytes, layout->budget_bytes);
+        fprintf(o, ",%" PRIu64 ",%" PRIu64, layout->peak_bytes, layout->budget_bytes);
     else
-        fprintf(o, ",,%" PRIu64 "\n", budget);
+        fprintf(o, ",,%" PRIu64, budget);
+    if (w->range)
+        csv_costs(w, layout, gpus);
+    putc('\n', o);
 }
 
 /* ---- JSON ---- */
@@ -187,10 +253,13 @@ static void row_json(struct searchout *w, const struct scenario *job,
             put_json_text(o, cells->cell[c]);
     }
     if (layout)
-        fprintf(o, ", \"peak_bytes\": %" PRIu64 ", \"budget_bytes\": %" PRIu64 "}",
-                layout->peak_bytes, layout->budget_bytes);
+        fprintf(o, ", \"peak_bytes\": %" PRIu64 ", \"budget_bytes\": %" PRIu64, layout->peak_bytes,
+                layout->budget_bytes);
     else
-        fprintf(o, ", \"peak_bytes\": null, \"budget_bytes\": %" PRIu64 "}", budget);
+        fprintf(o, ", \"peak_bytes\": null, \"budget_bytes\": %" PRIu64, budget);
+    if (w->range)
+        json_costs(w, layout, gpus);
+    putc('}', o);
 }
 
 /* ---- the table's rows ---- */
@@ -234,7 +303,9 @@ static void row_table(struct searchout *w, const struct scenario *job,
 }
 
 static void note_job(struct searchout *w, const struct scenario *job,
-                     const struct search_result *res, uint64_t gpus, uint64_t from, uint64_t to)
+                     const struct search_result *res, const struct search_layout *top,
+                     uint64_t gpus, uint64_t from, uint64_t to, const struct deadline_result *dl,
+                     bool curve)
 {
     if (w->n_jobs >= w->jobs_cap) {
         size_t cap = w->jobs_cap ? 2 * w->jobs_cap : 8;
@@ -255,14 +326,24 @@ static void note_job(struct searchout *w, const struct scenario *job,
     j->from = from;
     j->to = to;
     j->last = res->range_last;
+    j->curve = curve;
+    j->deadline = dl != NULL;
+    j->below = dl ? dl->below : 0;
+    j->below_days = dl ? dl->below_days : 0;
+    struct deadline_cost c;
+    cost_of(w, res->n_top ? &top[0] : NULL, gpus, &c);
+    j->days = c.days;
+    j->gpu_hours = c.gpu_hours;
+    j->cost = c.cost;
 }
 
 void searchout_job(struct searchout *w, const struct scenario *job, const struct search_result *res,
-                   const struct search_layout *top, uint64_t gpus, uint64_t from, uint64_t to)
+                   const struct search_layout *top, uint64_t gpus, uint64_t from, uint64_t to,
+                   const struct deadline_result *dl, bool curve)
 {
     static struct scenario_csv_row cells;
     if (w->format == EVALOUT_TABLE)
-        note_job(w, job, res, gpus, from, to);
+        note_job(w, job, res, top, gpus, from, to, dl, curve);
     if (res->n_top == 0) {
         uint64_t budget = model_budget_bytes(job);
         if (w->format == EVALOUT_CSV)
@@ -275,7 +356,10 @@ void searchout_job(struct searchout *w, const struct scenario *job, const struct
     }
     for (size_t i = 0; i < res->n_top; i++) {
         struct scenario sc = top[i].sc;
-        searchout_layout_name(job->name, i + 1, sc.name, sizeof sc.name);
+        if (curve)
+            curve_name(job->name, gpus, sc.name, sizeof sc.name);
+        else
+            searchout_layout_name(job->name, i + 1, sc.name, sizeof sc.name);
         if (w->format == EVALOUT_TABLE) {
             row_table(w, job, &top[i], i + 1, gpus);
         } else {
@@ -410,6 +494,48 @@ static void table_layout(struct searchout *w, const char heads[TC_COUNT][32],
 }
 
 /* Under the table, a line per job: how many layouts it tried and how many fit. */
+/* A count with its thousands separated: "347,000". */
+static const char *grouped(double v, char *buf, size_t size)
+{
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.0f", v);
+    size_t n = strlen(digits), o = 0;
+    for (size_t i = 0; i < n && o + 2 < size; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* The table's line of a --tokens job: the fewest GPUs, their days, GPU-hours and cost, and what
+ * the count below takes. */
+static void deadline_line(const struct searchout *w, const struct searchout_job *j, char *text,
+                          size_t size)
+{
+    char hours[32], cost[64] = "", below[96] = "";
+    if (!j->gpus) {
+        snprintf(text, size,
+                 "no count of %" PRIu64 "-%" PRIu64 " GPUs trains %.3g tokens within %.3g days",
+                 j->from, j->to, w->tokens, w->days);
+        return;
+    }
+    if (w->price >= 0) {
+        char c[32];
+        snprintf(cost, sizeof cost, ", cost %s", grouped(j->cost, c, sizeof c));
+    }
+    if (j->below && isfinite(j->below_days))
+        snprintf(below, sizeof below, "; %" PRIu64 " take %.3g days", j->below, j->below_days);
+    else if (j->below)
+        snprintf(below, sizeof below, "; on %" PRIu64 " no layout fits", j->below);
+    snprintf(text, size,
+             "the fewest GPUs that train %.3g tokens within %.3g days: %" PRIu64
+             " (%.3g days, %s GPU-hours%s)%s",
+             w->tokens, w->days, j->gpus, j->days, grouped(j->gpu_hours, hours, sizeof hours), cost,
+             below);
+}
+
 static void table_print_jobs(struct searchout *w, const struct texttable *lay)
 {
     size_t name_w = 0;
@@ -430,6 +556,13 @@ static void table_print_jobs(struct searchout *w, const struct texttable *lay)
                      j->to);
         else
             snprintf(where, sizeof where, "%" PRIu64 " GPUs", j->gpus);
+        if (j->deadline) {
+            deadline_line(w, j, text, sizeof text);
+            texttable_put_named(lay, w->out, j->name, name_w, text, w->table_cols);
+            continue;
+        }
+        if (j->curve)
+            snprintf(where, sizeof where, "%" PRIu64 " GPUs (the scaling curve)", j->gpus);
         if (j->shown == 1)
             snprintf(text, sizeof text,
                      "on %s: %" PRIu64 " layouts tried, %" PRIu64 " fit; the fastest shown", where,

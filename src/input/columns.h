@@ -87,7 +87,11 @@
     X("layouts_tried")                                                                             \
     X("layouts_fit")                                                                               \
     X("peak_bytes")                                                                                \
-    X("budget_bytes")
+    X("budget_bytes")                                                                              \
+    X("tokens_per_s")                                                                              \
+    X("days")                                                                                      \
+    X("gpu_hours")                                                                                 \
+    X("cost")
 
 /* COLUMN_KEEP_<kind>(x): x for the kinds a module keeps, nothing for the others. Paste the
  * column's WRITTEN or MODEL argument to `COLUMN_KEEP_` and define the other kinds away. */

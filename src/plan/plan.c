@@ -18,10 +18,10 @@ struct ladder {
 
 const char *plan_fix_name(enum plan_fix fix)
 {
-    static const char *const names[] = {"none",        "flash",     "zero1",  "zero2",
-                                        "micro_batch", "full_ckpt", "zero3",  "tp",
-                                        "pp",          "offload",   "nothing"};
-    return (unsigned)fix <= PLAN_FIX_NOTHING ? names[fix] : "?";
+    static const char *const names[] = {"none",        "flash",     "zero1",   "zero2",
+                                        "micro_batch", "full_ckpt", "zero3",   "tp",
+                                        "pp",          "offload",   "nothing", "layout"};
+    return (unsigned)fix <= PLAN_FIX_LAYOUT ? names[fix] : "?";
 }
 
 /* The largest b' <= the scenario's b that fits with sc's other settings; 1 when none does (the

@@ -59,7 +59,8 @@ enum plan_fix {
     PLAN_FIX_TP,
     PLAN_FIX_PP,
     PLAN_FIX_OFFLOAD,
-    PLAN_FIX_NOTHING /* no rung fits */
+    PLAN_FIX_NOTHING, /* no rung fits */
+    PLAN_FIX_LAYOUT   /* not a rung: the cheapest layout on the same GPUs (cheapest.h) */
 };
 
 struct plan_rung {
@@ -109,7 +110,7 @@ int plan_build_memo(const struct scenario *sc, const struct terms *base, struct 
 void plan_add_costs(const struct scenario *sc, const struct terms *base, struct plan *p);
 
 /* "none", "flash", "zero1", "zero2", "micro_batch", "full_ckpt", "zero3", "tp", "pp",
- * "offload", "nothing": the `fix` column of eval. */
+ * "offload", "nothing", "layout": the `fix` column of eval. */
 const char *plan_fix_name(enum plan_fix fix);
 
 /* The GPUs of sc's layout, dp tp pp cp: no rung of the ladder changes it. */

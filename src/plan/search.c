@@ -86,6 +86,10 @@ struct run {
     bool count_only;      /* count the layouts, evaluate none */
     bool no_memory;       /* a list of divisors could not be allocated */
     bool first_fit_only;  /* stop at the first layout that fits (search_min_gpus' probes) */
+    bool few_k;           /* of checkpointing every k, only k = 1 and keep_k (search_fix) */
+    uint64_t keep_k;
+    double near;   /* search_fix: only layouts within this factor of the fastest matter */
+    double best_s; /* the fastest step offered so far (search_fix) */
     bool stop;
 };
 
@@ -199,6 +203,8 @@ static void offer_top(struct run *r, const struct scenario *sc, const struct pro
 {
     struct place pl = r->at;
     pl.b = bi;
+    if (!(r->best_s > 0) || p->time_s < r->best_s)
+        r->best_s = p->time_s;
     bool full = r->n_top == r->top_cap;
     if (full && !ranks_before(r, p->time_s, p->peak_bytes, &pl, r->heap[0]))
         return;
@@ -296,7 +302,8 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
     if (p->fits && r->floors) {
         p->work_s = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s;
         p->cp_s = c.cp_s;
-        p->dp_s = least_exposed_dp(sc, &t, &c);
+        /* the fix's search: 0, a floor too, for a cost_step per stage less (search_fix) */
+        p->dp_s = r->few_k ? 0 : least_exposed_dp(sc, &t, &c);
     }
     if (r->each) {
         struct search_point pt = {sc->tp,       or_one(sc->pp), or_one(sc->cp), sc->dp,
@@ -375,6 +382,8 @@ static bool family_cannot_enter(struct run *r, struct scenario *sc, const struct
     fits_at(r, sc, last);
     const struct probe *hi = &r->probes[last];
     double m = (double)(r->gb / (r->bs[first] * sc->dp)), worst = top_worst_s(r);
+    if (r->near > 0 && (r->n_top < r->top_cap || r->best_s * r->near < worst))
+        worst = r->best_s * r->near; /* search_fix: slower than that is no candidate */
     double bubble = 1 + (double)(or_one(sc->pp) - 1) / (m * (double)or_one(sc->vpp));
     double floor_s = hi->work_s * bubble + hi->dp_s;
     if (floor_s * (1 - SEARCH_FLOOR_MARGIN) > worst)
@@ -418,7 +427,8 @@ static void family(struct run *r, struct scenario *sc, const struct bounds *bd, 
         r->stop = true;
     if (r->top_cap == 0 || n_fit == 0)
         return;
-    if (r->floors && r->n_top == r->top_cap && family_cannot_enter(r, sc, out, last - 1))
+    bool full = r->n_top == r->top_cap || (r->near > 0 && r->n_top > 0);
+    if (r->floors && full && family_cannot_enter(r, sc, out, last - 1))
         return;
     for (size_t i = 0; i < r->nb; i++) {
         size_t bit = i - r->nr;
@@ -605,11 +615,44 @@ static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo
  * whose states alone exceed the budget are counted, not evaluated: none fits. The others are
  * searched recompute option by option, in the orders above.
  */
+/*
+ * search_fix: whether no layout of sc's structure with recompute option `option` (0: none, the
+ * floor of every option) can come within r->near of the fastest so far, by the floor of
+ * family_cannot_enter taken over all its families: a stage's work but context parallelism at the
+ * largest valid b with FlashAttention, ZeRO 0 and no offload (ZeRO and offload add to it, a
+ * smaller b does not lower it), the bubble at the most micro-batches (the smallest b), nothing
+ * for the traffic that overlaps (doc/model.md 11.6). One peak and one step priced.
+ */
+static bool too_slow(struct run *r, const struct scenario *sc0, uint64_t option)
+{
+    if (r->near <= 0 || !(r->best_s > 0) || !r->floors || r->nb == 0)
+        return false;
+    struct scenario sc = *sc0;
+    sc.micro_batch = r->bs[r->nb - 1];
+    set_recompute(r, &sc, option);
+    if (!pinned(r, SCENARIO_PIN_ATTENTION))
+        sc.attention = ATTENTION_FLASH; /* the faster kernel (12.1) */
+    sc.zero = sc.zero_group ? 1 : 0;
+    sc.offload = OFFLOAD_NONE;
+    struct terms t;
+    struct cost c;
+    r->evaluated++;
+    if (model_peak_cached(&sc, r->memo, &t) != MODEL_OK)
+        return false;
+    cost_step(&sc, &t, &c);
+    double m = (double)(r->gb / (r->bs[0] * sc.dp));
+    double bubble = 1 + (double)(or_one(sc.pp) - 1) / (m * (double)or_one(sc.vpp));
+    double floor_s = (c.compute_s + c.recompute_s + c.tp_s + c.ep_s) * bubble;
+    return floor_s * (1 - SEARCH_FLOOR_MARGIN) > r->best_s * r->near;
+}
+
 static void structure(struct run *r, struct scenario *sc)
 {
     const struct scenario *job = r->job;
     uint64_t chunk = sc->layers / (or_one(sc->pp) * or_one(sc->vpp));
     r->at.structure++;
+    if (too_slow(r, sc, 0))
+        return;
     unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3; /* an HSDP group needs ZeRO (13.2) */
     if (pinned(r, SCENARIO_PIN_ZERO))
         z_lo = z_hi = job->zero;
@@ -645,7 +688,8 @@ static void structure(struct run *r, struct scenario *sc)
     }
     uint64_t n_opts = pinned(r, SCENARIO_PIN_RECOMPUTE) ? 1 : chunk + 2;
     for (uint64_t o = 0; o < n_opts && any && !r->stop; o++)
-        option(r, sc, o, z_lo, z_hi, states_fit);
+        if ((!r->few_k || o <= 2 || o - 1 == r->keep_k) && (o == 0 || !too_slow(r, sc, o)))
+            option(r, sc, o, z_lo, z_hi, states_fit);
 }
 
 /* Whether n is the job's degree of a pinned choice (0 meaning 1), or any when it is free. */
@@ -801,9 +845,9 @@ static enum search_status enumerate(struct run *r, uint64_t gpus)
 }
 
 static enum search_status run_search(const struct scenario *job, uint64_t gpus, bool first_fit,
-                                     size_t top_cap, struct search_layout *top,
-                                     search_point_fn *each, void *ctx, struct model_cache *memo,
-                                     struct search_result *out)
+                                     const uint64_t *keep_k, double seed_s, size_t top_cap,
+                                     struct search_layout *top, search_point_fn *each, void *ctx,
+                                     struct model_cache *memo, struct search_result *out)
 {
     *out = (struct search_result){0};
     if (gpus == 0)
@@ -835,7 +879,11 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
                     .top_cap = top_cap,
                     .gb = gb,
                     .floors = top_cap > 0 && (job->experts == 0 || job->capacity_factor <= 0),
-                    .first_fit_only = first_fit};
+                    .first_fit_only = first_fit,
+                    .few_k = keep_k != NULL,
+                    .near = keep_k ? 1 + SEARCH_FIX_NEAR : 0,
+                    .best_s = keep_k ? seed_s : 0,
+                    .keep_k = keep_k ? *keep_k : 0};
     /* Without the caller's memo of layer inventories, one for this search (NULL: none). */
     struct model_cache *own = memo ? NULL : model_cache_new();
     r.memo = memo ? memo : own;
@@ -853,7 +901,7 @@ enum search_status search_run(const struct scenario *job, size_t top_cap, struct
                               search_point_fn *each, void *ctx, struct model_cache *memo,
                               struct search_result *out)
 {
-    return run_search(job, job_gpus(job), false, top_cap, top, each, ctx, memo, out);
+    return run_search(job, job_gpus(job), false, NULL, 0, top_cap, top, each, ctx, memo, out);
 }
 
 uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, size_t top_cap,
@@ -874,14 +922,23 @@ uint64_t search_min_gpus(const struct scenario *job, uint64_t a, uint64_t b, siz
             break;
         }
         struct search_result probe = {0};
-        enum search_status st = run_search(job, g, true, 0, NULL, NULL, NULL, memo, &probe);
+        enum search_status st =
+            run_search(job, g, true, NULL, 0, 0, NULL, NULL, NULL, memo, &probe);
         work += SEARCH_PROBE_WORK + probe.layouts_evaluated;
         if (st != SEARCH_OK || probe.layouts_fit == 0)
             continue;
-        run_search(job, g, false, top_cap, top, NULL, NULL, memo, out);
+        run_search(job, g, false, NULL, 0, top_cap, top, NULL, NULL, memo, out);
         model_cache_free(own);
         return g;
     }
     model_cache_free(own);
     return 0;
+}
+
+enum search_status search_fix(const struct scenario *job, uint64_t keep_k, double seed_s,
+                              size_t top_cap, struct search_layout *top, struct model_cache *memo,
+                              struct search_result *out)
+{
+    return run_search(job, job_gpus(job), false, &keep_k, seed_s, top_cap, top, NULL, NULL, memo,
+                      out);
 }

@@ -81,6 +81,22 @@ enum search_status search_run(const struct scenario *job, size_t top_cap, struct
                               search_point_fn *each, void *ctx, struct model_cache *memo,
                               struct search_result *out);
 
+/* search_fix keeps the layouts within this fraction of the fastest step (and prunes by it). */
+#define SEARCH_FIX_NEAR 0.02
+
+/*
+ * search_run for the verdict's fix (doc/model.md 11.6): of checkpointing every k, only k = 1
+ * (full) and k = keep_k (the row's; 0: none) are searched - the cost model prices every k alike
+ * but for offloaded checkpoints - and a family none of whose layouts can come within
+ * SEARCH_FIX_NEAR of the fastest so far is not listed; so top holds every layout within it of
+ * the fastest, up to top_cap, and the fix of a row costs a few milliseconds. seed_s: the step of
+ * a layout of the job known to fit (0: none), which bounds the fastest from the start. The counts
+ * in *out are of the layouts searched.
+ */
+enum search_status search_fix(const struct scenario *job, uint64_t keep_k, double seed_s,
+                              size_t top_cap, struct search_layout *top, struct model_cache *memo,
+                              struct search_result *out);
+
 /*
  * --gpus-range a:b: the smallest GPU count in [a, b], multiples of the job's gpus_per_node, at
  * which a layout fits (0: none), with the search's result there as search_run gives it. When the

@@ -161,10 +161,12 @@ struct report_values;
     X(FIX_PP, "fix_pp", "", REPORT_OWN, 0)                                                         \
     X(FIX_OFFLOAD, "fix_offload", "", REPORT_OWN, 0)                                               \
     X(FIX_NOTHING, "fix_nothing", "", REPORT_OWN, 0)                                               \
+    X(FIX_LAYOUT, "fix_layout", "", REPORT_OWN, 0)                                                 \
     X(FIX_PLAN_UNCHANGED, "fix_plan_unchanged", "", REPORT_OWN, 0)                                 \
     X(FIX_PLAN_NONE, "fix_plan_none", "", REPORT_OWN, 0)                                           \
     X(COST, "cost", "time parts accumulation thin", REPORT_OWN, 0)                                 \
     X(COST_FITS, "cost_fits", "", REPORT_OWN, 0)                                                   \
+    X(COST_LAYOUT, "cost_layout", "step change base", REPORT_OWN, 0)                               \
     X(COST_NO_RUNG, "cost_no_rung", "", REPORT_OWN, 0)                                             \
     X(COST_FREE, "cost_free", "", REPORT_OWN, 0)                                                   \
     X(COST_TIME, "cost_time", "extra share step", REPORT_OWN, 0)                                   \

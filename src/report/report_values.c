@@ -39,6 +39,8 @@ static enum report_phrase report_fix_phrase(enum plan_fix f)
         return REPORT_PHRASE_FIX_OFFLOAD;
     case PLAN_FIX_NOTHING:
         return REPORT_PHRASE_FIX_NOTHING;
+    case PLAN_FIX_LAYOUT:
+        return REPORT_PHRASE_FIX_LAYOUT;
     }
     return REPORT_PHRASE_FIX_NOTHING;
 }
@@ -812,12 +814,45 @@ static void report_values_fix_sentence(struct report_sc *r)
                    v[REPORT_PH_FIX_COST], NULL);
 }
 
-/* The fix ladder's answer and its cost (plan.h, cost.h). */
+/* The cheapest layout's answer (cheapest.h): the fix, its settings, peak, micro-batch, step time
+ * and the one sentence. */
+static void report_values_cheapest(struct report_sc *r, enum units u)
+{
+    const struct cheapest *c = &r->cheap;
+    char(*v)[REPORT_VALUE_MAX] = r->vals.v;
+    const size_t n = REPORT_VALUE_MAX;
+    report_say(v[REPORT_PH_FIX], n, r->ph, NULL, report_fix_phrase(cheapest_kind(r->sc, &c->sc)),
+               NULL);
+    cheapest_settings(r->sc, &c->sc, v[REPORT_PH_FIX_PLAN], n);
+    numfmt_size(v[REPORT_PH_FIX_PEAK], n, c->peak_bytes, u);
+    numfmt_u64(v[REPORT_PH_FIX_MICRO_BATCH], n, c->sc.micro_batch);
+    char step[64], base[64], diff[64], change[128];
+    double d = c->step_time_s - c->base_step_time_s;
+    numfmt_seconds(step, sizeof step, c->step_time_s);
+    numfmt_seconds(base, sizeof base, c->base_step_time_s);
+    numfmt_seconds(diff, sizeof diff, d < 0 ? -d : d);
+    numfmt(change, sizeof change, "%s%s, %+.1f%%", d < 0 ? "-" : "+", diff,
+           c->base_step_time_s > 0 ? 100.0 * d / c->base_step_time_s : 0);
+    report_say(v[REPORT_PH_FIX_COST], n, r->ph, NULL, REPORT_PHRASE_COST_LAYOUT, "step", step,
+               "change", change, "base", base, NULL);
+    numfmt_u64(v[REPORT_PH_GPUS_FOR_STATES], n, r->plan.gpus_for_states);
+    report_say(v[REPORT_PH_FIX_SENTENCE], n, r->ph, NULL, REPORT_PHRASE_FIX_SENTENCE, "fix",
+               v[REPORT_PH_FIX], "fix_plan", v[REPORT_PH_FIX_PLAN], "fix_peak",
+               v[REPORT_PH_FIX_PEAK], "fix_micro_batch", v[REPORT_PH_FIX_MICRO_BATCH], "fix_cost",
+               v[REPORT_PH_FIX_COST], NULL);
+}
+
+/* The fix's answer and its cost (plan.h, cost.h): the cheapest layout's under --peak step, the
+ * ladder's under --peak lesson (doc/model.md 11.6). */
 static void report_values_fix(struct report_sc *r, enum units u)
 {
     const struct plan *p = &r->plan;
     char(*v)[REPORT_VALUE_MAX] = r->vals.v;
     const size_t n = REPORT_VALUE_MAX;
+    if (r->cheap_used) {
+        report_values_cheapest(r, u);
+        return;
+    }
     report_say(v[REPORT_PH_FIX], n, r->ph, NULL, report_fix_phrase(p->fix), NULL);
     plan_fix_settings(p, v[REPORT_PH_FIX_PLAN], n);
     if (!v[REPORT_PH_FIX_PLAN][0])
@@ -852,6 +887,7 @@ int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
     lesson.peak = PEAK_LESSON;
     bool step = sc->peak == PEAK_STEP;
     if (model_eval(sc, &r->t) != MODEL_OK || plan_build(sc, &r->plan) != 0 ||
+        (step && !r->t.fits && cheapest_fix(sc, &r->t, NULL, NULL, &r->cheap) != 0) ||
         (step && (model_peak(&lesson, &r->lesson) != MODEL_OK ||
                   model_step_parts(sc, &r->t, r->t.peak_stage, &r->parts) != MODEL_OK))) {
         diag_report(d, NULL, 0,
@@ -861,6 +897,7 @@ int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
     }
     if (!step)
         r->lesson = r->t;
+    r->cheap_used = step && !r->t.fits && r->cheap.status == CHEAPEST_FOUND;
     plan_max_micro_batches(sc, r->max_b);
     report_sc_values(r, u);
     return 0;

@@ -20,6 +20,7 @@
 #include "base/units.h"
 #include "model/model.h"
 #include "model/scenario.h"
+#include "plan/cheapest.h"
 #include "plan/plan.h"
 #include "report/report_phrases.h"
 #include "report/report_placeholders.h"
@@ -33,6 +34,10 @@ struct report_sc {
     struct terms lesson;
     struct step_parts parts;
     struct plan plan;
+    /* Under --peak step, of a scenario that does not fit: the cheapest fix (cheapest.h), the
+     * verdict's when cheap_used (the ladder stays the chart's, "the lesson's ladder"). */
+    struct cheapest cheap;
+    bool cheap_used;
     uint64_t max_b[PLAN_MODES]; /* the largest micro-batch per activation mode */
     enum units units;           /* of every size in vals, the tables and the charts */
     struct report_phrases *ph;  /* the catalogue its words come from (the caller's) */

@@ -44,7 +44,7 @@ expect_offers "a4 letter" memfit report --paper ""
 expect_offers "always auto" memfit report --progress a
 expect_offers "--peak" memfit eval --pe
 expect_offers "search" memfit se
-expect_offers "--top" memfit search --to
+expect_offers "--tokens --top" memfit search --to
 expect_offers "--gpus --gpus-range" memfit search --gp
 expect_offers "" memfit eval --to
 expect_offers "csv json table" memfit search --format ""

@@ -56,7 +56,7 @@ expect_status "an unknown option: exit 2" 2 eval --splt configs/examples.csv
 expect_err "suggests the closest option" "unknown option '--splt' (did you mean '--split'?)"
 expect_err "points to the command's help" "Try 'memfit help eval'."
 expect_status "an ambiguous prefix: exit 2" 2 report --p a4 configs/examples.csv
-expect_err "names the options it could be" "option '--p' is ambiguous: --paper, --peak, --progress"
+expect_err "names the options it could be" "option '--p' is ambiguous: --price, --paper, --peak, --progress"
 expect_status "a prefix of one option only: --pe is --peak" 0 eval --pe lesson configs/examples.csv
 expect_status "a unique prefix is the option" 0 eval --form json configs/examples.csv
 expect_status "a missing value: exit 2" 2 eval configs/examples.csv --format

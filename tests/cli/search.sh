@@ -69,8 +69,10 @@ back_through_eval() {
     shift 3
     run eval "$file" "$@" >"$T/eval" 2>"$T/evalerr"
     check "$name: eval reads every layout" sh -c "test ! -s '$T/evalerr' && test \$(wc -l <'$T/eval') -eq \$(wc -l <'$file')"
-    # search: name at NAMECOL, peak and budget the last two; eval: name, peak 10, budget 11, fits 12.
-    awk -F, -v f="$namecol" 'NR > 1 { print $f, $(NF - 1), $NF, 1 }' "$file" >"$T/want"
+    # search: name at NAMECOL, peak_bytes and budget_bytes by the header; eval: name, peak 10,
+    # budget 11, fits 12.
+    awk -F, -v f="$namecol" 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "peak_bytes") p = i; if ($i == "budget_bytes") b = i }; next }
+        { print $f, $p, $b, 1 }' "$file" >"$T/want"
     awk -F, 'NR > 1 { print $1, $10, $11, $12 }' "$T/eval" >"$T/got"
     if cmp -s "$T/want" "$T/got"; then echo "ok $name: each fits in eval with the search's peak and budget"; else
         echo "not ok $name: each fits in eval with the search's peak and budget"
@@ -144,8 +146,8 @@ printf 'name,model,seq,global_batch,gpu,gpus\n405b,llama3.1-405b,4096,64,H100-80
 expect_status "--gpus-range: exit 0" 0 search "$T/range.csv" --gpus-range 8:256 --top 2
 cp "$T/out" "$T/range"
 check "the rows carry gpus after layouts_fit" sh -c "head -n 1 '$T/range' | grep -q '^job,rank,step_time_s,layouts_tried,layouts_fit,gpus,name,'"
-g405=$(awk -F, '$1 == "405b" && $2 == 1 { print $6 }' "$T/range")
-g8=$(awk -F, '$1 == "8b" && $2 == 1 { print $6 }' "$T/range")
+g405=$(awk -F, '$1 == "405b" && $2 == 1 { print $6; exit }' "$T/range")
+g8=$(awk -F, '$1 == "8b" && $2 == 1 { print $6; exit }' "$T/range")
 check "405b: a count, a multiple of 8 ($g405)" sh -c "test -n '$g405' && test \$(($g405 % 8)) -eq 0 && test $g405 -gt 8"
 check "8b fits on 8" test "$g8" = 8
 # Feeding gpus to eval too: it checks gpus = dp * tp * pp * cp.
@@ -154,7 +156,7 @@ prev=$((g405 - 8))
 printf 'name,model,seq,global_batch,gpu,gpus\n405b,llama3.1-405b,4096,64,H100-80GB,%s\n' "$prev" >"$T/prev.csv"
 run search "$T/prev.csv" --top 1 >"$T/out" 2>&1
 check "405b: nothing fits on $prev GPUs (the count is the fewest)" grep -q '^405b,0,' "$T/out"
-printf 'name,model,seq,global_batch,gpu,gpus\n405b,llama3.1-405b,4096,64,H100-80GB,8:256\n8b,llama3.1-8b,4096,64,H100-80GB,8\n' >"$T/own.csv"
+printf 'name,model,seq,global_batch,gpu,gpus\n405b,llama3.1-405b,4096,64,H100-80GB,8:256\n8b,llama3.1-8b,4096,64,H100-80GB,8:256\n' >"$T/own.csv"
 run search "$T/own.csv" --top 2 >"$T/own" 2>&1
 check "a job's own range: the same rows as --gpus-range" cmp -s "$T/own" "$T/range"
 expect_status "a range where nothing fits: exit 0" 0 search "$T/range.csv" --gpus-range 8:8 --top 1
@@ -166,6 +168,56 @@ expect_status "--gpus-range 8: exit 2" 2 search "$T/range.csv" --gpus-range 8
 printf 'name,model,seq,global_batch,gpu\n8b,llama3.1-8b,4096,64,H100-80GB\n' >"$T/nogpus.csv"
 expect_status "--gpus-range for jobs without gpus: exit 0" 0 search "$T/nogpus.csv" --gpus-range 1:64
 check "the fewest: 8" grep -q '^8b,1,[^,]*,[0-9]*,[0-9]*,8,' "$T/out"
+
+# ---- the scaling curve: after the fewest, each doubled count's fastest layout, up to B ----
+check "the curve's rows are named JOB-COUNTgpus" grep -q '^8b,1,.*,8b-16gpus,' "$T/range"
+check "the curve: 8b at 8, 16, ..., 256, one row each after its fewest" test \
+    "$(awk -F, '$1 == "8b" && $2 == 1 { printf "%s ", $6 }' "$T/range")" = "8 16 32 64 128 256 "
+check "the curve: 405b from its fewest, doubled" sh -c \
+    "awk -F, '\$1 == \"405b\" && \$2 == 1 { print \$6 }' '$T/range' | awk 'NR > 1 && \$1 != 2 * p { bad = 1 } { p = \$1 } END { exit bad }'"
+check "the range's rows end with tokens_per_s,days,gpu_hours,cost" \
+    sh -c "head -n 1 '$T/range' | grep -q ',peak_bytes,budget_bytes,tokens_per_s,days,gpu_hours,cost\$'"
+check "tokens_per_s = global_batch * seq / step_time_s; no days without --tokens" awk -F, \
+    'NR > 1 && $2 > 0 { want = 64 * 4096 / $3; if ($(NF - 3) == "" || ($(NF - 3) - want) / want > 1e-5 || ($(NF - 3) - want) / want < -1e-5 || $(NF - 2) != "") bad = 1 } END { exit bad }' "$T/range"
+
+# ---- --tokens N --days D [--price P]: the fewest GPUs that meet the deadline ----
+printf 'name,model,seq,global_batch,gpu\n8b,llama3.1-8b,4096,512,H100-80GB\n' >"$T/deadline.csv"
+expect_status "--tokens 1T --days 30: exit 0" 0 search "$T/deadline.csv" --tokens 1T --days 30 --price 2.5 --top 1
+cp "$T/out" "$T/dl"
+gdl=$(awk -F, 'NR == 2 { print $6 }' "$T/dl")
+check "a count, a multiple of 8 ($gdl)" sh -c "test -n '$gdl' && test \$(($gdl % 8)) -eq 0"
+check "it meets the deadline: days <= 30, = 1e12 / tokens_per_s / 86400" awk -F, \
+    'NR == 2 { d = 1e12 / $(NF - 3) / 86400; exit !($(NF - 2) <= 30 && (d - $(NF - 2)) / d < 1e-5 && (d - $(NF - 2)) / d > -1e-5) }' "$T/dl"
+check "gpu_hours = gpus * days * 24, cost = gpu_hours * 2.5" awk -F, \
+    'NR == 2 { h = $6 * $(NF - 2) * 24; exit !((h - $(NF - 1)) / h < 1e-5 && (h - $(NF - 1)) / h > -1e-5 && ($NF - 2.5 * $(NF - 1)) / $NF < 1e-5 && ($NF - 2.5 * $(NF - 1)) / $NF > -1e-5) }' "$T/dl"
+prev=$((gdl - 8))
+printf 'name,model,seq,global_batch,gpu,gpus\n8b,llama3.1-8b,4096,512,H100-80GB,%s\n' "$prev" >"$T/dlprev.csv"
+run search "$T/dlprev.csv" --gpus-range "$prev:$prev" --tokens 1T --days 1000000 --top 1 >"$T/out" 2>&1
+check "the count a node below ($prev) misses it: no layout, or more than 30 days" awk -F, \
+    'NR == 2 { exit !($2 == 0 || $(NF - 2) > 30) }' "$T/out"
+expect_status "suffixes: 1000B is 1T" 0 search "$T/deadline.csv" --tokens 1000B --days 30 --price 2.5 --top 1
+check "... the same rows" cmp -s "$T/out" "$T/dl"
+expect_status "2e12 tokens in 60 days" 0 search "$T/deadline.csv" --tokens 2e12 --days 60 --top 1
+check "... no price: cost empty" awk -F, 'NR == 2 { exit !($NF == "" && $(NF - 1) != "") }' "$T/out"
+expect_status "a deadline nothing meets: exit 0" 0 search "$T/deadline.csv" --tokens 15T --days 0.001 --gpus-range 8:64 --top 1 --format table
+expect_out "says so" "no count of 8-64 GPUs trains 1.5e+13 tokens within 0.001 days"
+expect_status "table: the fewest and the count below" 0 search "$T/deadline.csv" --tokens 1T --days 30 --top 1 --format table
+expect_out "... the fewest" "the fewest GPUs that train 1e+12 tokens within 30 days: $gdl ("
+for bad in "--tokens abc --days 30" "--tokens 0 --days 30" "--tokens 1X --days 30" "--tokens 1T --days -1" \
+    "--tokens 1T --days 0" "--tokens 1T --days 30 --price -1" "--tokens 1T" "--days 30" "--price 2"; do
+    # shellcheck disable=SC2086
+    expect_status "$bad: exit 2" 2 search "$T/deadline.csv" $bad
+done
+expect_status "--tokens abc: exit 2" 2 search "$T/deadline.csv" --tokens abc --days 30
+expect_err "says what it takes" "--tokens: 'abc' is not a count of tokens (e.g. 1T, 15T, 2e12; at least 1)"
+expect_status "--days x: exit 2" 2 search "$T/deadline.csv" --tokens 1T --days x
+expect_err "says what it takes" "--days: 'x' is not a positive number of days"
+expect_status "--price x: exit 2" 2 search "$T/deadline.csv" --tokens 1T --days 3 --price x
+expect_err "says what it takes" "--price: 'x' is not a price (a number >= 0)"
+expect_status "--tokens alone: exit 2" 2 search "$T/deadline.csv" --tokens 1T
+expect_err "says they go together" "--tokens and --days go together"
+expect_status "--price alone: exit 2" 2 search "$T/deadline.csv" --price 2
+expect_err "says what it is for" "--price is for --tokens and --days"
 
 # ---- JSON and the table ----
 expect_status "--format json: exit 0" 0 search "$T/jobs.csv" "$T/huge.csv" --top 2 --format json

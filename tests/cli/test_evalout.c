@@ -75,13 +75,13 @@ static void numbers_match_printf(void **state)
         t.act_layer_bytes = t.act_bytes = t.logits_bytes = t.peak_bytes = t.budget_bytes = v;
         t.k_best = t.max_micro_batch = t.active_params = t.expert_bytes = v;
         t.fits = true;
-        struct evalout_fix fix = {"none", v, v, "", 0};
+        struct evalout_fix fix = {"none", v, v, "", 0, false, 0.0, 0.0, 0};
         char got[1024], want[1024];
         csv_row(&sc, &t, &fix, got, sizeof got);
         snprintf(want, sizeof want,
                  "n,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                  ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",1,%" PRIu64 ",%" PRIu64
-                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,0,,,,0\n",
+                 ",none,%" PRIu64 ",%" PRIu64 ",,%" PRIu64 ",%" PRIu64 ",,0,,,,0,,\n",
                  v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
         assert_string_equal(got, want);
     }
@@ -95,11 +95,11 @@ static void text_is_quoted_when_needed(void **state)
     memset(&sc, 0, sizeof sc);
     memset(&t, 0, sizeof t);
     snprintf(sc.name, sizeof sc.name, "%s", "a,\"b\"");
-    struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0};
+    struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0, false, 0.0, 0.0, 0};
     char got[1024];
     csv_row(&sc, &t, &fix, got, sizeof got);
     assert_string_equal(
-        got, "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,,0,,,,0\n");
+        got, "\"a,\"\"b\"\"\",0,0,0,0,0,0,0,0,0,0,0,0,0,tp,5,2,tp=2 sp=yes,0,0,,0,,,,0,,\n");
 }
 
 /* A plan longer than the row buffer is written whole. */
@@ -114,9 +114,9 @@ static void long_fields_are_written_whole(void **state)
     static char plan[5000], got[6000], want[6000];
     memset(plan, 'x', sizeof plan - 1);
     plan[sizeof plan - 1] = '\0';
-    struct evalout_fix fix = {"nothing", 1, 1, plan, 0};
+    struct evalout_fix fix = {"nothing", 1, 1, plan, 0, false, 0.0, 0.0, 0};
     csv_row(&sc, &t, &fix, got, sizeof got);
-    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0,,,,0\n",
+    snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0,,,,0,,\n",
              plan);
     assert_string_equal(got, want);
 }
@@ -134,8 +134,8 @@ static void csv_peak_phase(void **state)
     snprintf(sc.name, sizeof sc.name, "%s", "p");
     write_rows(EVALOUT_CSV, 0, &sc, &t, 1, NULL, got, sizeof got);
     assert_non_null(strstr(got, ",active_params,expert_bytes,peak_phase,stage,step_time_s,tokens_"
-                                "per_s,mfu,host_node_bytes\n"));
-    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,,0,,,,0\n"));
+                                "per_s,mfu,host_node_bytes,fix_step_time_s,fix_time_added_s\n"));
+    assert_non_null(strstr(got, "\np,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,,0,,,,0,,\n"));
     t.n_stages = 3;
     t.peak_stage = 2;
     t.stage[2].pipe.rank = 5;
@@ -147,11 +147,46 @@ static void csv_peak_phase(void **state)
         char row[256];
         csv_row(&sc, &t, NULL, row, sizeof row);
         char want[256];
-        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s,5,,,,0\n",
+        snprintf(want, sizeof want, "p,0,0,0,0,0,0,0,0,0,0,0,0,0,none,0,0,,0,0,%s,5,,,,0,,\n",
                  names[p]);
         assert_string_equal(row, want);
         assert_string_equal(step_phase_name((enum step_phase)p), names[p]);
     }
+}
+
+/* The cheapest fix (doc/model.md 11.6): its step time and the time it adds to the row's, in
+ * CSV and JSON, and in the table's line below with the relative change. */
+static void cheapest_fix_times(void **state)
+{
+    (void)state;
+    static char got[16384];
+    struct scenario sc;
+    struct terms t;
+    memset(&sc, 0, sizeof sc);
+    memset(&t, 0, sizeof t);
+    snprintf(sc.name, sizeof sc.name, "%s", "oom");
+    sc.dp = sc.tp = sc.pp = 1;
+    t.budget_bytes = 1;
+    t.peak_bytes = 2;
+    struct evalout_fix fix = {"layout", 1, 1, "offload=optimizer gpus=1", 1, true, 2.5, 2.0, 0};
+    char row[256];
+    csv_row(&sc, &t, &fix, row, sizeof row);
+    assert_non_null(strstr(row, ",layout,1,1,offload=optimizer gpus=1,0,0,,0,,,,0,2.5,0.5\n"));
+    write_rows(EVALOUT_JSON, 0, &sc, &t, 1, &fix, got, sizeof got);
+    assert_non_null(strstr(got, "\"fix_step_time_s\": 2.5, \"fix_time_added_s\": 0.5}"));
+    write_rows(EVALOUT_TABLE, 0, &sc, &t, 1, &fix, got, sizeof got);
+    assert_non_null(strstr(got, "fastest layout on the same GPUs, fewest changes"));
+    assert_non_null(strstr(got, "offload=optimizer gpus=1 -> 0.0 GB at micro-batch 1, 2.5 s a "
+                                "step (+0.5 s, +25.0%)"));
+    assert_null(strstr(got, "8-bit Adam"));
+    fix.adam8_saving = 12300000000ull; /* a note, when 8-bit Adam would save something */
+    write_rows(EVALOUT_TABLE, 0, &sc, &t, 1, &fix, got, sizeof got);
+    assert_non_null(strstr(
+        got, "(+0.5 s, +25.0%); 8-bit Adam (changes the arithmetic; not applied): -12.3 GB"));
+    fix.adam8_saving = 0;
+    fix.base_step_time_s = 3.0; /* faster than the row as given */
+    write_rows(EVALOUT_TABLE, 0, &sc, &t, 1, &fix, got, sizeof got);
+    assert_non_null(strstr(got, "2.5 s a step (-0.5 s, -16.7%)"));
 }
 
 /* JSON: the phase as a string under --peak step, null under --peak lesson. */
@@ -174,10 +209,12 @@ static void json_peak_phase(void **state)
     assert_non_null(strstr(
         got,
         "\"expert_bytes\": 0, \"peak_phase\": \"recompute\", \"stage\": 0, "
-        "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null, \"host_node_bytes\": 0}"));
+        "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null, \"host_node_bytes\": 0, "
+        "\"fix_step_time_s\": null, \"fix_time_added_s\": null}"));
     assert_non_null(strstr(got, "\"expert_bytes\": 0, \"peak_phase\": null, \"stage\": 0, "
                                 "\"step_time_s\": null, \"tokens_per_s\": null, \"mfu\": null, "
-                                "\"host_node_bytes\": 0}\n]\n"));
+                                "\"host_node_bytes\": 0, \"fix_step_time_s\": null, "
+                                "\"fix_time_added_s\": null}\n]\n"));
 }
 
 /* The table: a "peak phase" column under --peak step, the most wanted of those a narrow table
@@ -244,8 +281,9 @@ static void step_columns(void **state)
     assert_non_null(tmp);
     enum evalout_format formats[3] = {EVALOUT_CSV, EVALOUT_JSON, EVALOUT_TABLE};
     const char *want[3] = {
-        ",0,0,,0,12.35,1234,0.412,0\n",
-        "\"step_time_s\": 12.35, \"tokens_per_s\": 1234, \"mfu\": 0.412, \"host_node_bytes\": 0}",
+        ",0,0,,0,12.35,1234,0.412,0,,\n",
+        "\"step_time_s\": 12.35, \"tokens_per_s\": 1234, \"mfu\": 0.412, \"host_node_bytes\": 0, "
+        "\"fix_step_time_s\": null, \"fix_time_added_s\": null}",
         "  12.3\n"};
     for (int f = 0; f < 3; f++) {
         rewind(tmp);
@@ -274,6 +312,7 @@ int main(void)
         cmocka_unit_test(text_is_quoted_when_needed),
         cmocka_unit_test(long_fields_are_written_whole),
         cmocka_unit_test(csv_peak_phase),
+        cmocka_unit_test(cheapest_fix_times),
         cmocka_unit_test(json_peak_phase),
         cmocka_unit_test(table_peak_phase),
         cmocka_unit_test(step_columns),

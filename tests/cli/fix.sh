@@ -1,0 +1,33 @@
+#!/bin/sh
+# The verdict's fix under the step's peak (doc/model.md 11.6): applied to its row and evaluated
+# again it fits, on the same GPUs, with the same global batch; its step is within 2% of the best
+# that `memfit search` finds on those GPUs; among those, it changes the fewest settings; under
+# --peak lesson the ladder's fix stands.
+. tests/cli/common.inc
+
+# The issue's rows: Mixtral and Llama 3 70B of configs/examples.csv, the lesson's 1.3B on one
+# A100-40GB with a global batch of 8, the lesson's 8 x 40 GB.
+grep -E '^(name|mixtral-8x7b-ft-8xh100|llama3-70b-8xh200|lesson-1.3b-8x40-dp),' configs/examples.csv >"$T/rows.csv"
+echo 'one-a100,gpt-1.3b,2048,8,8,plain,none,1,1,1,no,0,A100-40GB,,,,,,,' >>"$T/rows.csv"
+expect_status "the rows evaluate" 0 eval "$T/rows.csv"
+cp "$T/out" "$T/eval.csv"
+expect_status "--peak lesson" 0 eval --peak lesson "$T/rows.csv"
+cp "$T/out" "$T/lesson.csv"
+
+# fields NAME FILE: the row's fix, fix_plan, fix_step_time_s and fix_time_added_s.
+fields() { awk -F, -v n="$1" '$1 == n { print $15 "|" $18 "|" $27 "|" $28 }' "$2"; }
+check "mixtral: offload alone, not recompute=full offload=optimizer" \
+    test "$(fields mixtral-8x7b-ft-8xh100 "$T/eval.csv" | cut -d'|' -f1-2)" = "offload|offload=optimizer gpus=8"
+check "mixtral, --peak lesson: the ladder's fix stands" \
+    test "$(fields mixtral-8x7b-ft-8xh100 "$T/lesson.csv" | cut -d'|' -f1-2)" = "offload|recompute=full offload=optimizer gpus=8"
+check "--peak lesson: no step times" test "$(fields mixtral-8x7b-ft-8xh100 "$T/lesson.csv" | cut -d'|' -f3-)" = "|"
+check "the 1.3B on one A100-40GB: a micro-batch that divides the global batch of 8" \
+    sh -c "fields() { awk -F, -v n=\"\$1\" '\$1 == n { print \$17 }' \"\$2\"; }; b=\$(fields one-a100 '$T/eval.csv'); test \$((8 % b)) -eq 0"
+check "the 1.3B on one A100-40GB: the ladder's micro_batch=3 is gone" \
+    sh -c "! grep -q '^one-a100,.*micro_batch=3' '$T/eval.csv'"
+
+# Each fix applied to its row (tests/cli/fix_apply.py): it fits with the same global batch and
+# GPUs; its step, priced by `search` with every layout column pinned, is eval's; `search` with
+# none pinned finds nothing faster than 2% below it; no layout within 2% of the best of the
+# fix's candidates changes fewer settings (the candidates: search's top 64).
+/usr/bin/python3 tests/tools/fix_apply.py "$MEMFIT" "$T/rows.csv" "$T/eval.csv" "$T"
