@@ -43,6 +43,22 @@ static double ring_half(double bytes, uint64_t n)
     return n > 1 ? (double)(n - 1) / (double)n * bytes : 0.0;
 }
 
+/* The pipeline bubble of a step (doc/model.md 12.7; DeepSeek-V3 report, Table 2) from the
+ * stage's work of the m micro-batches (a micro-batch's F + B: its forward and full backward,
+ * with their communication), a micro-batch's backward B and the backward's weight-gradient part
+ * W: 1F1B (p - 1)(F + B), / v interleaved; ZB1P (p - 1)(F + B - 2W); DualPipe
+ * (p/2 - 1)(F&B + B - 3W), where the overlapped pair F&B computes both, F + B. */
+static double bubble(const struct scenario *sc, double work, double m, double b, double w)
+{
+    double pp = (double)(sc->pp ? sc->pp : 1), vpp = (double)(sc->vpp ? sc->vpp : 1);
+    double f_b = work / m;
+    if (sc->schedule == SCHEDULE_DUALPIPE)
+        return (pp / 2 - 1) * (f_b + b - 3 * w > 0 ? f_b + b - 3 * w : 0);
+    if (sc->schedule == SCHEDULE_ZB1P)
+        return (pp - 1) * (f_b - 2 * w > 0 ? f_b - 2 * w : 0);
+    return (pp - 1) / (m * vpp) * work;
+}
+
 static double max0(double x)
 {
     return x > 0 ? x : 0;
@@ -298,10 +314,9 @@ static double offload(const struct scenario *sc, const struct terms *t, double p
      * the stage's L/pp layers' checkpoints of each of its m micro-batches. */
     if (sc->offload == OFFLOAD_CHECKPOINTS && sc->recompute == RECOMPUTE_EVERY_K &&
         sc->ckpt_every > 0) {
-        uint64_t pp = sc->pp ? sc->pp : 1;
         const struct pipeline_stage *st = &g->pipe;
         uint64_t kk = pipeline_segment_layers(st, sc->ckpt_every);
-        double per_mb = (double)(sc->layers / pp / st->chunk_layers) *
+        double per_mb = (double)(sc->vpp ? sc->vpp : 1) *
                         (double)((st->chunk_layers + kk - 1) / kk) * (double)t->ckpt_bytes;
         s += 2.0 * (double)pipeline_micro_batches(sc) * per_mb / pcie;
     }
@@ -327,7 +342,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     double net = out->net_gb_s * 1e9 * COST_NET_EFFICIENCY;
 
     uint64_t tp = sc->tp ? sc->tp : 1, pp = sc->pp ? sc->pp : 1;
-    uint64_t cp = sc->cp ? sc->cp : 1, vpp = sc->vpp ? sc->vpp : 1, ep = sc->ep ? sc->ep : 1;
+    uint64_t cp = sc->cp ? sc->cp : 1, ep = sc->ep ? sc->ep : 1;
     double m = (double)pipeline_micro_batches(sc), b = (double)sc->micro_batch;
     double s = (double)sc->seq, mb_tokens = s * b / (double)cp; /* a micro-batch on one GPU */
     out->micro_batches = m;
@@ -432,7 +447,8 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     data_parallel(sc, t, link, net, out);
     out->offload_s = offload(sc, t, out->pcie_gb_s * 1e9);
     double stage_work = out->compute_s + out->recompute_s + out->tp_s + out->cp_s + out->ep_s;
-    out->bubble_s = (double)(pp - 1) / (m * (double)vpp) * stage_work;
+    double w_s = frozen ? 0 : gemm_fwd / m; /* W: the weight gradients' GEMMs, a forward's FLOPs */
+    out->bubble_s = bubble(sc, stage_work, m, out->mb_bwd_s, w_s);
 
     out->overhead_s = out->recompute_s + out->bubble_s + out->tp_s + out->cp_s + out->ep_s +
                       out->dp_extra_s + out->offload_s;

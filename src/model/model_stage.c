@@ -147,7 +147,8 @@ static void stage_pools(const struct scenario *sc, const struct kinds *k, struct
 
 /* Parameters on one GPU of each stage: tp divides every layer and the (vocabulary-parallel)
  * embedding; the first stage holds the embedding and learned positions, the last the output
- * layer (a copy of a tied embedding when pp > 1) and the final norm. */
+ * layer (a copy of a tied embedding when pp > 1) and the final norm; under DualPipe GPUs 0 and
+ * pp - 1 hold both. */
 static void stage_params(const struct scenario *sc, const struct kinds *k, struct terms *t,
                          struct checked *ck)
 {
@@ -169,12 +170,12 @@ static void stage_params(const struct scenario *sc, const struct kinds *k, struc
             uint64_t all = ck_add(
                 ck, layers, ck_add(ck, emb, ck_add(ck, positions, model_final_norm_params(sc))));
             g->params = sc->tied ? all : ck_add(ck, all, emb);
-        } else if (g->pipe.first) {
-            g->params = ck_add(ck, layers, ck_add(ck, emb, positions));
-        } else if (g->pipe.last) {
-            g->params = ck_add(ck, layers, ck_add(ck, emb, model_final_norm_params(sc)));
-        } else {
+        } else { /* DualPipe's GPUs 0 and pp - 1 hold both ends (pipeline.h) */
             g->params = layers;
+            if (g->pipe.first)
+                g->params = ck_add(ck, g->params, ck_add(ck, emb, positions));
+            if (g->pipe.last)
+                g->params = ck_add(ck, g->params, ck_add(ck, emb, model_final_norm_params(sc)));
         }
         stage_pools(sc, k, g, ck);
     }
@@ -254,8 +255,10 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
                 return MODEL_OVERFLOW;
             g->peak_bytes = g->step.bytes;
         }
-        if (g->peak_bytes > t->stage[t->peak_stage].peak_bytes)
-            t->peak_stage = i;
+        const struct model_gpu *top = &t->stage[t->peak_stage];
+        if (g->peak_bytes > top->peak_bytes ||
+            (g->peak_bytes == top->peak_bytes && g->pipe.rank < top->pipe.rank))
+            t->peak_stage = i; /* the lowest rank on a tie */
     }
     if (ck.overflow)
         return MODEL_OVERFLOW;

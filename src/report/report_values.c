@@ -428,7 +428,7 @@ static void report_values_kcurve(struct report_sc *r, enum units u)
     bool flat = sc->peak == PEAK_STEP && t->peak_phase == STEP_OPTIMIZER;
     enum report_phrase id = flat ? REPORT_PHRASE_KCURVE_NOTE_OPTIMIZER : REPORT_PHRASE_KCURVE_NOTE;
     /* The ks whose peak is the optimizer step's, the same bytes: where the curve is flat. */
-    uint64_t n = sc->pp ? sc->layers / sc->pp : 0, lo = 0, hi = 0;
+    uint64_t n = sc->pp ? pipeline_max_stage_layers(sc) : 0, lo = 0, hi = 0;
     for (uint64_t k = 1; flat && k <= n; k++) {
         uint64_t p;
         if (model_ckpt_peak(sc, t, k, &p) != MODEL_OK)
