@@ -281,6 +281,41 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
     return MODEL_OK;
 }
 
+enum model_status model_stage_lesson(const struct scenario *sc, uint64_t r, struct model_gpu *out)
+{
+    struct checked ck = {false};
+    struct kinds built;
+    struct states_layer st[2];
+    struct terms t;
+    uint64_t logits, act[2] = {0, 0};
+    const struct kinds *kinds = model_layer_kinds_cached(sc, NULL, &built, st);
+    if (!kinds || model_ckpt_bytes(sc, &t.ckpt_bytes) || model_logits_bytes(sc, &logits))
+        return MODEL_OVERFLOW;
+    for (int i = 0; i < 2; i++) {
+        struct model_layer_act a = {0, 0, 0, 0};
+        if (kinds->count[i] > 0 && model_layer_act_from(sc, &kinds->sums[i], sc->micro_batch, &a))
+            return MODEL_OVERFLOW;
+        act[i] = a.total;
+    }
+    /* One stage, as model_peak_terms evaluates each of its candidates. */
+    t.n_stages = 1;
+    struct model_gpu *g = &t.stage[0];
+    pipeline_stage_at(sc, kinds->count[LAYER_DENSE], r, &g->pipe);
+    stage_params(sc, kinds, &t, &ck);
+    gpu_states(sc, g, &ck);
+    uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
+    if (model_stage_act_of(sc, &g->pipe, act, t.ckpt_bytes, k, &g->act_bytes))
+        return MODEL_OVERFLOW;
+    g->act_bytes = ck_add(&ck, g->act_bytes, model_context_ring_bytes(sc, sc->micro_batch, &ck));
+    g->logits_bytes = g->pipe.last ? logits : 0;
+    g->lesson_peak_bytes = ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
+    g->peak_bytes = g->lesson_peak_bytes;
+    if (ck.overflow)
+        return MODEL_OVERFLOW;
+    *out = *g;
+    return MODEL_OK;
+}
+
 uint64_t model_gpus_for_states(uint64_t params, enum precision p, uint64_t mem_bytes)
 {
     struct model_bytes_per_param bpp = model_bytes_per_param(p);
