@@ -117,7 +117,7 @@ static void search_failed(struct search_ctx *s, const struct job *j, enum search
     case SEARCH_NO_SPLIT:
         diag_report(s->d, j->file, j->line,
                     "column 'gpus': '%llu' cannot be split: no tp (dividing heads and kv_heads, at "
-                    "most gpus_per_node), pp (dividing layers), cp (dividing seq) and dp (dividing "
+                    "most gpus_per_node), pp (at most layers), cp (dividing seq) and dp (dividing "
                     "global_batch) multiply to it",
                     gpus);
         return;

@@ -45,7 +45,7 @@ static size_t kcurve_ks(uint64_t n, uint64_t k_best, uint64_t *ks)
 int chart_kcurve_fill(const struct scenario *sc, struct chart_kcurve *d)
 {
     struct terms t;
-    uint64_t n = sc->pp ? sc->layers / sc->pp : 0; /* a segment stays inside a stage */
+    uint64_t n = sc->pp ? pipeline_max_stage_layers(sc) : 0; /* a segment stays in a stage */
     if (n == 0 || model_peak(sc, &t) != MODEL_OK)
         return -1;
     if (model_ckpt_peak(sc, &t, 0, &d->none_bytes) != MODEL_OK)

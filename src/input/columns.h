@@ -56,6 +56,9 @@
     X(TP, "tp", WRITTEN, RUN)                                                                      \
     X(PP, "pp", WRITTEN, RUN)                                                                      \
     X(VPP, "vpp", WRITTEN, RUN)                                                                    \
+    X(FIRST_STAGE_LAYERS, "first_stage_layers", WRITTEN, RUN)                                      \
+    X(LAST_STAGE_LAYERS, "last_stage_layers", WRITTEN, RUN)                                        \
+    X(SCHEDULE, "schedule", WRITTEN, RUN)                                                          \
     X(CP, "cp", WRITTEN, RUN)                                                                      \
     X(SP, "sp", WRITTEN, RUN)                                                                      \
     X(EP, "ep", WRITTEN, RUN)                                                                      \

@@ -132,6 +132,72 @@ bool config_parse_gpus(struct row *row, struct scenario *sc)
     return true;
 }
 
+/* The layers of each pipeline stage (doc/model.md 6.3): with first_stage_layers or
+ * last_stage_layers, the rest the same number (at least one) on every other stage (Megatron-LM's
+ * --decoder-first/last-pipeline-num-layers); with vpp, every stage's a multiple of vpp (Megatron-LM
+ * builds vpp chunks of equal size on each stage). A job whose row leaves pp to the search: the
+ * search keeps to these rules. */
+static bool check_stages(struct row *row, const struct scenario *sc)
+{
+    uint64_t f = sc->first_stage_layers, l = sc->last_stage_layers, pp = sc->pp, n = sc->layers;
+    enum col col = f ? COL_FIRST_STAGE_LAYERS : COL_LAST_STAGE_LAYERS;
+    if (row->job && !pinned(row, COL_PP))
+        return true;
+    if (!f && !l) {
+        uint64_t chunks;
+        if (sc->vpp > 1 && (__builtin_mul_overflow(pp, sc->vpp, &chunks) || n % chunks))
+            return config_row_error(row, COL_VPP,
+                                    "pp * vpp (%llu * %llu) does not divide layers (%llu)", ULL(pp),
+                                    ULL(sc->vpp), ULL(n));
+        return true;
+    }
+    if (pp == 1)
+        return config_row_error(row, col, "'%llu' needs pipeline parallelism (pp > 1)",
+                                ULL(f ? f : l));
+    uint64_t ends = (uint64_t)(f > 0) + (l > 0), mids = pp - ends, rest = n - f - l;
+    if (f > n || l > n - f)
+        return config_row_error(row, col,
+                                "'%llu': the first and last stages would hold %llu of the %llu "
+                                "layers",
+                                ULL(f ? f : l), ULL(f + l), ULL(n));
+    if (mids == 0 && rest)
+        return config_row_error(row, col,
+                                "'%llu' leaves %llu of the %llu layers to no stage (pp 2)",
+                                ULL(f ? f : l), ULL(rest), ULL(n));
+    if (mids && (rest < mids || rest % mids))
+        return config_row_error(row, col,
+                                "'%llu' leaves %llu of the %llu layers to the other %llu stages: "
+                                "not the same number on each, at least one",
+                                ULL(f ? f : l), ULL(rest), ULL(n), ULL(mids));
+    uint64_t v = sc->vpp ? sc->vpp : 1, mid = mids ? rest / mids : 0;
+    if (f % v || l % v || mid % v)
+        return config_row_error(row, COL_VPP,
+                                "'%llu' does not divide the layers of every stage (first %llu, "
+                                "others %llu, last %llu)",
+                                ULL(v), ULL(f ? f : mid), ULL(mid), ULL(l ? l : mid));
+    return true;
+}
+
+/* The pipeline schedule (doc/model.md 6.4): ZB1P and DualPipe without interleaving; DualPipe an
+ * even pp and an even number of micro-batches, at least 2 pp (DeepSeek-V3 report 3.2.1; the
+ * DualPipe code's DualPipe.step checks num_chunks >= 2 num_ranks). */
+static bool check_schedule(struct row *row, const struct scenario *sc)
+{
+    const char *name = scenario_schedule_name(sc->schedule);
+    if (sc->schedule == SCHEDULE_1F1B || (row->job && !pinned(row, COL_PP)))
+        return true;
+    if (sc->pp == 1)
+        return config_row_error(row, COL_SCHEDULE, "'%s' needs pipeline parallelism (pp > 1)",
+                                name);
+    if (sc->vpp > 1 && (!row->job || pinned(row, COL_VPP)))
+        return config_row_error(row, COL_SCHEDULE, "'%s' has no interleaved form (vpp %llu)", name,
+                                ULL(sc->vpp));
+    if (sc->schedule == SCHEDULE_DUALPIPE && sc->pp % 2)
+        return config_row_error(row, COL_SCHEDULE, "'dualpipe' needs an even pp (%llu)",
+                                ULL(sc->pp));
+    return true;
+}
+
 /* Context and pipeline parallelism, HSDP and the offload of checkpoints (doc/model.md 13.2). */
 static bool check_parallel(struct row *row, const struct scenario *sc)
 {
@@ -144,11 +210,8 @@ static bool check_parallel(struct row *row, const struct scenario *sc)
     if (sc->vpp > 1 && sc->pp == 1 && (!job || pinned(row, COL_PP)))
         return config_row_error(row, COL_VPP, "'%llu' needs pipeline parallelism (pp > 1)",
                                 ULL(sc->vpp));
-    uint64_t chunks;
-    if (__builtin_mul_overflow(sc->pp, sc->vpp, &chunks) || sc->layers % chunks)
-        return config_row_error(row, COL_VPP,
-                                "pp * vpp (%llu * %llu) does not divide layers (%llu)", ULL(sc->pp),
-                                ULL(sc->vpp), ULL(sc->layers));
+    if (!check_stages(row, sc) || !check_schedule(row, sc))
+        return false;
     uint64_t group;
     if (__builtin_mul_overflow(sc->dp, sc->cp, &group))
         return config_row_error(row, COL_CP, "'%llu' times dp is too large", ULL(sc->cp));
@@ -168,12 +231,19 @@ static bool check_parallel(struct row *row, const struct scenario *sc)
 }
 
 /* The interleaved schedule runs the micro-batches in groups of pp (Megatron-LM's
- * get_pp_rank_microbatches): m = global_batch / (micro_batch dp) must be a multiple of pp. */
+ * get_pp_rank_microbatches): m = global_batch / (micro_batch dp) must be a multiple of pp.
+ * DualPipe: see check_schedule. */
 static bool check_interleaving(struct row *row, const struct scenario *sc, uint64_t step)
 {
     uint64_t m = sc->global_batch / step;
     if (row->job) /* m follows the search's micro-batch and dp */
         return true;
+    if (sc->schedule == SCHEDULE_DUALPIPE && (m % 2 || m < 2 * sc->pp))
+        return config_row_error(row, COL_SCHEDULE,
+                                "'dualpipe' needs an even number of micro-batches per step, at "
+                                "least 2 pp (global_batch "
+                                "/ (micro_batch * dp) = %llu, pp %llu)",
+                                ULL(m), ULL(sc->pp));
     if (sc->vpp > 1 && m % sc->pp)
         return config_row_error(
             row, COL_VPP,
@@ -224,8 +294,8 @@ bool config_check_consistency(struct row *row, const struct scenario *sc)
         return config_row_error(row, COL_TP,
                                 "'%llu' does not divide heads (%llu) and kv_heads (%llu)",
                                 ULL(sc->tp), ULL(sc->heads), ULL(sc->kv_heads));
-    if (sc->layers % sc->pp)
-        return config_row_error(row, COL_PP, "'%llu' does not divide layers (%llu)", ULL(sc->pp),
+    if (sc->pp > sc->layers) /* every stage holds a layer (doc/model.md 6.3) */
+        return config_row_error(row, COL_PP, "'%llu' is more than layers (%llu)", ULL(sc->pp),
                                 ULL(sc->layers));
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > sc->layers)
         return config_row_error(row, COL_RECOMPUTE,
@@ -240,6 +310,13 @@ bool config_check_consistency(struct row *row, const struct scenario *sc)
         return config_row_error(row, COL_RECOMPUTE_LAYERS,
                                 "'%llu' is not possible with offload=checkpoints (every layer's "
                                 "checkpoint moves)",
+                                ULL(sc->recompute_layers));
+    /* DualPipe's GPU holds two stages of different sizes: block recomputation per chunk is not
+     * modelled there (doc/model.md 5.4). */
+    if (sc->recompute_layers && sc->schedule == SCHEDULE_DUALPIPE)
+        return config_row_error(row, COL_RECOMPUTE_LAYERS,
+                                "'%llu' is not modelled with schedule=dualpipe (block "
+                                "recomputation of a GPU's two stages)",
                                 ULL(sc->recompute_layers));
     if (sc->arch == ARCH_LLAMA && sc->dropout)
         return config_row_error(row, COL_DROPOUT,

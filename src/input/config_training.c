@@ -171,6 +171,12 @@ bool config_parse_training(struct row *row, struct scenario *sc)
             return false;
         sc->attention = (enum attention)w;
     }
+    if (row->cell[COL_SCHEDULE]) {
+        static const char *const schedules[] = {"1f1b", "zb1p", "dualpipe"};
+        if ((w = config_parse_word(row, COL_SCHEDULE, schedules, 3)) < 0)
+            return false;
+        sc->schedule = (enum schedule)w;
+    }
     if (row->cell[COL_OFFLOAD]) {
         if ((w = config_parse_word(row, COL_OFFLOAD, offloads, 3)) < 0)
             return false;
@@ -190,6 +196,8 @@ bool config_parse_training(struct row *row, struct scenario *sc)
         !config_opt_uint(row, COL_GPUS_PER_NODE, &sc->gpus_per_node, false) ||
         !config_opt_uint(row, COL_CP, &sc->cp, false) ||
         !config_opt_uint(row, COL_VPP, &sc->vpp, false) ||
+        !config_opt_uint(row, COL_FIRST_STAGE_LAYERS, &sc->first_stage_layers, true) ||
+        !config_opt_uint(row, COL_LAST_STAGE_LAYERS, &sc->last_stage_layers, true) ||
         !config_opt_uint(row, COL_ZERO_GROUP, &sc->zero_group, false))
         return false;
     if (zero > 3)

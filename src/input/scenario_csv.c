@@ -204,6 +204,9 @@ static void run_cells(struct filler *f, const struct scenario *sc)
     put_u64(f, C_TP, sc->tp);
     put_u64(f, C_PP, sc->pp);
     put_u64(f, C_VPP, sc->vpp ? sc->vpp : 1);
+    put_u64_or_empty(f, C_FIRST_STAGE_LAYERS, sc->first_stage_layers);
+    put_u64_or_empty(f, C_LAST_STAGE_LAYERS, sc->last_stage_layers);
+    put_word(f, C_SCHEDULE, scenario_schedule_name(sc->schedule));
     put_u64(f, C_CP, sc->cp ? sc->cp : 1);
     put_bool(f, C_SP, sc->sp);
     put_u64(f, C_EP, sc->ep ? sc->ep : 1);

@@ -44,6 +44,22 @@ static double ring_half(double bytes, uint64_t n)
     return n > 1 ? (double)(n - 1) / (double)n * bytes : 0.0;
 }
 
+/* The pipeline bubble of a step (doc/model.md 12.7; DeepSeek-V3 report, Table 2) from the
+ * stage's work of the m micro-batches (a micro-batch's F + B: its forward and full backward,
+ * with their communication), a micro-batch's backward B and the backward's weight-gradient part
+ * W: 1F1B (p - 1)(F + B), / v interleaved; ZB1P (p - 1)(F + B - 2W); DualPipe
+ * (p/2 - 1)(F&B + B - 3W), where the overlapped pair F&B computes both, F + B. */
+static double bubble(const struct scenario *sc, double work, double m, double b, double w)
+{
+    double pp = (double)(sc->pp ? sc->pp : 1), vpp = (double)(sc->vpp ? sc->vpp : 1);
+    double f_b = work / m;
+    if (sc->schedule == SCHEDULE_DUALPIPE)
+        return (pp / 2 - 1) * (f_b + b - 3 * w > 0 ? f_b + b - 3 * w : 0);
+    if (sc->schedule == SCHEDULE_ZB1P)
+        return (pp - 1) * (f_b - 2 * w > 0 ? f_b - 2 * w : 0);
+    return (pp - 1) / (m * vpp) * work;
+}
+
 static double max0(double x)
 {
     return x > 0 ? x : 0;
@@ -85,12 +101,11 @@ static double half_latency(uint64_t n)
 }
 
 /* Whether the schedule overlaps the experts' all-to-alls with computation: DeepSeek-V3's
- * DualPipe runs one micro-batch's all-to-all under another's compute (DeepSeek-V3 report, 3.2.1;
- * SPEC 11). No schedule here does yet (1F1B and its interleaving do not): false. */
+ * DualPipe runs one micro-batch's all-to-all under another's forward and backward (DeepSeek-V3
+ * report, 3.2.1; SPEC 11); 1F1B, its interleaving and ZB1P do not. */
 static bool a2a_overlapped(const struct scenario *sc)
 {
-    (void)sc;
-    return false;
+    return sc->schedule == SCHEDULE_DUALPIPE;
 }
 
 /* One all-to-all (dispatch or combine) of a MoE layer for one micro-batch on one GPU, seconds
@@ -442,10 +457,9 @@ static double offload(const struct scenario *sc, const struct terms *t, double p
      * the stage's L/pp layers' checkpoints of each of its m micro-batches. */
     if (sc->offload == OFFLOAD_CHECKPOINTS && sc->recompute == RECOMPUTE_EVERY_K &&
         sc->ckpt_every > 0) {
-        uint64_t pp = sc->pp ? sc->pp : 1;
         const struct pipeline_stage *st = &g->pipe;
         uint64_t kk = pipeline_segment_layers(st, sc->ckpt_every);
-        double per_mb = (double)(sc->layers / pp / st->chunk_layers) *
+        double per_mb = (double)(sc->vpp ? sc->vpp : 1) *
                         (double)((st->chunk_layers + kk - 1) / kk) * (double)t->ckpt_bytes;
         s += 2.0 * (double)pipeline_micro_batches(sc) * per_mb / pcie;
     }
@@ -595,13 +609,16 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     }
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
      * again), of the routed rows the GPU's tokens send, unless the schedule hides them. */
-    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0 && !a2a_overlapped(sc)) {
+    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0) {
         uint64_t etp = sc->etp ? sc->etp : tp;
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
         double n_a2a = 4.0 + 2.0 * rf;
         out->ep_s = m * (double)st->pipe.layers[LAYER_MOE] * n_a2a *
                     all_to_all(sc, own, rows, ep, etp, link, net);
+        /* Overlapped (DualPipe): only what exceeds the computation it hides under is exposed. */
+        if (a2a_overlapped(sc))
+            out->ep_s = max0(out->ep_s - out->compute_s - out->recompute_s);
     }
     /* Pipeline sends (12.4): each micro-batch crosses each stage boundary forward (its
      * activations) and backward (their gradient), v times when interleaved; with tensor
@@ -622,7 +639,8 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->offload_s = offload(sc, t, out->pcie_gb_s * 1e9);
     double stage_work =
         out->compute_s + out->recompute_s + out->tp_s + out->cp_s + out->ep_s + out->pp_s;
-    out->bubble_s = (double)(pp - 1) / (m * (double)vpp) * stage_work;
+    double w_s = frozen ? 0 : gemm_fwd / m; /* W: the weight gradients' GEMMs, a forward's FLOPs */
+    out->bubble_s = bubble(sc, stage_work, m, out->mb_bwd_s, w_s);
 
     out->overhead_s = out->recompute_s + out->bubble_s + out->tp_s + out->cp_s + out->ep_s +
                       out->pp_s + out->dp_extra_s + out->offload_s;

@@ -162,6 +162,11 @@ uint64_t model_budget_bytes(const struct scenario *sc);
 /* Every term except k_best, k_star and max_micro_batch: cheap enough for searches. */
 enum model_status model_peak(const struct scenario *sc, struct terms *t);
 
+/* Pipeline stage (GPU) r of sc, whichever its load (doc/model.md 6.1, 6.3, 6.4): its layers,
+ * parameters, states, activations, logits and the lesson's sum of them (lesson_peak_bytes; the
+ * step's phases are left out). For the report's drawing of every stage. */
+enum model_status model_stage_lesson(const struct scenario *sc, uint64_t r, struct model_gpu *out);
+
 /* true when no byte count of model_peak(sc) can overflow 64 bits, by a bound in double that is
  * much cheaper than model_peak; false means nothing (call model_peak to know). */
 bool model_peak_cannot_overflow(const struct scenario *sc);

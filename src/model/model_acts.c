@@ -48,8 +48,8 @@ enum model_status model_logits_bytes(const struct scenario *sc, uint64_t *out)
 enum model_status model_stage_act(const struct scenario *sc, uint64_t layer_act, uint64_t ckpt,
                                   uint64_t micro_batches, uint64_t k, uint64_t *out)
 {
-    /* One stage of uniform layers, all L / pp in one chunk. */
-    uint64_t n = sc->layers / sc->pp;
+    /* The first stage's layers, all of one kind, in one chunk. */
+    uint64_t n = pipeline_layers_of(sc, 0);
     struct pipeline_stage st = {.layers = {n, 0},
                                 .in_flight = micro_batches,
                                 .act_layers = {micro_batches * n, 0},
@@ -104,6 +104,25 @@ double model_act_k_star(const struct scenario *sc, const struct terms *t)
     return 2 * sqrt((double)sc->layers * (double)t->ckpt_bytes * (double)model_first_stage_act(t));
 }
 
+/* M(k) = (the checkpoints of both stages) c + min(k, the larger stage) A on a GPU that holds two
+ * stages under DualPipe, for every k up to the larger stage: the smallest, the first on a tie. */
+static enum model_status twin_k_best(const struct pipeline_stage *st, uint64_t A, uint64_t c,
+                                     uint64_t *k_best, uint64_t *act_bytes)
+{
+    struct checked ck = {false};
+    uint64_t most = pipeline_segment_layers(st, UINT64_MAX), best = UINT64_MAX, best_k = 1;
+    for (uint64_t k = 1; k <= most; k++) {
+        uint64_t mk = ck_add(&ck, ck_mul(&ck, pipeline_checkpoints(st, k), c), ck_mul(&ck, k, A));
+        if (mk < best) {
+            best = mk;
+            best_k = k;
+        }
+    }
+    *k_best = best_k;
+    *act_bytes = best;
+    return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
 /* model_k_best with the first stage, one layer's activations A and checkpoint c known
  * (model_eval has them). */
 enum model_status model_k_best_from(const struct scenario *sc, const struct pipeline_stage *st,
@@ -116,6 +135,8 @@ enum model_status model_k_best_from(const struct scenario *sc, const struct pipe
      * values around it. */
     uint64_t n = st->chunk_layers, m = st->in_flight;
     struct checked ck = {false};
+    if (sc->offload != OFFLOAD_CHECKPOINTS && st->twin_in_flight > 0)
+        return twin_k_best(st, A, c, k_best, act_bytes); /* DualPipe's two stages: every k */
     if (sc->offload == OFFLOAD_CHECKPOINTS || n <= 1) {
         *k_best = 1;
         *act_bytes = ck_add(&ck, sc->offload == OFFLOAD_CHECKPOINTS ? c : ck_mul(&ck, m, c), A);

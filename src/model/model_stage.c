@@ -168,7 +168,8 @@ static void stage_pools(const struct scenario *sc, const struct kinds *k, struct
 
 /* Parameters on one GPU of each stage: tp divides every layer and the (vocabulary-parallel)
  * embedding; the first stage holds the embedding and learned positions, the last the output
- * layer (a copy of a tied embedding when pp > 1) and the final norm. */
+ * layer (a copy of a tied embedding when pp > 1) and the final norm; under DualPipe GPUs 0 and
+ * pp - 1 hold both. */
 static void stage_params(const struct scenario *sc, const struct kinds *k, struct terms *t,
                          struct checked *ck)
 {
@@ -190,12 +191,12 @@ static void stage_params(const struct scenario *sc, const struct kinds *k, struc
             uint64_t all = ck_add(
                 ck, layers, ck_add(ck, emb, ck_add(ck, positions, model_final_norm_params(sc))));
             g->params = sc->tied ? all : ck_add(ck, all, emb);
-        } else if (g->pipe.first) {
-            g->params = ck_add(ck, layers, ck_add(ck, emb, positions));
-        } else if (g->pipe.last) {
-            g->params = ck_add(ck, layers, ck_add(ck, emb, model_final_norm_params(sc)));
-        } else {
+        } else { /* DualPipe's GPUs 0 and pp - 1 hold both ends (pipeline.h) */
             g->params = layers;
+            if (g->pipe.first)
+                g->params = ck_add(ck, g->params, ck_add(ck, emb, positions));
+            if (g->pipe.last)
+                g->params = ck_add(ck, g->params, ck_add(ck, emb, model_final_norm_params(sc)));
         }
         stage_pools(sc, k, g, ck);
     }
@@ -277,8 +278,10 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
                 return MODEL_OVERFLOW;
             g->peak_bytes = g->step.bytes;
         }
-        if (g->peak_bytes > t->stage[t->peak_stage].peak_bytes)
-            t->peak_stage = i;
+        const struct model_gpu *top = &t->stage[t->peak_stage];
+        if (g->peak_bytes > top->peak_bytes ||
+            (g->peak_bytes == top->peak_bytes && g->pipe.rank < top->pipe.rank))
+            t->peak_stage = i; /* the lowest rank on a tie */
     }
     if (ck.overflow)
         return MODEL_OVERFLOW;
@@ -310,6 +313,41 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
         return MODEL_OVERFLOW;
     t->host_fits = sc->host_mem_bytes == 0 || t->host_node_bytes <= sc->host_mem_bytes;
     t->fits = t->peak_bytes <= t->budget_bytes && t->host_fits;
+    return MODEL_OK;
+}
+
+enum model_status model_stage_lesson(const struct scenario *sc, uint64_t r, struct model_gpu *out)
+{
+    struct checked ck = {false};
+    struct kinds built;
+    struct states_layer st[2];
+    struct terms t;
+    uint64_t logits, act[2] = {0, 0};
+    const struct kinds *kinds = model_layer_kinds_cached(sc, NULL, &built, st);
+    if (!kinds || model_ckpt_bytes(sc, &t.ckpt_bytes) || model_logits_bytes(sc, &logits))
+        return MODEL_OVERFLOW;
+    for (int i = 0; i < 2; i++) {
+        struct model_layer_act a = {0, 0, 0, 0};
+        if (kinds->count[i] > 0 && model_layer_act_from(sc, &kinds->sums[i], sc->micro_batch, &a))
+            return MODEL_OVERFLOW;
+        act[i] = a.total;
+    }
+    /* One stage, as model_peak_terms evaluates each of its candidates. */
+    t.n_stages = 1;
+    struct model_gpu *g = &t.stage[0];
+    pipeline_stage_at(sc, kinds->count[LAYER_DENSE], r, &g->pipe);
+    stage_params(sc, kinds, &t, &ck);
+    gpu_states(sc, g, &ck);
+    uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
+    if (model_stage_act_of(sc, &g->pipe, act, t.ckpt_bytes, k, &g->act_bytes))
+        return MODEL_OVERFLOW;
+    g->act_bytes = ck_add(&ck, g->act_bytes, model_context_ring_bytes(sc, sc->micro_batch, &ck));
+    g->logits_bytes = g->pipe.last ? logits : 0;
+    g->lesson_peak_bytes = ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
+    g->peak_bytes = g->lesson_peak_bytes;
+    if (ck.overflow)
+        return MODEL_OVERFLOW;
+    *out = *g;
     return MODEL_OK;
 }
 

@@ -21,11 +21,162 @@ uint64_t pipeline_micro_batches(const struct scenario *sc)
     return m ? m : 1;
 }
 
-/* Dense layers among the cl layers of chunk c (the dense ones lead the model). */
-static uint64_t chunk_dense(uint64_t c, uint64_t cl, uint64_t dense)
+struct pipeline_split pipeline_split_of(const struct scenario *sc)
 {
-    uint64_t lo = c * cl;
+    uint64_t pp = sc->pp ? sc->pp : 1, n = sc->layers;
+    uint64_t f = sc->first_stage_layers, l = sc->last_stage_layers;
+    struct pipeline_split sp = {0, 0, n / pp, 0, 0};
+    if (pp <= 1)
+        return sp;
+    if (f || l) { /* Megatron-LM: the given ends, the rest evenly over the other stages */
+        uint64_t ends = (uint64_t)(f > 0) + (l > 0), mids = pp - ends;
+        uint64_t rest = n > f + l ? n - f - l : 0;
+        sp = (struct pipeline_split){f > 0, f, mids ? rest / mids : 0, l > 0, l};
+        return sp;
+    }
+    if (n % pp == 0)
+        return sp;
+    /* doc/model.md 6.3: ceil(L/pp) on every stage but the pp ceil - L floors, which go to the
+     * first and the last stage, then inwards (the first end takes the odd one). */
+    uint64_t ceil = n / pp + 1, floors = pp * ceil - n;
+    sp = (struct pipeline_split){(floors + 1) / 2, ceil - 1, ceil, floors / 2, ceil - 1};
+    return sp;
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+uint64_t pipeline_split_gcd(const struct scenario *sc)
+{
+    struct pipeline_split sp = pipeline_split_of(sc);
+    uint64_t pp = sc->pp ? sc->pp : 1, g = pp > sp.head + sp.tail ? sp.mid_layers : 0;
+    g = sp.head ? gcd_u64(g, sp.head_layers) : g;
+    return sp.tail ? gcd_u64(g, sp.tail_layers) : g;
+}
+
+bool pipeline_split_valid(const struct scenario *sc)
+{
+    uint64_t pp = sc->pp ? sc->pp : 1, v = sc->vpp ? sc->vpp : 1, n = sc->layers;
+    uint64_t f = sc->first_stage_layers, l = sc->last_stage_layers;
+    if (pp > n || ((f || l) && pp == 1))
+        return false;
+    if (f || l) {
+        uint64_t ends = (uint64_t)(f > 0) + (l > 0), mids = pp - ends;
+        if (f > n || l > n - f)
+            return false;
+        uint64_t rest = n - f - l;
+        if (mids == 0 ? rest != 0 : rest < mids || rest % mids)
+            return false;
+    }
+    return pipeline_split_gcd(sc) % v == 0;
+}
+
+uint64_t pipeline_stage_layers(const struct pipeline_split *sp, uint64_t pp, uint64_t r)
+{
+    if (r < sp->head)
+        return sp->head_layers;
+    return r >= pp - sp->tail ? sp->tail_layers : sp->mid_layers;
+}
+
+uint64_t pipeline_layers_of(const struct scenario *sc, uint64_t r)
+{
+    struct pipeline_split sp = pipeline_split_of(sc);
+    return pipeline_stage_layers(&sp, sc->pp ? sc->pp : 1, r);
+}
+
+uint64_t pipeline_max_stage_layers(const struct scenario *sc)
+{
+    struct pipeline_split sp = pipeline_split_of(sc);
+    uint64_t n = sp.mid_layers;
+    n = sp.head && sp.head_layers > n ? sp.head_layers : n;
+    return sp.tail && sp.tail_layers > n ? sp.tail_layers : n;
+}
+
+/* The layers of the stages before r. */
+static uint64_t layers_before(const struct pipeline_split *sp, uint64_t pp, uint64_t r)
+{
+    uint64_t mid_end = pp - sp->tail;
+    uint64_t n = min_u64(r, sp->head) * sp->head_layers;
+    if (r > sp->head)
+        n += (min_u64(r, mid_end) - sp->head) * sp->mid_layers;
+    if (r > mid_end)
+        n += (r - mid_end) * sp->tail_layers;
+    return n;
+}
+
+/* The stage whose layers (laid out without interleaving) hold position y < L. */
+static uint64_t stage_of_position(const struct pipeline_split *sp, uint64_t pp, uint64_t y)
+{
+    uint64_t head = sp->head * sp->head_layers, mids = pp - sp->head - sp->tail;
+    if (y < head)
+        return y / sp->head_layers;
+    y -= head;
+    if (y < mids * sp->mid_layers)
+        return sp->head + y / sp->mid_layers;
+    y -= mids * sp->mid_layers;
+    uint64_t r = pp - sp->tail + (sp->tail_layers ? y / sp->tail_layers : 0);
+    return r < pp ? r : pp - 1;
+}
+
+/* The stage holding layer x (< L) of the model, with v chunks per stage: the chunk of round
+ * x / (L/v) at offset x mod (L/v), whose stage is that of position v (x mod (L/v)). */
+static uint64_t stage_of_layer(const struct scenario *sc, const struct pipeline_split *sp,
+                               uint64_t x)
+{
+    uint64_t v = vpp_of(sc), round = sc->layers / v;
+    return stage_of_position(sp, sc->pp, (x % round) * v);
+}
+
+/* Dense layers among the cl layers from layer lo (the dense ones lead the model). */
+static uint64_t chunk_dense(uint64_t lo, uint64_t cl, uint64_t dense)
+{
     return dense <= lo ? 0 : min_u64(dense - lo, cl);
+}
+
+/* Adds the layers of stage r to out, with n chunk-micro-batches of it in flight: under the
+ * interleaved schedule the k-th forward runs chunk position (k / pp) mod v (full groups of pp,
+ * then the rest), every micro-batch of every chunk when n is m v. */
+static void add_chunks(const struct scenario *sc, const struct pipeline_split *sp, uint64_t dense,
+                       uint64_t r, uint64_t n, struct pipeline_stage *out)
+{
+    uint64_t pp = sc->pp, v = vpp_of(sc), round = sc->layers / v, m = pipeline_micro_batches(sc);
+    uint64_t cl = pipeline_stage_layers(sp, pp, r) / v, start = layers_before(sp, pp, r) / v;
+    uint64_t groups = n / pp, rest = n % pp;
+    for (uint64_t j = 0; j < v; j++) {
+        uint64_t d = chunk_dense(j * round + start, cl, dense);
+        uint64_t held =
+            v == 1 ? n : pp * (groups / v + (j < groups % v)) + (j == groups % v ? rest : 0);
+        if (v > 1 && n == m * v)
+            held = m;
+        out->layers[0] += d;
+        out->layers[1] += cl - d;
+        out->act_layers[0] += held * d;
+        out->act_layers[1] += held * (cl - d);
+    }
+}
+
+/* DualPipe (DeepSeek-V3 report 3.2.1, Table 2): GPU r holds stage r of the forward direction and
+ * stage pp - 1 - r of the reverse one, so GPUs 0 and pp - 1 hold the embedding and the output
+ * layer; it keeps pp - r micro-batches of the first and r + 1 of the second in flight (pp + 1),
+ * never more than the m / 2 micro-batches of a direction. */
+static void dualpipe_stage_at(const struct scenario *sc, const struct pipeline_split *sp,
+                              uint64_t dense, uint64_t r, struct pipeline_stage *out)
+{
+    uint64_t pp = sc->pp, half = (pipeline_micro_batches(sc) + 1) / 2;
+    uint64_t own = min_u64(half, pp - r), twin = min_u64(half, r + 1);
+    add_chunks(sc, sp, dense, r, own, out);
+    add_chunks(sc, sp, dense, pp - 1 - r, twin, out);
+    out->first = out->last = r == 0 || r == pp - 1;
+    out->in_flight = own + twin;
+    out->twin_in_flight = twin;
+    out->twin_layers = pipeline_stage_layers(sp, pp, pp - 1 - r);
 }
 
 void pipeline_stage_at(const struct scenario *sc, uint64_t dense, uint64_t r,
@@ -36,56 +187,54 @@ void pipeline_stage_at(const struct scenario *sc, uint64_t dense, uint64_t r,
         uint64_t d = dense < sc->layers ? dense : sc->layers;
         out->first = out->last = true;
         out->in_flight = 1;
-        out->chunk_layers = sc->layers;
+        out->chunk_layers = out->stage_layers = sc->layers;
         out->layers[0] = out->act_layers[0] = d;
         out->layers[1] = out->act_layers[1] = sc->layers - d;
         return;
     }
-    uint64_t pp = sc->pp, v = vpp_of(sc), cl = sc->layers / (pp * v);
+    struct pipeline_split sp = pipeline_split_of(sc);
+    uint64_t pp = sc->pp, v = vpp_of(sc);
     uint64_t m = pipeline_micro_batches(sc);
     out->rank = r;
+    out->stage_layers = pipeline_stage_layers(&sp, pp, r);
+    out->first_layer = layers_before(&sp, pp, r) / v;
+    out->chunk_layers = out->stage_layers / v;
+    if (sc->schedule == SCHEDULE_DUALPIPE) {
+        dualpipe_stage_at(sc, &sp, dense, r, out);
+        return;
+    }
     out->first = r == 0;
     out->last = r == pp - 1;
-    out->first_layer = r * cl;
-    out->chunk_layers = cl;
-    /* doc/model.md 6.1: 1F1B keeps pp - r micro-batches in flight on stage r; interleaved,
-     * 2 (pp - r - 1) + (v - 1) pp + 1 chunk-micro-batches; never more than the step has. */
+    /* doc/model.md 6.1: 1F1B (and ZB1P, 6.4) keeps pp - r micro-batches in flight on stage r;
+     * interleaved, 2 (pp - r - 1) + (v - 1) pp + 1 chunk-micro-batches; never more than the
+     * step has. */
     out->in_flight =
         v == 1 ? min_u64(m, pp - r) : min_u64(m * v, 2 * (pp - r - 1) + (v - 1) * pp + 1);
-    /* The k-th forward runs chunk position (k / pp) mod v: full groups of pp, then the rest. */
-    uint64_t groups = out->in_flight / pp, rest = out->in_flight % pp;
-    if (v == 1) {
-        groups = 0;
-        rest = out->in_flight;
-    }
-    for (uint64_t j = 0; j < v; j++) {
-        uint64_t c = j * pp + r, d = chunk_dense(c, cl, dense);
-        uint64_t held =
-            v == 1 ? rest : pp * (groups / v + (j < groups % v)) + (j == groups % v ? rest : 0);
-        if (out->in_flight == m * v)
-            held = m; /* every micro-batch of every chunk */
-        out->layers[0] += d;
-        out->layers[1] += cl - d;
-        out->act_layers[0] += held * d;
-        out->act_layers[1] += held * (cl - d);
-    }
+    add_chunks(sc, &sp, dense, r, out->in_flight, out);
 }
 
 uint64_t pipeline_segment_layers(const struct pipeline_stage *st, uint64_t k)
 {
-    return min_u64(k, st->chunk_layers);
+    uint64_t most = st->chunk_layers > st->twin_layers ? st->chunk_layers : st->twin_layers;
+    return min_u64(k, most);
 }
 
 uint64_t pipeline_checkpoints(const struct pipeline_stage *st, uint64_t k)
 {
-    uint64_t kk = pipeline_segment_layers(st, k);
-    return kk == 0 ? 0 : st->in_flight * ((st->chunk_layers + kk - 1) / kk);
+    if (k == 0)
+        return 0;
+    /* A segment of min(k, n) layers per k layers of each chunk of n: ceil(n / k) of them. */
+    uint64_t own = st->in_flight - st->twin_in_flight;
+    return own * ((st->chunk_layers + k - 1) / k) +
+           st->twin_in_flight * ((st->twin_layers + k - 1) / k);
 }
 
-/* Adds stage r to out[0..*n) unless it is there. */
+/* Adds stage r to out[0..*n) unless it is there (or r is not a stage). */
 static void add_candidate(const struct scenario *sc, uint64_t dense, uint64_t r,
                           struct pipeline_stage *out, unsigned *n)
 {
+    if (r >= (sc->pp ? sc->pp : 1) || *n >= PIPELINE_CANDIDATES)
+        return;
     for (unsigned i = 0; i < *n; i++)
         if (out[i].rank == r)
             return;
@@ -99,14 +248,40 @@ unsigned pipeline_candidates(const struct scenario *sc, uint64_t dense,
     add_candidate(sc, dense, 0, out, &n);
     if (sc->pp <= 1)
         return n;
-    uint64_t pp = sc->pp, v = vpp_of(sc), cl = sc->layers / (pp * v), chunks = pp * v;
+    uint64_t pp = sc->pp;
+    struct pipeline_split sp = pipeline_split_of(sc);
     add_candidate(sc, dense, pp - 1, out, &n);
-    /* Chunk c differs in kinds from chunk c - 1 only at the chunk where the dense layers end
-     * (floor(dense / cl)) and at the first chunk without any (ceil(dense / cl)): their stages
-     * differ from their predecessors; every other stage holds no more than its predecessor. */
-    uint64_t boundary[2] = {dense / cl, (dense + cl - 1) / cl};
-    for (int i = 0; i < 2; i++)
-        if (dense > 0 && boundary[i] < chunks)
-            add_candidate(sc, dense, boundary[i] % pp, out, &n);
+    /* The stages whose layers differ from their predecessor's in count (where the split
+     * changes) or in kinds (the chunk where the dense layers end and the one after it). */
+    uint64_t change[4];
+    unsigned nc = 0;
+    if (sp.head > 0 && sp.head < pp)
+        change[nc++] = sp.head;
+    if (sp.tail > 0 && sp.tail < pp)
+        change[nc++] = pp - sp.tail;
+    if (dense > 0 && dense < sc->layers) {
+        uint64_t r = stage_of_layer(sc, &sp, dense);
+        change[nc++] = r;
+        change[nc++] = (r + 1) % pp;
+    }
+    if (sc->schedule != SCHEDULE_DUALPIPE) {
+        /* 1F1B: a stage like its predecessor keeps no more in flight, so holds no more. */
+        for (unsigned i = 0; i < nc; i++)
+            add_candidate(sc, dense, change[i], out, &n);
+        return n;
+    }
+    /* DualPipe: GPUs r and pp - 1 - r hold the same two stages with the same micro-batches in
+     * flight, so the first half stands for all (the lower rank on a tie). GPU r's stages change
+     * at a change c of the first (r = c) or of the second (r = pp - c); between changes its
+     * activations are linear in r: both ends of each run, c - 1 (the mirror of pp - c) and c. */
+    n = 0;
+    add_candidate(sc, dense, 0, out, &n);
+    add_candidate(sc, dense, 1, out, &n);
+    add_candidate(sc, dense, pp / 2 - 1, out, &n);
+    for (unsigned i = 0; i < nc; i++) {
+        uint64_t at[2] = {change[i], pp - change[i]};
+        for (int j = 0; j < 2; j++)
+            add_candidate(sc, dense, at[j] < pp / 2 ? at[j] : pp - 1 - at[j], out, &n);
+    }
     return n;
 }

@@ -81,6 +81,12 @@ const char *scenario_recompute_modules_name(const struct scenario *sc, char *buf
     return buf;
 }
 
+const char *scenario_schedule_name(enum schedule s)
+{
+    static const char *const names[] = {"1f1b", "zb1p", "dualpipe"};
+    return (unsigned)s < 3 ? names[s] : "?";
+}
+
 const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size)
 {
     if (sc->recompute == RECOMPUTE_NONE)

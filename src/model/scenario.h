@@ -37,6 +37,10 @@ enum peak_model { PEAK_LESSON, PEAK_STEP };
 
 enum attention { ATTENTION_PLAIN, ATTENTION_FLASH };
 
+/* The pipeline schedule (doc/model.md 6.4; DeepSeek-V3 report, Table 2): 1F1B (interleaved when
+ * vpp > 1), zero bubble ZB1P (ZB-H1), or DualPipe (two stages per GPU, one of each direction). */
+enum schedule { SCHEDULE_1F1B, SCHEDULE_ZB1P, SCHEDULE_DUALPIPE };
+
 /* RECOMPUTE_EVERY_K with ckpt_every = 1 is full checkpointing. */
 enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_EVERY_K };
 
@@ -161,6 +165,9 @@ struct scenario {
     uint64_t dp, tp, pp;
     uint64_t cp;  /* context parallel degree: each GPU holds s / cp of a sequence; 0: 1 */
     uint64_t vpp; /* virtual pipeline chunks per stage (interleaved 1F1B); 0: 1 */
+    uint64_t first_stage_layers, last_stage_layers; /* layers of the first and last pipeline
+                                                     * stage; 0: automatic (pipeline.h) */
+    enum schedule schedule;
     bool sp;
     uint64_t ep;            /* expert parallel degree (1 without experts) */
     uint64_t etp;           /* expert tensor parallel degree; 0: = tp */
@@ -221,6 +228,7 @@ const char *scenario_recompute_module_name(unsigned i);
 const char *scenario_recompute_modules_name(const struct scenario *sc, char *buf,
                                             unsigned long size);
 
+const char *scenario_schedule_name(enum schedule s);
 /* "none", "selective", "full" (k = 1) or the integer k, into buf. */
 const char *scenario_recompute_name(const struct scenario *sc, char *buf, unsigned long size);
 

@@ -160,7 +160,9 @@ void states_outside(const struct scenario *sc, bool first, bool last, struct sta
     }
     if (last) {
         outside_tensor(sc, sc->arch == ARCH_GPT ? 2 : 1, sc->hidden, out, ck);
-        if (!sc->tied || !first)
+        /* a tied embedding is one tensor only on a single stage (DualPipe's GPU 0 holds the
+         * first and the last stage, each its copy) */
+        if (!sc->tied || !first || sc->pp > 1)
             outside_tensor(sc, 1, emb, out, ck);
     }
 }

@@ -448,7 +448,7 @@ int plan_check(const struct scenario *sc)
      * end of k = 1..n, so M(1) + M(n) bounds every point of the curve. */
     uint64_t first, last, sum;
     if (model_ckpt_peak(sc, &t, 1, &first) != MODEL_OK ||
-        model_ckpt_peak(sc, &t, sc->layers / sc->pp, &last) != MODEL_OK ||
+        model_ckpt_peak(sc, &t, pipeline_max_stage_layers(sc), &last) != MODEL_OK ||
         __builtin_add_overflow(first, last, &sum))
         return -1;
     return 0;

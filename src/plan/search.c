@@ -106,10 +106,11 @@ static uint64_t or_one(uint64_t v)
 /*
  * The valid micro-batches of a structure, ascending: b divides gb / dp (global_batch divisible
  * by b dp) and, with the interleaved schedule, m = gb / (b dp) is a multiple of pp
- * (doc/model.md 6.1); only the job's b when it pins it. r->nr: how many of them, from the first,
- * have gradient accumulation (m >= 2) and every stage's in-flight count at its cap - pp - r, or
- * 2 (pp - r - 1) + (vpp - 1) pp + 1 interleaved, at most (vpp + 1) pp - 1 - whatever m: the
- * monotone range. m falls as b grows, so the range is a prefix.
+ * (doc/model.md 6.1), under DualPipe even and at least 2 pp (6.4); only the job's b when it pins
+ * it. r->nr: how many of them, from the first, have gradient accumulation (m >= 2) and every
+ * stage's in-flight count at its cap - pp - r, or 2 (pp - r - 1) + (vpp - 1) pp + 1 interleaved, at
+ * most (vpp + 1) pp - 1 - whatever m: the monotone range. m falls as b grows, so the range is a
+ * prefix.
  */
 static void micro_batches(struct run *r, uint64_t dp, uint64_t pp, uint64_t vpp)
 {
@@ -122,6 +123,8 @@ static void micro_batches(struct run *r, uint64_t dp, uint64_t pp, uint64_t vpp)
         uint64_t b = r->divs[i], m = per_rank / b;
         if (per_rank % b || (vpp > 1 && m % pp))
             continue;
+        if (r->job->schedule == SCHEDULE_DUALPIPE && (m % 2 || m < 2 * pp))
+            continue; /* DualPipe's micro-batches (doc/model.md 6.4) */
         if (pinned(r, SCENARIO_PIN_MICRO_BATCH) && b != r->job->micro_batch)
             continue;
         r->bs[r->nb++] = b;
@@ -649,7 +652,7 @@ static bool too_slow(struct run *r, const struct scenario *sc0, uint64_t option)
 static void structure(struct run *r, struct scenario *sc)
 {
     const struct scenario *job = r->job;
-    uint64_t chunk = sc->layers / (or_one(sc->pp) * or_one(sc->vpp));
+    uint64_t chunk = pipeline_max_stage_layers(sc) / or_one(sc->vpp);
     r->at.structure++;
     if (too_slow(r, sc, 0))
         return;
@@ -743,6 +746,18 @@ static void experts(struct run *r, struct scenario *sc)
     free(edivs);
 }
 
+/* The most layers of a model whose uneven splits the search varies (doc/model.md 11.5). */
+#define SEARCH_UNEVEN_LAYERS 1024
+
+/* Whether the job's schedule runs on pp stages: 1F1B on any; ZB1P with pipeline parallelism,
+ * DualPipe on an even number of stages (doc/model.md 6.4). */
+static bool schedule_runs(const struct scenario *job, uint64_t pp)
+{
+    if (job->schedule == SCHEDULE_1F1B)
+        return true;
+    return pp > 1 && (job->schedule != SCHEDULE_DUALPIPE || pp % 2 == 0);
+}
+
 /* Every tp, pp, vpp and cp whose product divides gpus (each one a divisor of gpus: gdivs), dp
  * the rest, each ascending (doc/model.md 11.5). */
 static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t n_gdivs)
@@ -759,17 +774,28 @@ static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t 
             continue;
         for (size_t j = 0; j < n_gdivs && !r->stop; j++) {
             uint64_t pp = gdivs[j];
-            if ((gpus / tp) % pp || job->layers % pp || !allowed(r, SCENARIO_PIN_PP, pp, job->pp))
+            sc.pp = pp;
+            sc.vpp = 1;
+            /* Any pp up to L: the stages split as the job's first and last stages say, or
+             * evenly, or ceil and floor (doc/model.md 6.3); a schedule the job gives, where it
+             * can run (6.4). An uneven split only up to SEARCH_UNEVEN_LAYERS layers: beyond,
+             * every k of a stage is a recompute option, and the pp that divide L are enough. */
+            bool uneven =
+                job->layers % pp != 0 && !job->first_stage_layers && !job->last_stage_layers;
+            if ((gpus / tp) % pp || !pipeline_split_valid(&sc) ||
+                (uneven && job->layers > SEARCH_UNEVEN_LAYERS) ||
+                !allowed(r, SCENARIO_PIN_PP, pp, job->pp) || !schedule_runs(job, pp))
                 continue;
             size_t n_vdivs = 0;
-            uint64_t *vdivs = divisors_of(job->layers / pp, &n_vdivs);
+            uint64_t *vdivs = divisors_of(pipeline_split_gcd(&sc), &n_vdivs);
             if (!vdivs) {
                 r->no_memory = r->stop = true;
                 break;
             }
             for (size_t v = 0; v < n_vdivs && !r->stop; v++) {
                 uint64_t vpp = vdivs[v];
-                if ((vpp > 1 && pp == 1) || !allowed(r, SCENARIO_PIN_VPP, vpp, job->vpp))
+                if ((vpp > 1 && (pp == 1 || job->schedule != SCHEDULE_1F1B)) ||
+                    !allowed(r, SCENARIO_PIN_VPP, vpp, job->vpp))
                     continue;
                 for (size_t k = 0; k < n_gdivs && !r->stop; k++) {
                     uint64_t cp = gdivs[k];

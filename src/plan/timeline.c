@@ -255,6 +255,15 @@ size_t timeline_capacity(const struct scenario *sc)
      * under --peak step the end of the backward and the optimizer step). */
     struct checked ck = {false};
     uint64_t worth = sc->vpp > 1 ? ck_mul(&ck, 2, sc->layers) : sc->layers;
+    /* Uneven stages or DualPipe (doc/model.md 6.3, 6.4): pp + 1 micro-batches at most of the
+     * largest stage's layers (twice that interleaved). */
+    uint64_t pp = sc->pp ? sc->pp : 1;
+    if (sc->layers % pp || sc->first_stage_layers || sc->last_stage_layers ||
+        sc->schedule == SCHEDULE_DUALPIPE) {
+        uint64_t held =
+            ck_mul(&ck, ck_mul(&ck, pp + 1, pipeline_max_stage_layers(sc)), sc->vpp > 1 ? 2 : 1);
+        worth = held > worth ? held : worth;
+    }
     uint64_t n = ck_add(&ck, ck_mul(&ck, 3, worth), sc->peak == PEAK_STEP ? 4 : 2);
     if (ck.overflow || n > SIZE_MAX)
         return 0;

@@ -13,8 +13,8 @@
 #include "plan/timeline.h"
 #include "report/report_phrases.h"
 
-static const char *const report_charts_all[] = {"fit",    "phases", "step",  "step_ckpt",
-                                                "kcurve", "walk",   "params"};
+static const char *const report_charts_all[] = {"fit",       "phases", "stages", "step",
+                                                "step_ckpt", "kcurve", "walk",   "params"};
 
 const char *const *report_charts_names(size_t *n)
 {
@@ -157,6 +157,71 @@ static void report_charts_phases(struct doc *doc, const struct report_sc *r, dou
     chart_phases_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
 }
 
+/* The stages @chart stages draws: every one up to REPORT_STAGES_DRAWN, else the candidates of
+ * model_peak (those that can be the most loaded), ascending. Returns how many. */
+#define REPORT_STAGES_DRAWN 16
+static size_t report_stages_drawn(const struct report_sc *r, uint64_t *ranks)
+{
+    size_t n = 0;
+    if (r->sc->pp <= REPORT_STAGES_DRAWN) {
+        for (uint64_t s = 0; s < r->sc->pp; s++)
+            ranks[n++] = s;
+        return n;
+    }
+    for (unsigned i = 0; i < r->t.n_stages; i++) {
+        size_t at = n++;
+        for (; at > 0 && ranks[at - 1] > r->t.stage[i].pipe.rank; at--)
+            ranks[at] = ranks[at - 1];
+        ranks[at] = r->t.stage[i].pipe.rank;
+    }
+    return n;
+}
+
+/* Every pipeline stage (GPU under DualPipe; doc/model.md 6.3, 6.4), one bar each of the lesson's
+ * terms, its rank and layers under it, the most loaded GPU marked. */
+static void report_charts_stages(struct doc *doc, const struct report_sc *r, double y, double h)
+{
+    uint64_t ranks[REPORT_STAGES_DRAWN > MODEL_STAGES ? REPORT_STAGES_DRAWN : MODEL_STAGES];
+    struct chart_phase_bar bars[sizeof ranks / sizeof *ranks];
+    char labels[sizeof ranks / sizeof *ranks][REPORT_CELL_MAX];
+    size_t n = report_stages_drawn(r, ranks), peak = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct model_gpu g;
+        if (model_stage_lesson(r->sc, ranks[i], &g) != MODEL_OK)
+            return;
+        char rank[32], layers[32];
+        numfmt_u64(rank, sizeof rank, ranks[i]);
+        numfmt_u64(layers, sizeof layers, g.pipe.layers[0] + g.pipe.layers[1]);
+        report_say(labels[i], sizeof labels[i], r->ph, NULL, REPORT_PHRASE_BAR_STAGE, "rank", rank,
+                   "layers", layers, NULL);
+        bars[i] = (struct chart_phase_bar){.label = labels[i]};
+        bars[i].term_bytes[CHART_WEIGHTS] = g.weights_bytes;
+        bars[i].term_bytes[CHART_GRADS] = g.grads_bytes;
+        bars[i].term_bytes[CHART_OPTIMIZER] = g.optimizer_bytes;
+        bars[i].term_bytes[CHART_ACT] = g.act_bytes;
+        bars[i].term_bytes[CHART_LOGITS] = g.logits_bytes;
+        if (ranks[i] == r->t.stage[r->t.peak_stage].pipe.rank)
+            peak = i;
+    }
+    char title[REPORT_VALUE_MAX], mark[REPORT_CELL_MAX];
+    report_say(title, sizeof title, r->ph, &r->vals,
+               r->sc->pp <= REPORT_STAGES_DRAWN ? REPORT_PHRASE_CHART_STAGES
+                                                : REPORT_PHRASE_CHART_STAGES_SOME,
+               NULL);
+    report_say(mark, sizeof mark, r->ph, &r->vals, REPORT_PHRASE_CHART_STAGES_PEAK, NULL);
+    struct chart_phases d = {.title = title,
+                             .bars = bars,
+                             .n = n,
+                             .gpu_bytes = r->sc->gpu_mem_bytes,
+                             .reserve = r->sc->reserve,
+                             .units = r->units,
+                             .mark_peak = true,
+                             .peak = peak,
+                             .peak_label = mark,
+                             .last_apart = false};
+    chart_phases_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+}
+
 /*
  * The scenario the second step chart compares with: checkpointing every k_best layers, or, when
  * the scenario already checkpoints every k, the same step without checkpointing.
@@ -290,8 +355,8 @@ double report_charts_height(const char *name)
     static const struct {
         const char *name;
         double h;
-    } heights[] = {{"fit", 235},    {"phases", 215}, {"step", 178},  {"step_ckpt", 178},
-                   {"kcurve", 200}, {"walk", 205},   {"params", 138}};
+    } heights[] = {{"fit", 235},       {"phases", 215}, {"stages", 200}, {"step", 178},
+                   {"step_ckpt", 178}, {"kcurve", 200}, {"walk", 205},   {"params", 138}};
     for (size_t i = 0; i < sizeof heights / sizeof *heights; i++)
         if (strcmp(heights[i].name, name) == 0)
             return heights[i].h;
@@ -300,6 +365,8 @@ double report_charts_height(const char *name)
 
 bool report_charts_applies(const struct report_sc *r, const char *name)
 {
+    if (strcmp(name, "stages") == 0)
+        return r->sc->pp > 1;
     return strcmp(name, "phases") != 0 || r->sc->peak == PEAK_STEP;
 }
 
@@ -314,6 +381,8 @@ void report_charts_draw(struct doc *doc, const struct report_sc *r, const char *
         report_charts_fit(doc, r, y, h);
     else if (strcmp(name, "phases") == 0)
         report_charts_phases(doc, r, y, h);
+    else if (strcmp(name, "stages") == 0)
+        report_charts_stages(doc, r, y, h);
     else if (strcmp(name, "step") == 0)
         report_charts_step(doc, r, false, y, h);
     else if (strcmp(name, "step_ckpt") == 0)

@@ -105,6 +105,12 @@ struct report_values;
       REPORT_SC, 0)                                                                                \
     X(CHART_KCURVE_ACT, "chart_kcurve_act", "", REPORT_SC, 0)                                      \
     X(STEP_NOTE, "step_note", "loss grad_buffer optimizer_impl precision_choice", REPORT_OWN, 0)   \
+    X(PIPELINE_NOTE_1F1B, "pipeline_note_1f1b", "pp split rank m recompute", REPORT_OWN, 0)        \
+    X(PIPELINE_NOTE_INTERLEAVED, "pipeline_note_interleaved", "pp vpp split rank m recompute",     \
+      REPORT_OWN, 0)                                                                               \
+    X(PIPELINE_NOTE_ZB1P, "pipeline_note_zb1p", "pp split rank m recompute", REPORT_OWN, 0)        \
+    X(PIPELINE_NOTE_DUALPIPE, "pipeline_note_dualpipe", "pp split rank m recompute", REPORT_OWN,   \
+      0)                                                                                           \
     X(STEP_VALIDATION, "step_validation", "", REPORT_OWN, 0)                                       \
     X(LOSS_EAGER, "loss_eager", "", REPORT_OWN, 0)                                                 \
     X(LOSS_FUSED, "loss_fused", "", REPORT_OWN, 0)                                                 \
@@ -323,6 +329,10 @@ struct report_values;
     X(BAR_PHASE_BACKWARD_END, "bar_phase_backward_end", "", REPORT_SC, 0)                          \
     X(BAR_PHASE_OPTIMIZER, "bar_phase_optimizer", "", REPORT_SC, 0)                                \
     X(BAR_LESSON, "bar_lesson", "", REPORT_SC, 0)                                                  \
+    X(CHART_STAGES, "chart_stages", "", REPORT_SC, 0)                                              \
+    X(CHART_STAGES_SOME, "chart_stages_some", "", REPORT_SC, 0)                                    \
+    X(CHART_STAGES_PEAK, "chart_stages_peak", "", REPORT_SC, 0)                                    \
+    X(BAR_STAGE, "bar_stage", "rank layers", REPORT_OWN, 0)                                        \
     X(CHART_KCURVE, "chart_kcurve", "", REPORT_SC, 0)                                              \
     X(CHART_WALK, "chart_walk", "", REPORT_SC, 0)                                                  \
     X(CHART_PARAMS_MOE, "chart_params_moe", "", REPORT_SC, 0)                                      \

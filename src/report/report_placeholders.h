@@ -108,6 +108,7 @@
     X(COUNTED_NOTE, "counted_note")                                                                \
     X(STEP_CHART_NOTE, "step_chart_note")                                                          \
     X(STEP_NOTE, "step_note")                                                                      \
+    X(PIPELINE_NOTE, "pipeline_note")                                                              \
     X(STEP_VALIDATION, "step_validation")
 
 #define REPORT_PH_ENUM(id, name) REPORT_PH_##id,

@@ -291,7 +291,7 @@ static void terms_stored_formula(const struct report_sc *r, char *buf, size_t si
     /* The micro-batches the stage keeps in flight: pp on the first stage of a full 1F1B. */
     const struct pipeline_stage *pipe = &r->t.stage[r->t.peak_stage].pipe;
     char m[32] = "pp";
-    if (pipe->in_flight != sc->pp || pipe->chunk_layers != sc->layers / sc->pp)
+    if (pipe->in_flight != sc->pp || pipe->chunk_layers != pipeline_layers_of(sc, 0))
         numfmt_u64(m, sizeof m, pipe->in_flight);
     uint64_t stage_layers = pipe->chunk_layers;
     char k[32];

@@ -457,7 +457,7 @@ static void report_values_kcurve(struct report_sc *r, enum units u)
     bool flat = sc->peak == PEAK_STEP && t->peak_phase == STEP_OPTIMIZER;
     enum report_phrase id = flat ? REPORT_PHRASE_KCURVE_NOTE_OPTIMIZER : REPORT_PHRASE_KCURVE_NOTE;
     /* The ks whose peak is the optimizer step's, the same bytes: where the curve is flat. */
-    uint64_t n = sc->pp ? sc->layers / sc->pp : 0, lo = 0, hi = 0;
+    uint64_t n = sc->pp ? pipeline_max_stage_layers(sc) : 0, lo = 0, hi = 0;
     for (uint64_t k = 1; flat && k <= n; k++) {
         uint64_t p;
         if (model_ckpt_peak(sc, t, k, &p) != MODEL_OK)
@@ -514,6 +514,60 @@ static void report_values_step(struct report_sc *r)
     report_say(v[REPORT_PH_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_STEP_NOTE, "loss", loss,
                "grad_buffer", grads, "optimizer_impl", opt, "precision_choice", prec, NULL);
     report_say(v[REPORT_PH_STEP_VALIDATION], n, r->ph, NULL, REPORT_PHRASE_STEP_VALIDATION, NULL);
+}
+
+/* The layers of each stage, a group of three or more equal ones as "8 on 14 stages": "7, 8 on 14
+ * stages, 7"; an even split its number alone (doc/model.md 6.3). */
+static void stages_text(const struct pipeline_split *sp, uint64_t pp, char *buf, size_t size)
+{
+    const uint64_t count[3] = {sp->head, pp - sp->head - sp->tail, sp->tail};
+    const uint64_t layers[3] = {sp->head_layers, sp->mid_layers, sp->tail_layers};
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 3; i++) {
+        char n[32], times[32];
+        if (count[i] == 0 || used >= size)
+            continue;
+        numfmt_u64(n, sizeof n, layers[i]);
+        numfmt_u64(times, sizeof times, count[i]);
+        bool all = count[i] == pp; /* an even split: its layers alone */
+        for (uint64_t k = 0; k < (count[i] > 2 ? 1 : count[i]) && used < size; k++) {
+            bool group = count[i] > 2 && !all;
+            int w = snprintf(buf + used, size - used, "%s%s%s%s%s", used ? ", " : "", n,
+                             group ? " on " : "", group ? times : "", group ? " stages" : "");
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+}
+
+/* {{pipeline_note}} (doc/model.md 6.1, 6.3, 6.4): with pp > 1 the split of the layers, the
+ * schedule and what it keeps in flight, the heaviest stage and the recomputation assumed. */
+static void report_values_pipeline(struct report_sc *r)
+{
+    const struct scenario *sc = r->sc;
+    char *out = r->vals.v[REPORT_PH_PIPELINE_NOTE];
+    out[0] = '\0';
+    if (sc->pp <= 1)
+        return;
+    struct pipeline_split sp = pipeline_split_of(sc);
+    const struct pipeline_stage *st = &r->t.stage[r->t.peak_stage].pipe;
+    char split[128], pp[32], vpp[32], rank[32], m[32], rec[64];
+    stages_text(&sp, sc->pp, split, sizeof split);
+    numfmt_u64(pp, sizeof pp, sc->pp);
+    numfmt_u64(vpp, sizeof vpp, sc->vpp ? sc->vpp : 1);
+    numfmt_u64(rank, sizeof rank, st->rank);
+    numfmt_u64(m, sizeof m, st->in_flight);
+    const char *how = scenario_recompute_name(sc, rec, sizeof rec);
+    if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > 1)
+        snprintf(rec, sizeof rec, "every %llu layers", (unsigned long long)sc->ckpt_every);
+    else
+        snprintf(rec, sizeof rec, "%s", how);
+    enum report_phrase id = sc->schedule == SCHEDULE_DUALPIPE ? REPORT_PHRASE_PIPELINE_NOTE_DUALPIPE
+                            : sc->schedule == SCHEDULE_ZB1P   ? REPORT_PHRASE_PIPELINE_NOTE_ZB1P
+                            : sc->vpp > 1 ? REPORT_PHRASE_PIPELINE_NOTE_INTERLEAVED
+                                          : REPORT_PHRASE_PIPELINE_NOTE_1F1B;
+    report_say(out, REPORT_VALUE_MAX, r->ph, NULL, id, "pp", pp, "vpp", vpp, "split", split, "rank",
+               rank, "m", m, "recompute", rec, NULL);
 }
 
 /* With FP8 training, the note on its weight copies (doc/model.md 3.7: per-tensor scaling's two,
@@ -661,6 +715,7 @@ static void report_values_terms(struct report_sc *r, enum units u)
                step ? REPORT_PHRASE_STEP_CHART_STEP : REPORT_PHRASE_STEP_CHART_LESSON, NULL);
     if (step)
         report_values_step(r);
+    report_values_pipeline(r);
     report_values_routing(r, u);
     report_values_kcurve(r, u);
 }

@@ -24,11 +24,11 @@ static const char *fuzz_lookup(void *ctx, const char *name)
 /* Returns 1 when the template was accepted, 0 when rejected. */
 static int fuzz_template_one(const uint8_t *data, size_t size)
 {
-    static const char *const charts[] = {"fit",    "phases", "step",  "step_ckpt",
-                                         "kcurve", "walk",   "params"};
+    static const char *const charts[] = {"fit",       "phases", "stages", "step",
+                                         "step_ckpt", "kcurve", "walk",   "params"};
     static const char *const tables[] = {"config", "verdict",    "terms",
                                          "ladder", "microbatch", "summary"};
-    struct template_names names = {NULL, 0, charts, 7, tables, 6};
+    struct template_names names = {NULL, 0, charts, 8, tables, 6};
     names.placeholders = report_placeholder_names(&names.n_placeholders);
     struct template_phrases phrases;
     report_phrases_known(&phrases);

@@ -51,7 +51,8 @@ MODERN = ["head_dim", "qkv_bias", "qk_norm", "layer_norms", "experts", "top_k", 
 
 # The parallel columns of doc/model.md sections 3.2, 4.11 and 6.1; empty cells take their
 # defaults too (zero_group dp cp, global_batch b dp pp, cp and vpp 1).
-PARALLEL = ["global_batch", "cp", "vpp", "zero_group"]
+PARALLEL = ["global_batch", "cp", "vpp", "zero_group", "first_stage_layers", "last_stage_layers",
+            "schedule"]
 
 # Recomputation of part of the model (doc/model.md 5.4): block recomputation's N layers of each
 # chunk (recompute=full only; empty: all of them).
@@ -83,6 +84,9 @@ def resolve(row):
     c["etp"] = num("etp", c["tp"])
     c["cp"] = num("cp", 1)
     c["vpp"] = num("vpp", 1)
+    c["first"] = num("first_stage_layers", 0)
+    c["last"] = num("last_stage_layers", 0)
+    c["schedule"] = row.get("schedule", "") or "1f1b"
     c["zero_group"] = num("zero_group", num("dp", 1) * c["cp"])  # 3.2: N
     step = num("micro_batch", 1) * num("dp", 1)
     c["m"] = -(-num("global_batch", step * num("pp", 1)) // step)  # 6.1: micro-batches a step
@@ -314,11 +318,40 @@ def recompute_k(c):
     return 1 if r == "full" else (int(r) if r.isdigit() else 0)
 
 
+def stage_sizes(c):
+    """6.3: the layers of each stage. The given first and last stages, the rest evenly over the
+    others; else every stage ceil(L/p) but for L mod p != 0 the floors, dealt to the ends first
+    and then inwards (stage 0, p - 1, 1, p - 2, ...)."""
+    L, p = c["layers"], c["pp"]
+    if c["first"] or c["last"]:
+        ends = [x for x in (c["first"], c["last"]) if x]
+        mid = (L - sum(ends)) // (p - len(ends)) if p > len(ends) else 0
+        sizes = [mid] * p
+        if c["first"]:
+            sizes[0] = c["first"]
+        if c["last"]:
+            sizes[-1] = c["last"]
+        return sizes
+    hi = -(-L // p)
+    sizes = [hi] * p
+    order = [x for pair in zip(range(p), reversed(range(p))) for x in pair]
+    seen = []
+    for r in order:
+        if sum(sizes) == L:
+            break
+        if r not in seen:
+            seen.append(r)
+            sizes[r] -= 1
+    return sizes
+
+
 def chunk_layers(c, j):
-    """2.4, 6.1: the dense and MoE layers of chunk j, the L/(p v) consecutive layers from
-    j L/(p v) (the L_d dense ones first); without vpp a chunk is a whole stage."""
-    per, dense = c["layers"] // (c["pp"] * c["vpp"]), kinds(c)["dense"]
-    d = min(max(dense - j * per, 0), per)
+    """2.4, 6.1, 6.3: the dense and MoE layers of model chunk j (stage j mod p, L_r / v layers),
+    the chunks laid one after the other (the L_d dense layers first)."""
+    p, v, dense = c["pp"], c["vpp"], kinds(c)["dense"]
+    sizes = [stage_sizes(c)[i % p] // v for i in range(p * v)]
+    lo, per = sum(sizes[:j]), sizes[j]
+    d = min(max(dense - lo, 0), per)
     return {"dense": d, "moe": per - d}
 
 
@@ -329,8 +362,9 @@ def stage_chunks(c, r):
 
 def in_flight(c, r):
     """6.1: the micro-batches stage r keeps in flight, per chunk position: min(m, p - r) under
-    1F1B; interleaved, min(m v, 2 (p - r - 1) + (v - 1) p + 1) chunk-micro-batches, the k-th
-    forward running chunk position (k // p) % v, every chunk all m when m v caps it."""
+    1F1B (and ZB1P, 6.4); interleaved, min(m v, 2 (p - r - 1) + (v - 1) p + 1)
+    chunk-micro-batches, the k-th forward running chunk position (k // p) % v, every chunk all m
+    when m v caps it."""
     p, v, m = c["pp"], c["vpp"], c["m"]
     if v == 1:
         return [min(m, p - r)]
@@ -343,30 +377,41 @@ def in_flight(c, r):
     return held
 
 
+def gpu_parts(c, r):
+    """6.1, 6.4: what GPU r runs, as (its chunk, micro-batches of it in flight) pairs. DualPipe
+    puts stage r of one direction and stage p - 1 - r of the other on GPU r, with p - r and
+    r + 1 of their micro-batches in flight (of the m/2 of each direction)."""
+    if c["schedule"] == "dualpipe":
+        p, half = c["pp"], -(-c["m"] // 2)
+        return [(stage_chunks(c, r)[0], min(half, p - r)),
+                (stage_chunks(c, p - 1 - r)[0], min(half, r + 1))]
+    return list(zip(stage_chunks(c, r), in_flight(c, r)))
+
+
 def stage_act(c, r, k, offload=True, block=True):
-    """5.1, 5.3, 6.2, 4.11: stage r's chunk-micro-batches in flight, each chunk's layers its own A;
-    with checkpointing every k, their checkpoints (segments never cross a chunk) and one rebuilt
-    segment of k' = min(k, L/(p v)) layers at the largest A the stage holds; with the
-    checkpoints offloaded, one checkpoint in transit and that segment. Block recomputation (5.4:
-    recompute=full, recompute_layers N below the chunk's L_s layers): each chunk-micro-batch in
-    flight keeps N checkpoints and L_s - N whole layers at the largest A, with no layer rebuilt
-    on top (the N are rebuilt after the kept layers' backward). The ring's buffers on top."""
-    chunks, held = stage_chunks(c, r), in_flight(c, r)
+    """5.1, 5.3, 6.2, 4.11: GPU r's chunk-micro-batches in flight, each chunk's layers its own A;
+    with checkpointing every k, their checkpoints (segments never cross a chunk: ceil(n/k) of a
+    chunk of n) and one rebuilt segment of min(k, largest chunk) layers at the largest A the GPU
+    holds; with the checkpoints offloaded, one checkpoint in transit and that segment. Block
+    recomputation (5.4: recompute=full, recompute_layers N below a chunk's L_s layers): each
+    chunk-micro-batch in flight keeps N checkpoints and L_s - N whole layers at the largest A,
+    with no layer rebuilt on top (the N are rebuilt after the kept layers' backward). The ring's
+    buffers on top."""
+    parts = gpu_parts(c, r)
     acts = {kd: layer_act(c, kd) for kd in ("dense", "moe") if kinds(c)[kd]}
     if k == 0:
-        act = sum(n * sum(ch[kd] * acts[kd] for kd in ch if ch[kd]) for n, ch in zip(held, chunks))
+        act = sum(n * sum(ch[kd] * acts[kd] for kd in ch if ch[kd]) for ch, n in parts)
     else:
-        per = c["layers"] // (c["pp"] * c["vpp"])
-        kk = min(k, per)
-        amax = max(acts[kd] for ch in chunks for kd in ch if ch[kd])
-        seg = kk * amax
+        biggest = max(sum(ch.values()) for ch, _ in parts)
+        amax = max(acts[kd] for ch, _ in parts for kd in ch if ch[kd])
+        seg = min(k, biggest) * amax
         n = c["recompute_layers"]
-        if block and k == 1 and 0 < n < per:
-            act = sum(held) * (n * ckpt(c) + (per - n) * amax)
+        if block and k == 1 and 0 < n < biggest:
+            act = sum(held * (n * ckpt(c) + (sum(ch.values()) - n) * amax) for ch, held in parts)
         elif offload and c["offload"] == "checkpoints":
             act = ckpt(c) + seg
         else:
-            act = sum(held) * math.ceil(F(per, kk)) * ckpt(c) + seg
+            act = sum(n * -(-sum(ch.values()) // k) for ch, n in parts) * ckpt(c) + seg
     return act + ring(c)
 
 
@@ -391,7 +436,7 @@ def gpu(c, r):
     tp, pp, h, v = c["tp"], c["pp"], c["hidden"], c["vocab"]
     u, e = c["etp"], c["ep"]
     counts = {"dense": 0, "moe": 0}
-    for ch in stage_chunks(c, r):
+    for ch, _ in gpu_parts(c, r):
         for kd, n in ch.items():
             counts[kd] += n
     dense_p = F(0)
@@ -402,20 +447,20 @@ def gpu(c, r):
         routed_p += cnt * F(routed, u * e)
     emb = F(v * h, tp)
     final = 2 * h if c["arch"] == "gpt" else h
+    # DualPipe's GPUs 0 and p - 1 hold both stage 0 and stage p - 1 (6.4): two copies.
+    ends = {0, pp - 1} if c["schedule"] == "dualpipe" and r in (0, pp - 1) else {r}
+    first, last = 0 in ends, pp - 1 in ends
     if pp == 1:
         dense_p += emb + final + c["positions"] * h + (0 if c["tied"] else emb)
-    elif r == 0:
-        dense_p += emb + c["positions"] * h
-    elif r == pp - 1:
-        dense_p += emb + final
+    else:
+        dense_p += (emb + c["positions"] * h if first else 0) + (emb + final if last else 0)
     edp = F(c["dp"] * c["cp"] * tp, u * e)                        # 3.2: N_e = dp cp t / (u e)
     dw, dg, do = shard(c, dense_p, c["zero_group"])               # 3.2: N = zero_group or dp cp
     ew, eg, eo = shard(c, routed_p, edp)
     act = stage_act(c, r, recompute_k(c))
-    last = r == pp - 1
     logits = F(4 * local_seq(c) * c["micro_batch"] * v, tp) if last else F(0)
     states = dw + dg + do + ew + eg + eo
-    lmb = sum(in_flight(c, r)) * (c["layers"] // (pp * c["vpp"]))  # layer-micro-batches
+    lmb = sum(n * sum(ch.values()) for ch, n in gpu_parts(c, r))  # layer-micro-batches
     return {"weights": dw + ew, "grads": dg + eg, "optimizer": do + eo, "states": states,
             "expert": ew + eg + eo, "act": act, "logits": logits,
             "peak": states + act + logits, "counts": counts, "stage": r, "lmb": lmb}
@@ -437,7 +482,7 @@ def k_curve(c):
     offload=checkpoints the GPU's c + k' A (5.3), whose smallest is at k = 1."""
     off = c["offload"] == "checkpoints"
     return {k: stage_act(c, 0, k, offload=off, block=False)
-            for k in range(1, c["layers"] // c["pp"] + 1)}
+            for k in range(1, max(stage_sizes(c)) + 1)}
 
 
 def bounds(c, g):
@@ -559,7 +604,11 @@ def no(rng):
 def random_scenario(rng, i):
     """One valid row. Families: gpt, llama (with the attention variants), llama with MoE, llama
     with MLA, MLA with MoE (DeepSeek-like)."""
-    fam = rng.choices(["gpt", "llama", "moe", "mla", "mla-moe"], [15, 20, 35, 12, 18])[0]
+    # One in ten: DualPipe on a deep MoE pipeline with dense layers to about its middle, where
+    # the heaviest GPU can lie inside a run of like GPUs (6.4).
+    focus = rng.random() < 0.1
+    fam = rng.choices(["gpt", "llama", "moe", "mla", "mla-moe"],
+                      [0, 0, 1, 0, 1] if focus else [15, 20, 35, 12, 18])[0]
     arch = "gpt" if fam == "gpt" else "llama"
     mla, moe = fam.startswith("mla"), fam.endswith("moe")
     cell = {k: "" for k in MODERN + PARALLEL}
@@ -583,19 +632,44 @@ def random_scenario(rng, i):
         cell["v_head_dim"] = str(rng.choice([16, 32, 64, 96, 128]))
         rank = str(rng.choice([64, 128, 384, 768, 1536]))
         cell["q_lora_rank"] = rng.choice(["", "0", "0", rank, rank, rank])
-    layers = rng.choice([2, 4, 6, 12, 24, 32, 40, 48, 61, 80, 96])
+    layers = rng.choice([24, 48, 61, 80] if focus else [2, 4, 6, 12, 24, 32, 40, 48, 61, 80, 96])
     tp = rng.choice(divisors(math.gcd(heads, kv), (1, 1, 2, 4, 8)))
-    pp = rng.choice(divisors(layers, (1, 1, 2, 3, 4, 4, 8, 16)))
+    # Any pp up to L (6.3): one that does not divide L splits the layers unevenly.
+    pp = rng.choice([8, 16] if focus else [x for x in (1, 1, 2, 3, 4, 4, 5, 8, 16) if x <= layers])
     dp = rng.choice([1, 2, 3, 4, 8, 16, 64])
     rec = rng.choice(["none", "selective", "full", str(rng.randint(1, layers))])
     # Pipeline (6.1, 13.2): v chunks with p v dividing L; m micro-batches a step, a multiple of
     # p with v > 1, otherwise below, at or above p; the default global batch gives m = p.
     seq, b = rng.choice([128, 512, 1000, 2048, 4096, 8192, 32768]), rng.randint(1, 16)
     vpp = 1
-    if pp > 1 and rng.random() < 0.35:
-        vpp = rng.choice(divisors(layers // pp, (2, 3, 4, 6)) or [1])
+    if pp > 1 and not focus and rng.random() < 0.35:
+        vpp = rng.choice((divisors(layers // pp, (2, 3, 4, 6)) if layers % pp == 0 else []) or
+                         [2, 3])
+    # The first and last stages' layers (6.3, 13.2): the rest the same on each other stage, every
+    # stage's a multiple of v; with v > 1 and p not dividing L, they must be given.
+    if pp > 1 and (rng.random() < 0.25 or layers % (pp * vpp)):
+        for _ in range(100):
+            f = vpp * rng.randint(0, layers // vpp)
+            g = vpp * rng.randint(0, layers // vpp) if rng.random() < 0.7 else 0
+            mids, rest = pp - (f > 0) - (g > 0), layers - f - g
+            if (f or g) and rest >= 0 and ((mids == 0 and rest == 0) or
+                                           (mids and rest >= mids * vpp and rest % (mids * vpp) == 0)):
+                cell["first_stage_layers"] = str(f) if f else rng.choice(["", "0"])
+                cell["last_stage_layers"] = str(g) if g else rng.choice(["", "0"])
+                break
+        else:
+            vpp = 1
     cell["vpp"] = str(vpp) if vpp > 1 or rng.random() < 0.1 else ""
-    if vpp > 1:
+    # The schedule (6.4): ZB1P and DualPipe without vpp; DualPipe an even p and m >= 2p, even.
+    sched = "1f1b"
+    if focus and vpp == 1:
+        sched = "dualpipe"
+    elif pp > 1 and vpp == 1 and rng.random() < 0.35:
+        sched = rng.choice(["zb1p", "dualpipe", "dualpipe"] if pp % 2 == 0 else ["zb1p"])
+    cell["schedule"] = sched if sched != "1f1b" or rng.random() < 0.1 else ""
+    if sched == "dualpipe":
+        m = 2 * pp * rng.choice([1, 1, 2]) + rng.choice([0, 0, 2])
+    elif vpp > 1:
         m = pp * rng.choice([1, 1, 2, 3])
     elif pp > 1:
         m = rng.choice([1, 2, pp - 1, pp, pp + 1, 2 * pp, rng.randint(1, 4 * pp)])
@@ -614,7 +688,7 @@ def random_scenario(rng, i):
     # Block recomputation (5.4): with recompute=full and the checkpoints on the GPU, N of the
     # layers of each chunk, below, at or above a chunk's L / (p v).
     cell["recompute_layers"] = ""
-    if rec == "full" and offload != "checkpoints" and rng.random() < 0.6:
+    if rec == "full" and offload != "checkpoints" and sched != "dualpipe" and rng.random() < 0.6:
         per = layers // (pp * vpp)
         cell["recompute_layers"] = str(rng.choice([rng.randint(1, per)] * 3 + [rng.randint(1, layers)]))
     if arch == "llama":
@@ -651,12 +725,15 @@ def random_scenario(rng, i):
             # Leading dense layers that fill the first stages (or chunks), about to the end of
             # one: a stage of MoE layers after them, with more micro-batches in flight than the
             # last stage, is the heaviest in some of these (6.1).
-            per = layers // (pp * vpp)
+            per = max(layers // (pp * vpp), 1)
             cell["dense_layers"] = str(rng.randint(1, pp - 2) * per + rng.choice([0, 0, -1, 1]))
         elif r < 0.6:
             cell["dense_layers"] = str(rng.randint(1, layers))
         elif r < 0.7:
             cell["dense_layers"] = "0"
+        if sched == "dualpipe" and (focus or rng.random() < 0.6):
+            # dense layers to about the middle: DualPipe's GPUs then differ inside a run (6.4)
+            cell["dense_layers"] = str(rng.randint(layers // 4, 3 * layers // 4 + 1))
         if rng.random() < 0.4:
             cfs = ["0.5", "0.75", "1", "1.0", "1.25", "1.5", "2", "0.625", "3"]
             if "capacity-factor-decimal" not in KNOWN_GAPS:
@@ -731,6 +808,28 @@ PUBLISHED = [
 ]
 
 
+def published_layouts():
+    """Section 6.3's and 6.4's published layouts (configs/published.csv, written out column by
+    column; no FP8 here): Llama 3 405B's 126 layers on 16 stages, DeepSeek-V3's 61 on 16 under
+    DualPipe, BLOOM's 70 on 12, MT-NLG's 105 on 35. Checked as the random scenarios are."""
+    base = dict({k: "" for k in MODERN + PARALLEL + RECOMPUTE}, tied=False, positions=0, dropout=False,
+                precision="megatron", attention="flash", recompute="full", sp=False, zero=1,
+                offload="none", gpu_mem_gb=80, reserve=0, micro_batch=1, arch="llama")
+    llama = dict(name="published-llama3.1-405b", layers=126, hidden=16384, heads=128, kv_heads=8,
+                 vocab=128256, ffn=53248, seq=8192, tp=8, sp=True, pp=16, dp=128,
+                 global_batch="2048")
+    ds = dict(PUBLISHED[-1][1], name="published-deepseek-v3", heads=128, kv_heads=128, seq=4096,
+              tp=1, pp=16, dp=128, ep="64", schedule="dualpipe", global_batch="15360",
+              recompute="selective")
+    bloom = dict(name="published-bloom-176b", arch="gpt", layers=70, hidden=14336, heads=112,
+                 kv_heads=112, vocab=250880, ffn=57344, tied=True, seq=2048, micro_batch=2, tp=4,
+                 pp=12, dp=8, global_batch="2048")
+    mtnlg = dict(name="published-mt-nlg-530b", arch="gpt", layers=105, hidden=20480, heads=128,
+                 kv_heads=128, vocab=50257, ffn=81920, tied=True, positions=2048, seq=2048, tp=8,
+                 pp=35, dp=8, global_batch="1920")
+    return [dict(base, **r) for r in (llama, ds, bloom, mtnlg)]
+
+
 def published_counts():
     """Section 2.5's counts from this implementation: a check of the text itself."""
     bad = []
@@ -748,7 +847,8 @@ def coverage(rows):
     which stage is the most loaded in the reference (the first on a tie)."""
     seen = dict.fromkeys(["pp > 1", "vpp > 1", "m < pp", "m > pp", "cp > 1", "expert groups fold cp",
                           "zero_group", "block recompute", "recompute_modules",
-                          "offload=checkpoints", "heaviest stage 0", "heaviest middle stage",
+                          "offload=checkpoints", "uneven stages", "first/last given", "zb1p",
+                          "dualpipe", "dualpipe uneven", "dualpipe heaviest inside", "heaviest stage 0", "heaviest middle stage",
                           "heaviest last stage"], 0)
     for row in rows:
         c = resolve(row)
@@ -764,9 +864,18 @@ def coverage(rows):
         seen["recompute_modules"] += bool(c["modules"] - {"core_attn"})
         seen["block recompute"] += 0 < c["recompute_layers"] < c["layers"] // (p * c["vpp"])
         seen["offload=checkpoints"] += c["offload"] == "checkpoints"
+        uneven = len(set(stage_sizes(c))) > 1
+        seen["uneven stages"] += uneven
+        seen["first/last given"] += bool(c["first"] or c["last"])
+        seen["zb1p"] += c["schedule"] == "zb1p"
+        seen["dualpipe"] += c["schedule"] == "dualpipe"
+        seen["dualpipe uneven"] += c["schedule"] == "dualpipe" and uneven
         if p > 1:
             peaks = [g["peak"] for g in evaluate(c)[0]]
             r = peaks.index(max(peaks))
+            # DualPipe's heaviest GPU at neither end nor next to one: found only as the end of a
+            # run of like GPUs (pipeline.h)
+            seen["dualpipe heaviest inside"] += c["schedule"] == "dualpipe" and 1 < r < p - 2
             seen["heaviest " + ("stage 0" if r == 0 else "last stage" if r == p - 1 else
                                 "middle stage")] += 1
     return seen
@@ -775,7 +884,9 @@ def coverage(rows):
 # Each of these occurs at least this often among the default 400 scenarios (and any larger N).
 COVERAGE_MIN = {"vpp > 1": 5, "block recompute": 10, "recompute_modules": 10, "m < pp": 5, "m > pp": 5, "cp > 1": 5, "zero_group": 5,
                 "expert groups fold cp": 2,
-                "offload=checkpoints": 5, "heaviest middle stage": 5, "heaviest last stage": 5}
+                "offload=checkpoints": 5, "uneven stages": 20, "first/last given": 10, "zb1p": 5,
+                "dualpipe": 10, "dualpipe uneven": 3, "dualpipe heaviest inside": 5, "heaviest middle stage": 5,
+                "heaviest last stage": 5}
 
 
 def main():
@@ -786,7 +897,7 @@ def main():
     for msg in published_counts():
         print("not ok published count\n# " + msg)
         bad += 1
-    rows = [random_scenario(rng, i) for i in range(n)]
+    rows = published_layouts() + [random_scenario(rng, i) for i in range(n)]
     proc = subprocess.run([memfit, "eval", "--peak", "lesson", "-"], input=to_csv(rows),
                           capture_output=True, text=True)
     got = {r["name"]: r for r in csv.DictReader(io.StringIO(proc.stdout))}

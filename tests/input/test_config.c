@@ -836,13 +836,13 @@ static const struct bad_input BAD[] = {
     /* sizes that must divide one another */
     {"name,model,seq,micro_batch,gpu_mem_gb,tp,pp,kv_heads,global_batch,dp\n"
      "tp,gpt-1.3b,2048,8,80,3,1,,,1\n"
-     "pp,gpt-1.3b,2048,8,80,1,5,,,1\n"
+     "pp,gpt-1.3b,2048,8,80,1,25,,,1\n"
      "kv,gpt-1.3b,2048,8,80,1,1,5,,1\n"
      "gb,gpt-1.3b,2048,8,80,1,1,,100,2\n"
      "ok,gpt-1.3b,2048,8,80,2,4,8,64,2\n",
      "ok",
      "in.csv:2: column 'tp': '3' does not divide heads (16) and kv_heads (16)\n"
-     "in.csv:3: column 'pp': '5' does not divide layers (24)\n"
+     "in.csv:3: column 'pp': '25' is more than layers (24)\n"
      "in.csv:4: column 'kv_heads': '5' does not divide heads (16)\n"
      "in.csv:5: column 'global_batch': '100' is not a multiple of micro_batch * dp (16)\n"},
     {HEADER "a,24,2048,24,50257,2048,8,80\n", "",
@@ -1243,6 +1243,50 @@ static const struct bad_input BAD[] = {
      "in.csv:8: column 'recompute_modules': 'mla_up_proj' needs multi-head latent attention "
      "(kv_lora_rank)\n"
      "in.csv:9: column 'recompute_modules': '+' names no module\n"},
+    /* the layers of each stage and the schedule (doc/model.md 6.3, 6.4): 24 layers */
+    {"name,model,seq,micro_batch,dp,pp,vpp,first_stage_layers,last_stage_layers,schedule,"
+     "global_batch,gpu_mem_gb\n"
+     "a,gpt-1.3b,2048,1,1,1,,4,,,,80\n"
+     "b,gpt-1.3b,2048,1,1,4,,5,,,,80\n"
+     "c,gpt-1.3b,2048,1,1,4,,,30,,,80\n"
+     "d,gpt-1.3b,2048,1,1,2,,10,10,,,80\n"
+     "e,gpt-1.3b,2048,1,1,4,2,3,,,8,80\n"
+     "f,gpt-1.3b,2048,1,1,5,2,,,,10,80\n"
+     "g,gpt-1.3b,2048,1,1,4,,x,,,,80\n"
+     "h,gpt-1.3b,2048,1,1,4,,,-1,,,80\n"
+     "i,gpt-1.3b,2048,1,1,4,,,,foo,,80\n"
+     "j,gpt-1.3b,2048,1,1,1,,,,zb1p,,80\n"
+     "k,gpt-1.3b,2048,1,1,4,2,,,zb1p,8,80\n"
+     "l,gpt-1.3b,2048,1,1,3,,,,dualpipe,12,80\n"
+     "m,gpt-1.3b,2048,1,1,4,,,,dualpipe,6,80\n"
+     "n,gpt-1.3b,2048,1,1,4,,,,dualpipe,9,80\n"
+     "o,gpt-1.3b,2048,1,1,25,,,,,,80\n"
+     "ok,gpt-1.3b,2048,1,1,5,,,,,,80\n"
+     "ok2,gpt-1.3b,2048,1,1,4,2,4,4,,8,80\n"
+     "ok3,gpt-1.3b,2048,1,1,4,,,,dualpipe,8,80\n"
+     "ok4,gpt-1.3b,2048,1,1,4,,,6,zb1p,,80\n"
+     "ok5,gpt-1.3b,2048,1,1,4,,0,0,1f1b,,80\n",
+     "ok,ok2,ok3,ok4,ok5",
+     "in.csv:2: column 'first_stage_layers': '4' needs pipeline parallelism (pp > 1)\n"
+     "in.csv:3: column 'first_stage_layers': '5' leaves 19 of the 24 layers to the other 3 "
+     "stages: not the same number on each, at least one\n"
+     "in.csv:4: column 'last_stage_layers': '30': the first and last stages would hold 30 of the "
+     "24 layers\n"
+     "in.csv:5: column 'first_stage_layers': '10' leaves 4 of the 24 layers to no stage (pp 2)\n"
+     "in.csv:6: column 'vpp': '2' does not divide the layers of every stage (first 3, others 7, "
+     "last 7)\n"
+     "in.csv:7: column 'vpp': pp * vpp (5 * 2) does not divide layers (24)\n"
+     "in.csv:8: column 'first_stage_layers': 'x' is not a non-negative integer\n"
+     "in.csv:9: column 'last_stage_layers': '-1' is negative: expected a non-negative integer\n"
+     "in.csv:10: column 'schedule': 'foo' is not one of 1f1b, zb1p, dualpipe\n"
+     "in.csv:11: column 'schedule': 'zb1p' needs pipeline parallelism (pp > 1)\n"
+     "in.csv:12: column 'schedule': 'zb1p' has no interleaved form (vpp 2)\n"
+     "in.csv:13: column 'schedule': 'dualpipe' needs an even pp (3)\n"
+     "in.csv:14: column 'schedule': 'dualpipe' needs an even number of micro-batches per step, at "
+     "least 2 pp (global_batch / (micro_batch * dp) = 6, pp 4)\n"
+     "in.csv:15: column 'schedule': 'dualpipe' needs an even number of micro-batches per step, at "
+     "least 2 pp (global_batch / (micro_batch * dp) = 9, pp 4)\n"
+     "in.csv:16: column 'pp': '25' is more than layers (24)\n"},
 
     /* names: at most 64 characters (the message shows 20), valid UTF-8 */
     {HEADER NAME65 ",24,2048,16,50257,2048,8,80\n", "",

@@ -402,6 +402,34 @@ static void test_pipeline(void **state)
     assert_close(c.pp_s, 4 * 2 * 2 * (2 * 16384.0 * 2048 / 2 / (25e9 * 0.85) + lat(1)), 1e-12);
 }
 
+/* The schedules' bubbles (12.7, 6.4; DeepSeek-V3 report, Table 2) on 4 stages of m = 8: with
+ * F + B a micro-batch's work, B its backward and W its weight gradients (the forward's GEMMs):
+ * ZB1P (p - 1)(F + B - 2W), DualPipe (p/2 - 1)(F + B + B - 3W); the rest of the step unchanged. */
+static void test_schedule_bubbles(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    struct terms t;
+    struct cost one, zb, dual;
+    scenario_lesson_example(&sc);
+    sc.attention = ATTENTION_FLASH;
+    sc.pp = 4;
+    sc.global_batch = 64;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    cost_step(&sc, &t, &one);
+    sc.schedule = SCHEDULE_ZB1P;
+    cost_step(&sc, &t, &zb);
+    sc.schedule = SCHEDULE_DUALPIPE;
+    cost_step(&sc, &t, &dual);
+    double work = one.compute_s + one.recompute_s + one.tp_s + one.cp_s + one.ep_s + one.pp_s;
+    double f_b = work / 8, w = one.gemm_s * (2.0 / 6.0) / 8; /* 2 of the 6 Psi FLOPs a token */
+    assert_close(one.bubble_s, 3 * f_b, 1e-12);
+    assert_close(zb.bubble_s, 3 * (f_b - 2 * w), 1e-12);
+    assert_close(dual.bubble_s, 1 * (f_b + one.mb_bwd_s - 3 * w), 1e-12);
+    assert_true(zb.bubble_s < one.bubble_s && dual.bubble_s < zb.bubble_s);
+    assert_close(zb.total_s - zb.bubble_s, one.total_s - one.bubble_s, 1e-12);
+}
+
 /* FP8 (12.1): the layers' GEMMs, q = 6,979,321,856 / 8,030,261,248 of Llama 3.1 8B's Psi, at
  * the FP8 rate (H100: 1979 TFLOP/s at its measured 0.709 instead of bf16's 0.803), the rest at
  * bf16's; the FLOPs do not change. Without an FP8 rate, twice bf16's. */
@@ -512,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_tensor_context_expert),
         cmocka_unit_test(test_data_parallel),
         cmocka_unit_test(test_pipeline),
+        cmocka_unit_test(test_schedule_bubbles),
         cmocka_unit_test(test_fp8),
         cmocka_unit_test(test_offload),
         cmocka_unit_test(test_table1_calibration),

@@ -1145,6 +1145,48 @@ static void max_micro_batch_is_exact_on_random_scenarios(void **state)
     }
 }
 
+/* model_stage_lesson evaluates any stage as model_peak evaluates its candidates: on an uneven
+ * split (3, 7, 7, 7 layers) under 1F1B and on DualPipe with MoE layers, every stage's lesson sum
+ * is at most the peak, which one stage (the one model_peak names, the lowest of a tie) reaches. */
+static void every_stage_at_most_the_peak(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 2; c++) {
+        struct scenario sc;
+        scenario_lesson_example(&sc);
+        sc.pp = 4;
+        sc.global_batch = 8 * 8;
+        if (c == 0) {
+            sc.first_stage_layers = 3;
+        } else {
+            sc.schedule = SCHEDULE_DUALPIPE;
+            sc.arch = ARCH_LLAMA;
+            sc.dropout = false;
+            sc.experts = 8;
+            sc.top_k = 2;
+            sc.expert_ffn = 1024;
+            sc.dense_layers = 9;
+        }
+        struct terms t;
+        assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+        uint64_t most = 0, at = 0;
+        for (uint64_t r = 0; r < sc.pp; r++) {
+            struct model_gpu g;
+            assert_int_equal(model_stage_lesson(&sc, r, &g), MODEL_OK);
+            assert_int_equal(g.pipe.rank, r);
+            for (unsigned i = 0; i < t.n_stages; i++)
+                if (t.stage[i].pipe.rank == r)
+                    assert_int_equal(g.lesson_peak_bytes, t.stage[i].lesson_peak_bytes);
+            if (g.lesson_peak_bytes > most) {
+                most = g.lesson_peak_bytes;
+                at = r;
+            }
+        }
+        assert_int_equal(most, t.peak_bytes);
+        assert_int_equal(at, t.stage[t.peak_stage].pipe.rank);
+    }
+}
+
 static void max_micro_batch_zero_when_states_do_not_fit(void **state)
 {
     (void)state;
@@ -1217,6 +1259,7 @@ int main(void)
         cmocka_unit_test(max_micro_batch_is_exact),
         cmocka_unit_test(max_micro_batch_is_exact_on_random_scenarios),
         cmocka_unit_test(max_micro_batch_zero_when_states_do_not_fit),
+        cmocka_unit_test(every_stage_at_most_the_peak),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* Tests of pipeline.c: the schedule of doc/model.md section 6.1, exact counts. */
+/* Tests of pipeline.c: the schedules of doc/model.md sections 6.1, 6.3 and 6.4, exact counts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,6 +148,165 @@ static void candidates_dominate_the_others(void **state)
     }
 }
 
+/* 126 layers on 16 stages (Llama 3 405B): 7, 8 x 14, 7; stage 1, with 8 layers and 15
+ * micro-batches in flight, is a candidate and holds more than stage 0 (7 x 16). */
+static void uneven_split_floors_at_the_ends(void **state)
+{
+    (void)state;
+    struct scenario sc = pipe_of(126, 16, 1, 128);
+    struct pipeline_split sp = pipeline_split_of(&sc);
+    uint64_t first_layer = 0;
+    for (uint64_t r = 0; r < 16; r++) {
+        struct pipeline_stage st;
+        pipeline_stage_at(&sc, 126, r, &st);
+        assert_int_equal(st.stage_layers, r == 0 || r == 15 ? 7 : 8);
+        assert_int_equal(pipeline_stage_layers(&sp, 16, r), st.stage_layers);
+        assert_int_equal(st.first_layer, first_layer);
+        assert_int_equal(st.act_layers[0], st.stage_layers * (16 - r));
+        first_layer += st.stage_layers;
+    }
+    struct pipeline_stage c[PIPELINE_CANDIDATES];
+    unsigned n = pipeline_candidates(&sc, 126, c);
+    assert_int_equal(n, 3); /* 0, 15, 1 (the first of 8; 15, where the 7s resume, is there) */
+    assert_int_equal(c[2].rank, 1);
+    assert_int_equal(c[2].act_layers[0], 8 * 15);
+    /* 61 on 16 (DeepSeek-V3): three floors of 3, on stages 0, 15 and 1; 70 on 12 (BLOOM): 5,
+     * 6 x 10, 5; 105 on 35 (MT-NLG): 3 each. */
+    sc = pipe_of(61, 16, 1, 32);
+    assert_int_equal(pipeline_layers_of(&sc, 0), 3);
+    assert_int_equal(pipeline_layers_of(&sc, 1), 3);
+    assert_int_equal(pipeline_layers_of(&sc, 2), 4);
+    assert_int_equal(pipeline_layers_of(&sc, 14), 4);
+    assert_int_equal(pipeline_layers_of(&sc, 15), 3);
+    assert_int_equal(pipeline_max_stage_layers(&sc), 4);
+    sc = pipe_of(70, 12, 1, 32);
+    assert_int_equal(pipeline_layers_of(&sc, 0), 5);
+    assert_int_equal(pipeline_layers_of(&sc, 6), 6);
+    assert_int_equal(pipeline_layers_of(&sc, 11), 5);
+    sc = pipe_of(105, 35, 1, 35);
+    assert_int_equal(pipeline_layers_of(&sc, 34), 3);
+    assert_int_equal(pipeline_max_stage_layers(&sc), 3);
+}
+
+/* first_stage_layers 4 and last_stage_layers 4 of 20 on 4 stages with vpp 2: the middle stages
+ * hold 6 each, in chunks of 3; the chunks run s0 (2), s1 (3), s2 (3), s3 (2), then again, so
+ * stage 1's chunks hold layers 2-4 and 12-14: with 12 dense layers, 3 dense and 3 MoE. */
+static void given_ends_and_interleaving(void **state)
+{
+    (void)state;
+    struct scenario sc = pipe_of(20, 4, 2, 8);
+    sc.first_stage_layers = sc.last_stage_layers = 4;
+    struct pipeline_stage st;
+    pipeline_stage_at(&sc, 12, 1, &st);
+    assert_int_equal(st.stage_layers, 6);
+    assert_int_equal(st.chunk_layers, 3);
+    assert_int_equal(st.first_layer, 2);
+    assert_int_equal(st.layers[0], 3);
+    assert_int_equal(st.layers[1], 3);
+    pipeline_stage_at(&sc, 12, 3, &st);
+    assert_int_equal(st.chunk_layers, 2);
+    assert_int_equal(st.first_layer, 8);
+    assert_int_equal(st.layers[0], 2); /* layers 8-9 are dense, 18-19 not */
+    assert_int_equal(st.layers[1], 2);
+}
+
+/* DualPipe, pp 4, 16 layers, m 8: GPU r holds stage r (pp - r in flight) and stage 3 - r
+ * (r + 1): pp + 1 = 5 micro-batches, twice the layers; GPUs 0 and 3 hold both ends. */
+static void dualpipe_two_stages_a_gpu(void **state)
+{
+    (void)state;
+    struct scenario sc = pipe_of(16, 4, 1, 8);
+    sc.schedule = SCHEDULE_DUALPIPE;
+    for (uint64_t r = 0; r < 4; r++) {
+        struct pipeline_stage st;
+        pipeline_stage_at(&sc, 16, r, &st);
+        assert_int_equal(st.in_flight, 5);
+        assert_int_equal(st.twin_in_flight, r + 1);
+        assert_int_equal(st.layers[0], 8);
+        assert_int_equal(st.act_layers[0], 5 * 4);
+        assert_true(st.first == (r == 0 || r == 3) && st.last == st.first);
+        assert_int_equal(pipeline_checkpoints(&st, 3), 5 * 2);
+    }
+    /* Uneven (61 on 16): GPU 1 holds stage 1 (3 layers, 15 in flight) and stage 14 (4, 2). */
+    sc = pipe_of(61, 16, 1, 32);
+    sc.schedule = SCHEDULE_DUALPIPE;
+    struct pipeline_stage st;
+    pipeline_stage_at(&sc, 61, 1, &st);
+    assert_int_equal(st.layers[0], 7);
+    assert_int_equal(st.act_layers[0], 3 * 15 + 4 * 2);
+    assert_int_equal(st.twin_layers, 4);
+    assert_int_equal(pipeline_checkpoints(&st, 2), 15 * 2 + 2 * 2);
+    assert_int_equal(pipeline_segment_layers(&st, 9), 4);
+}
+
+/* A random split: the ends given (multiples of v) or automatic (v = 1). */
+static struct scenario random_split(uint64_t *st)
+{
+    static const uint64_t pps[] = {2, 3, 4, 5, 8, 16};
+    uint64_t pp = pps[rs_range(st, 0, 5)], v = rs_range(st, 1, 3);
+    uint64_t f = v * rs_range(st, 0, 5), l = v * rs_range(st, 0, 5), mid = v * rs_range(st, 1, 5);
+    uint64_t ends = (uint64_t)(f > 0) + (l > 0), layers = f + l + mid * (pp - ends);
+    if (rs_range(st, 0, 1) || ends == 0) { /* automatic */
+        v = 1;
+        f = l = 0;
+        layers = rs_range(st, pp, 6 * pp);
+    }
+    uint64_t m = v > 1 ? pp * rs_range(st, 1, 4) : rs_range(st, 1, 40);
+    struct scenario sc = pipe_of(layers, pp, v, m);
+    sc.first_stage_layers = f;
+    sc.last_stage_layers = l;
+    return sc;
+}
+
+/* On random splits and schedules, no stage outweighs every candidate: for random weights per
+ * layer, per layer-micro-batch of each kind, per checkpoint and for the ends, the most any stage
+ * weighs is what a candidate weighs (DualPipe's GPUs are linear in r between candidates). */
+static void candidates_hold_the_heaviest_of_uneven_splits(void **state)
+{
+    (void)state;
+    uint64_t st = 7;
+    for (int i = 0; i < 3000; i++) {
+        struct scenario sc = random_split(&st);
+        uint64_t k = rs_range(&st, 0, 4);
+        if (sc.vpp == 1 && sc.pp % 2 == 0 && rs_range(&st, 0, 2) == 0) {
+            sc.schedule = SCHEDULE_DUALPIPE;
+            sc.global_batch = 2 * sc.pp * rs_range(&st, 1, 2) * 8;
+        }
+        uint64_t dense = rs_range(&st, 0, sc.layers), w[7];
+        for (int j = 0; j < 7; j++)
+            w[j] = rs_range(&st, 0, 1000);
+        struct pipeline_stage c[PIPELINE_CANDIDATES];
+        unsigned n = pipeline_candidates(&sc, dense, c);
+        assert_true(n >= 1 && n <= PIPELINE_CANDIDATES);
+        uint64_t best_all = 0, best_cand = 0, layers = 0;
+        for (uint64_t r = 0; r <= sc.pp; r++) {
+            struct pipeline_stage s;
+            if (r < sc.pp)
+                pipeline_stage_at(&sc, dense, r, &s);
+            else if (n == 0)
+                break;
+            for (unsigned j = 0; r == sc.pp && j < n; j++) {
+                s = c[j];
+                uint64_t x = w[0] * s.layers[0] + w[1] * s.layers[1] + w[2] * s.act_layers[0] +
+                             w[3] * s.act_layers[1] + w[4] * s.first + w[5] * s.last +
+                             w[6] * pipeline_checkpoints(&s, k);
+                best_cand = x > best_cand ? x : best_cand;
+            }
+            if (r == sc.pp)
+                break;
+            if (sc.schedule != SCHEDULE_DUALPIPE)
+                layers += s.stage_layers;
+            uint64_t x = w[0] * s.layers[0] + w[1] * s.layers[1] + w[2] * s.act_layers[0] +
+                         w[3] * s.act_layers[1] + w[4] * s.first + w[5] * s.last +
+                         w[6] * pipeline_checkpoints(&s, k);
+            best_all = x > best_all ? x : best_all;
+        }
+        assert_int_equal(best_cand, best_all);
+        if (sc.schedule != SCHEDULE_DUALPIPE)
+            assert_int_equal(layers, sc.layers);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +315,10 @@ int main(void)
         cmocka_unit_test(checkpoints_per_chunk),
         cmocka_unit_test(candidates_where_the_mix_changes),
         cmocka_unit_test(candidates_dominate_the_others),
+        cmocka_unit_test(uneven_split_floors_at_the_ends),
+        cmocka_unit_test(given_ends_and_interleaving),
+        cmocka_unit_test(dualpipe_two_stages_a_gpu),
+        cmocka_unit_test(candidates_hold_the_heaviest_of_uneven_splits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -409,7 +409,8 @@ static void bad_splits(void **state)
     struct search_result res;
     struct search_layout top[TOP];
     job_gpt(&job);
-    job.gpus = 7; /* tp, pp, cp = 1, dp = 7 does not divide the global batch of 32 */
+    job.gpus = 9; /* tp, cp 1; pp 1 or 3 (9 is more than the 8 layers): dp 9 or 3 does not
+                   * divide the global batch of 32 */
     assert_int_equal(search_run(&job, TOP, top, NULL, NULL, NULL, &res), SEARCH_NO_SPLIT);
     assert_int_equal(res.layouts_tried, 0);
     job.gpus = 8;

@@ -194,6 +194,31 @@ static void test_pipeline_first_stage(void **state)
     free(ev);
 }
 
+/* An uneven split (doc/model.md 6.3): 18 of the 24 layers on the first of 4 stages, 2 on each of
+ * the others; the first stage keeps 4 micro-batches of 18 layers, 72 layers' worth, three times
+ * L / pp's, and the walk still peaks at the model's peak. */
+static void test_pipeline_uneven_first_stage(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.attention = ATTENTION_FLASH;
+    sc.pp = 4;
+    sc.global_batch = 8 * 4;
+    sc.first_stage_layers = 18;
+    struct timeline_event *ev;
+    struct timeline_summary sum;
+    build(&sc, &ev, &sum);
+    struct terms t;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(t.peak_stage, MODEL_STAGE_FIRST);
+    assert_int_equal(sum.micro_batches, 4);
+    assert_int_equal(sum.stage_layers, 18);
+    assert_int_equal(sum.n_events, 2 * 72);
+    assert_int_equal(sum.peak_bytes, t.peak_bytes);
+    free(ev);
+}
+
 /* A stage of dense and MoE layers (doc/model.md sections 4.7 and 10): each layer adds its own
  * kind's A, so the walk without checkpointing peaks at the model's peak. */
 static void test_mixed_layer_kinds(void **state)
@@ -510,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_selective_no_rebuild),
         cmocka_unit_test(test_too_small_array),
         cmocka_unit_test(test_pipeline_first_stage),
+        cmocka_unit_test(test_pipeline_uneven_first_stage),
         cmocka_unit_test(test_mixed_layer_kinds),
         cmocka_unit_test(test_invariants_random),
         cmocka_unit_test(test_step_peak_matches_model),

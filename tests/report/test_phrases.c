@@ -404,6 +404,14 @@ static const char step_csv[] =
     "step-frozen,gpt-1.3b,256,1,flash,none,1,1,0,,80,frozen,fused,on_demand,foreach\n"
     "step-optimizer,gpt-1.3b,256,1,flash,none,1,1,0,,80,mixed,fused,on_demand,foreach\n";
 
+/* The pipeline schedules and splits of doc/model.md 6.3 and 6.4: ZB1P; DualPipe on 61 layers
+ * (uneven); 105 layers on 35 stages (more stages than @chart stages draws). */
+static const char schedules_csv[] =
+    "name,model,seq,micro_batch,global_batch,attention,recompute,dp,tp,pp,ep,schedule,gpu\n"
+    "zb1p,gpt-1.3b,2048,1,16,flash,full,1,1,4,,zb1p,H100-80GB\n"
+    "dualpipe,deepseek-v3,4096,1,32,flash,full,1,1,16,1,dualpipe,H100-80GB\n"
+    "pp35,mt-nlg-530b,2048,1,35,flash,full,1,8,35,,,A100-80GB\n";
+
 /* Context and interleaved pipeline parallelism with HSDP, offloaded checkpoints, a mixture of
  * experts whose leading dense layers leave a middle pipeline stage the heaviest, and the ladder's
  * tp and pp rungs on the same GPUs (pp fixes where HSDP groups of one GPU shard nothing). */
@@ -497,7 +505,8 @@ static void write_templates(const char *sc_path, const char *sum_path)
     for (size_t i = 0; i < nv; i++)
         fprintf(f, "{{%s}}\n", vnames[i]);
     fputs("\n@table config\n@table verdict\n@table terms\n@table ladder\n@table microbatch\n"
-          "@chart fit\n@chart phases\n@chart step\n@chart step_ckpt\n@chart kcurve\n@chart walk\n"
+          "@chart fit\n@chart phases\n@chart stages\n@chart step\n@chart step_ckpt\n@chart "
+          "kcurve\n@chart walk\n"
           "@chart params\n",
           f);
     for (size_t i = 0; i < n; i++) {
@@ -531,17 +540,18 @@ static void test_every_phrase_used_and_filled(void **state)
     snprintf(out, sizeof out, "%s/out", dir);
     snprintf(text_path, sizeof text_path, "%s/all.txt", dir);
     write_templates(sc_path, sum_path);
-    struct scenario *scs = calloc(48, sizeof *scs);
+    struct scenario *scs = calloc(64, sizeof *scs);
     assert_non_null(scs);
-    size_t n = read_scenarios(scs, 48);
+    size_t n = read_scenarios(scs, 64);
     assert_true(n >= 18);
     size_t lesson = n;
-    n += read_csv(step_csv, sizeof step_csv - 1, PEAK_STEP, scs + n, 48 - n);
-    n += read_csv(parallel_csv, sizeof parallel_csv - 1, PEAK_STEP, scs + n, 48 - n);
-    n += read_csv(fp8_csv, sizeof fp8_csv - 1, PEAK_STEP, scs + n, 48 - n);
-    n += read_csv(tuning_csv, sizeof tuning_csv - 1, PEAK_STEP, scs + n, 48 - n);
-    n += read_csv(ladder_csv, sizeof ladder_csv - 1, PEAK_LESSON, scs + n, 48 - n);
-    assert_int_equal(n, lesson + 23);
+    n += read_csv(step_csv, sizeof step_csv - 1, PEAK_STEP, scs + n, 64 - n);
+    n += read_csv(parallel_csv, sizeof parallel_csv - 1, PEAK_STEP, scs + n, 64 - n);
+    n += read_csv(fp8_csv, sizeof fp8_csv - 1, PEAK_STEP, scs + n, 64 - n);
+    n += read_csv(tuning_csv, sizeof tuning_csv - 1, PEAK_STEP, scs + n, 64 - n);
+    n += read_csv(ladder_csv, sizeof ladder_csv - 1, PEAK_LESSON, scs + n, 64 - n);
+    n += read_csv(schedules_csv, sizeof schedules_csv - 1, PEAK_STEP, scs + n, 64 - n);
+    assert_int_equal(n, lesson + 26);
     scs[2].sliding_window = 4096; /* as a config.json with sliding-window attention gives */
 
     struct report_options opt;

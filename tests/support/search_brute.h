@@ -45,6 +45,40 @@ static inline bool brute_allows(const struct brute *br, enum scenario_pin pin, u
     return !brute_pinned(br, pin) || value == job_value;
 }
 
+/* The layers of every stage of pp, written out stage by stage (doc/model.md 6.3): the job's first
+ * and last stages and the rest evenly, or evenly, or ceil(L/pp) with the floors dealt to stage 0,
+ * pp - 1, 1, pp - 2, ...; each at least one and a multiple of vpp. *largest: the most a stage
+ * holds. False when pp cannot split the layers so, or when the split is uneven (pp not dividing
+ * L, no ends given) on a model of more than 1,024 layers (the search's bound, 11.5). */
+static inline bool brute_split(const struct scenario *job, uint64_t pp, uint64_t vpp,
+                               uint64_t *largest)
+{
+    uint64_t f = job->first_stage_layers, l = job->last_stage_layers, n = job->layers;
+    uint64_t mid = 0, ends = (uint64_t)(f > 0) + (l > 0);
+    if (pp > n || (ends && (pp == 1 || f + l > n)))
+        return false;
+    if (!ends && n % pp && n > 1024)
+        return false;
+    if (ends) {
+        if (pp == ends ? f + l != n : (n - f - l) % (pp - ends) || n - f - l < pp - ends)
+            return false;
+        mid = pp == ends ? 0 : (n - f - l) / (pp - ends);
+    }
+    uint64_t floors = n % pp ? pp - n % pp : 0;
+    *largest = 0;
+    for (uint64_t r = 0; r < pp; r++) {
+        uint64_t s;
+        if (ends)
+            s = r == 0 && f ? f : r == pp - 1 && l ? l : mid;
+        else /* the floors: r = 0, pp - 1, 1, pp - 2, ... while any remain */
+            s = n / pp + (n % pp != 0) - ((r < pp - 1 - r ? 2 * r : 2 * (pp - 1 - r) + 1) < floors);
+        if (s == 0 || s % vpp)
+            return false;
+        *largest = s > *largest ? s : *largest;
+    }
+    return true;
+}
+
 /* One layout: counted, evaluated, and kept if it is among the best so far. */
 static inline void brute_layout(struct brute *br, const struct scenario *sc)
 {
@@ -86,7 +120,9 @@ static inline void brute_degrees(struct brute *br, struct scenario *sc, uint64_t
 {
     const struct scenario *job = br->job;
     uint64_t dp = sc->dp, cp = sc->cp, tp = sc->tp, pp = sc->pp, vpp = sc->vpp;
-    uint64_t chunk = sc->layers / (pp * vpp);
+    uint64_t largest = 0;
+    brute_split(sc, pp, vpp, &largest);
+    uint64_t chunk = largest / vpp;
     /* On a ZeRO group of one GPU (and, with experts, an expert data-parallel size of one) the
      * four stages are one layout, the lowest allowed. */
     uint64_t group = sc->zero_group ? sc->zero_group : dp * cp;
@@ -124,7 +160,9 @@ static inline void brute_degrees(struct brute *br, struct scenario *sc, uint64_t
                         continue;
                     sc->attention = att;
                     for (uint64_t b = 1; b * dp <= gb; b++) {
-                        if (gb % (b * dp) || (vpp > 1 && (gb / (b * dp)) % pp))
+                        uint64_t m = gb / (b * dp);
+                        if (gb % (b * dp) || (vpp > 1 && m % pp) ||
+                            (sc->schedule == SCHEDULE_DUALPIPE && (m % 2 || m < 2 * pp)))
                             continue;
                         if (!brute_allows(br, SCENARIO_PIN_MICRO_BATCH, b, job->micro_batch))
                             continue;
@@ -163,11 +201,15 @@ static inline void brute_sample(const struct scenario *job, struct model_cache *
             !brute_allows(br, SCENARIO_PIN_TP, tp, brute_one(job->tp)))
             continue;
         for (uint64_t pp = 1; pp <= job->layers; pp++) {
-            if (job->layers % pp || (gpus / tp) % pp ||
-                !brute_allows(br, SCENARIO_PIN_PP, pp, brute_one(job->pp)))
+            uint64_t largest;
+            if ((gpus / tp) % pp || !brute_split(job, pp, 1, &largest) ||
+                !brute_allows(br, SCENARIO_PIN_PP, pp, brute_one(job->pp)) ||
+                (job->schedule != SCHEDULE_1F1B && pp == 1) ||
+                (job->schedule == SCHEDULE_DUALPIPE && pp % 2))
                 continue;
             for (uint64_t vpp = 1; vpp <= job->layers / pp; vpp++) {
-                if (job->layers % (pp * vpp) || (vpp > 1 && pp == 1) ||
+                if (!brute_split(job, pp, vpp, &largest) || (vpp > 1 && pp == 1) ||
+                    (vpp > 1 && job->schedule != SCHEDULE_1F1B) ||
                     !brute_allows(br, SCENARIO_PIN_VPP, vpp, brute_one(job->vpp)))
                     continue;
                 for (uint64_t cp = 1; cp <= job->seq && cp <= gpus / (tp * pp); cp++) {
