@@ -363,6 +363,14 @@ static double recomputed_share(const struct scenario *sc, const struct pipeline_
 /* The slowest pipeline stage of the candidates (pipeline.h): its GEMM FLOPs and seconds per
  * micro-batch (forward), and its layers of each kind. */
 
+/* The share of a GPU's layers one micro-batch runs through: all of them, or under DualPipe,
+ * whose GPU r holds stage r of one direction and stage pp - 1 - r of the other, each micro-batch
+ * going one way, half of them on average (doc/model.md 6.4). */
+static double layer_share(const struct scenario *sc)
+{
+    return sc->schedule == SCHEDULE_DUALPIPE ? 0.5 : 1.0;
+}
+
 static const struct model_gpu *slowest_stage(const struct terms *t, const struct layer_work *lw,
                                              struct work *out)
 {
@@ -422,7 +430,8 @@ static void data_parallel(const struct scenario *sc, const struct terms *t, doub
          * COST_ZERO3_OVERLAP of that pass's work: the forward's gather behind the forward, the
          * backward's gather and reduce-scatter behind the backward. It cannot do better than the
          * plain reduction of the last micro-batch. */
-        double m = out->micro_batches, layers = (double)(g->pipe.layers[0] + g->pipe.layers[1]);
+        double m = out->micro_batches;
+        double layers = layer_share(sc) * (double)(g->pipe.layers[0] + g->pipe.layers[1]);
         double gather = ring_half(weights, z) / bw_z + layers * half_latency(z);
         double scatter = ring_half(grads, z) / bw_z + layers * half_latency(z) + cross;
         out->dp_s = m * (2 * gather + scatter);
@@ -541,6 +550,8 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     lw.core = attention_core(sc, &r);
     struct work slow;
     const struct model_gpu *st = slowest_stage(t, &lw, &slow);
+    slow.flops *= layer_share(sc);
+    slow.s *= layer_share(sc);
     /* Block recomputation (12.2): the forward again of N of each chunk's L_s layers only. */
     double rf = full ? recomputed_share(sc, &st->pipe) : 0;
     extra *= rf;
@@ -560,10 +571,11 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         double fp8_rate = out->fp8_tflops * 1e12 * out->gemm_eff * fp8_eff;
         gemm_rate = 1 / ((1 - out->fp8_share) / gemm_rate + out->fp8_share / fp8_rate);
     }
-    double layers = (double)(st->pipe.layers[0] + st->pipe.layers[1]);
+    double layers = layer_share(sc) * (double)(st->pipe.layers[0] + st->pipe.layers[1]);
     out->gemm_s = gemm_rate > 0 ? useful * out->stage_factor / gemm_rate : 0;
     out->attention_s = m * layers * (lw.core.fwd_s + lw.core.bwd_s);
     double mem_fwd =
+        layer_share(sc) *
         ((double)st->pipe.layers[0] * lw.bytes[0] + (double)st->pipe.layers[1] * lw.bytes[1]) /
         r.hbm_byte_s;
     out->memory_s = m * 3 * mem_fwd; /* the backward pass moves twice the forward's bytes */
@@ -580,7 +592,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
             core && sc->attention == ATTENTION_PLAIN ? m * layers * lw.core.fwd_s : 0;
         for (int k = 0; k < 2; k++)
             if (st->pipe.layers[k] > 0 && scenario_recompute_modules(sc) != RECOMPUTE_CORE_ATTN)
-                out->recompute_s += m * (double)st->pipe.layers[k] *
+                out->recompute_s += m * layer_share(sc) * (double)st->pipe.layers[k] *
                                     module_forward(sc, (enum layer_kind)k, &r, mb_tokens).s;
     }
 
@@ -614,7 +626,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
         double n_a2a = 4.0 + 2.0 * rf;
-        out->ep_s = m * (double)st->pipe.layers[LAYER_MOE] * n_a2a *
+        out->ep_s = m * layer_share(sc) * (double)st->pipe.layers[LAYER_MOE] * n_a2a *
                     all_to_all(sc, own, rows, ep, etp, link, net);
         /* Overlapped (DualPipe): only what exceeds the computation it hides under is exposed. */
         if (a2a_overlapped(sc))
