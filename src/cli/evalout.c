@@ -297,7 +297,7 @@ static void row_csv(struct evalout *w, const struct scenario *sc, const struct t
         line_put_csv_text(&l, phase);
     const uint64_t stage[] = {t->stage[t->peak_stage].pipe.rank};
     line_put_numbers(&l, stage, 1);
-    char step[96];
+    char step[192];
     int len = format_step(step, sizeof step, c, ",", "");
     line_putc(&l, ',');
     line_put(&l, step, len > 0 ? (size_t)len : 0);
@@ -366,7 +366,7 @@ static void row_json(struct evalout *w, const struct scenario *sc, const struct 
     const char *phase = peak_phase(sc, t);
     put_json_key_text(o, "peak_phase", phase ? phase : "", phase != NULL);
     fprintf(o, ", \"stage\": %" PRIu64, t->stage[t->peak_stage].pipe.rank);
-    char step[96];
+    char step[192];
     format_step(step, sizeof step, c, "\t", "null");
     char *tokens = strchr(step, '\t'), *mfu = tokens ? strchr(tokens + 1, '\t') : NULL;
     if (tokens && mfu) {
