@@ -102,7 +102,7 @@ static double half_latency(uint64_t n)
 
 /* Whether the schedule overlaps the experts' all-to-alls with computation: DeepSeek-V3's
  * DualPipe runs one micro-batch's all-to-all under another's forward and backward (DeepSeek-V3
- * report, 3.2.1; SPEC 11); 1F1B, its interleaving and ZB1P do not. */
+ * report, 3.2.1; doc/model.md 12.4); 1F1B, its interleaving and ZB1P do not. */
 static bool a2a_overlapped(const struct scenario *sc)
 {
     return sc->schedule == SCHEDULE_DUALPIPE;
