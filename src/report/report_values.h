@@ -71,6 +71,13 @@ int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
 /* Copies the document-wide values of doc into r's values. */
 void report_sc_share_doc(struct report_sc *r, const struct report_values *doc);
 
+/* The phrase that names fix f ("FlashAttention"; report_values_fix.c). */
+enum report_phrase report_values_fix_phrase(enum plan_fix f);
+
+/* The values of r's fix and of its one-sentence answer, its other values set (report_sc_init
+ * calls it; report_values_fix.c). */
+void report_values_fix(struct report_sc *r, enum units u);
+
 /* The phrase that names a phase of a step ("the start of the backward pass"). */
 enum report_phrase report_values_phase_phrase(enum step_phase p);
 
