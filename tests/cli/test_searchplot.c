@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "plan/search.h"
 #include "report/report_search.h"
+#include "small_gpt_job.h"
 
 /* Layout i of a made-up search: 4 x 4 values of tp and pp, step times over a decade, peaks
  * around a GPU of 80 GB. */
@@ -81,20 +82,8 @@ static void test_memory_does_not_grow_with_layouts(void **state)
 /* A small GPT on 8 H100s of 0.55 GB (tests/plan/test_search.c): layouts that fit and others. */
 static void small_job(struct scenario *sc)
 {
-    scenario_lesson_example(sc);
+    small_gpt_job(sc);
     snprintf(sc->name, sizeof sc->name, "gpt");
-    sc->layers = 8;
-    sc->hidden = 512;
-    sc->heads = sc->kv_heads = 8;
-    sc->ffn = 2048;
-    sc->vocab = 8000;
-    sc->seq = 512;
-    sc->micro_batch = 1;
-    sc->global_batch = 32;
-    sc->gpus = 8;
-    sc->peak = PEAK_STEP;
-    sc->gpu_mem_bytes = 550000000ull;
-    sc->speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
     snprintf(sc->gpu_preset, sizeof sc->gpu_preset, "H100-80GB");
 }
 

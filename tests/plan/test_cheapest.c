@@ -16,6 +16,7 @@
 #include "plan/plan.h"
 #include "plan/search.h"
 #include "search_brute.h"
+#include "small_gpt_job.h"
 
 /* The lesson's 1.3B GPT on 8 A100-40GB with b = 8, plain attention, no recomputation, a global
  * batch of 64 (b dp): too large as it is. */
@@ -208,20 +209,8 @@ static void shared_memo_under_a_lock(void **state)
 /* A small GPT (8 layers of h = 512, s = 512) on 8 H100s cut to 0.55 GB, global batch 32. */
 static void job_small(struct scenario *sc)
 {
-    scenario_lesson_example(sc);
-    sc->layers = 8;
-    sc->hidden = 512;
-    sc->heads = sc->kv_heads = 8;
-    sc->ffn = 2048;
-    sc->vocab = 8000;
-    sc->seq = 512;
-    sc->micro_batch = 1;
-    sc->global_batch = 32;
-    sc->gpus = 8;
+    small_gpt_job(sc);
     sc->gpus_per_node = 8;
-    sc->peak = PEAK_STEP;
-    sc->gpu_mem_bytes = 550000000ull;
-    sc->speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
     sc->attention = ATTENTION_FLASH;
     sc->pinned = SCENARIO_PIN_ATTENTION;
 }

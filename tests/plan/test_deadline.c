@@ -13,22 +13,15 @@
 #include "plan/deadline.h"
 #include "plan/search.h"
 
+#include "small_gpt_job.h"
+
 /* A small GPT on H100s of 0.55 GB, 4 GPUs a node, a global batch of 64 sequences of 512. */
 static void job_small(struct scenario *sc)
 {
-    scenario_lesson_example(sc);
-    sc->layers = 8;
-    sc->hidden = 512;
-    sc->heads = sc->kv_heads = 8;
-    sc->ffn = 2048;
-    sc->vocab = 8000;
-    sc->seq = 512;
-    sc->micro_batch = 1;
+    small_gpt_job(sc);
     sc->global_batch = 64;
+    sc->gpus = 0;
     sc->gpus_per_node = 4;
-    sc->peak = PEAK_STEP;
-    sc->gpu_mem_bytes = 550000000ull;
-    sc->speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
 }
 
 /* Known numbers: 64 x 512 tokens a step of 2 s on 8 GPUs, 1.6384e9 tokens at 3 a GPU-hour. */

@@ -14,6 +14,7 @@
 #include "random_scenario.h"
 #include "plan/search.h"
 #include "search_brute.h"
+#include "small_gpt_job.h"
 
 #define TOP 12
 
@@ -28,18 +29,8 @@ static void h100(struct scenario *sc, double mem_gb)
 /* A small GPT: 8 layers of h = 512, 8 heads, s = 512, a global batch of 32 on 8 GPUs. */
 static void job_gpt(struct scenario *sc)
 {
-    scenario_lesson_example(sc);
+    small_gpt_job(sc);
     snprintf(sc->name, sizeof sc->name, "gpt");
-    sc->layers = 8;
-    sc->hidden = 512;
-    sc->heads = sc->kv_heads = 8;
-    sc->ffn = 2048;
-    sc->vocab = 8000;
-    sc->seq = 512;
-    sc->micro_batch = 1;
-    sc->global_batch = 32;
-    sc->gpus = 8;
-    sc->peak = PEAK_STEP;
     h100(sc, 0.55);
 }
 
