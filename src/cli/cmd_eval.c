@@ -88,15 +88,7 @@ static void eval_row(struct evalout *out, struct eval_lane *lane, const struct s
         return;
     }
     plan_fix_settings(p, settings, sizeof settings);
-    struct evalout_fix fix = {plan_fix_name(p->fix),
-                              p->fix_peak_bytes,
-                              p->fix_micro_batch,
-                              settings,
-                              p->gpus_for_states,
-                              false,
-                              0.0,
-                              0.0,
-                              0};
+    struct evalout_fix fix = evalout_ladder_fix(p, settings);
     /* Under the step's peak the fix is the cheapest layout; under the lesson's, the ladder's
      * first rung that fits (doc/model.md 11.6). */
     if (!t.fits && sc->peak == PEAK_STEP) {

@@ -159,6 +159,22 @@ static enum search_status search_plotted(struct search_ctx *s, const struct scen
     return search_run(sc, top, s->top, searchplot_bin, &s->plotter, s->memo, &again);
 }
 
+/* With --report (plot), job j searched once more on the count a range or a deadline found
+ * (gpus; 0: none), for the report's every layout. false when that search failed (reported). */
+static bool plot_count_found(struct search_ctx *s, const struct job *j, uint64_t gpus,
+                             struct search_result *res, struct report_search_plot *plot)
+{
+    if (!plot || !gpus)
+        return true;
+    struct scenario at = j->sc;
+    at.gpus = gpus;
+    at.gpus_from = 0;
+    enum search_status st = search_plotted(s, &at, res, plot);
+    if (st != SEARCH_OK)
+        search_failed(s, j, st);
+    return st == SEARCH_OK;
+}
+
 /*
  * Searches one job into s->top and *res: on its gpus, or for the fewest of a range (the count
  * into *gpus, 0 when none fits). With --report, every layout evaluated goes to plot (of the
@@ -181,28 +197,11 @@ static bool search_job(struct search_ctx *s, const struct job *j, struct search_
         deadline_min_gpus(job, *from, *to, o->tokens, o->days, o->top, s->top, s->memo, res,
                           &s->dl);
         *gpus = s->dl.gpus;
-        if (!plot || !*gpus)
-            return true;
-        struct scenario at = *job;
-        at.gpus = *gpus;
-        at.gpus_from = 0;
-        enum search_status st = search_plotted(s, &at, res, plot);
-        if (st != SEARCH_OK)
-            search_failed(s, j, st);
-        return st == SEARCH_OK;
+        return plot_count_found(s, j, *gpus, res, plot);
     }
     if (*from) {
         *gpus = search_min_gpus(job, *from, *to, o->top, s->top, s->memo, res);
-        if (!plot || !*gpus)
-            return true;
-        /* Once more at the count found, for the report's every layout. */
-        struct scenario at = *job;
-        at.gpus = *gpus;
-        at.gpus_from = 0;
-        enum search_status st = search_plotted(s, &at, res, plot);
-        if (st != SEARCH_OK)
-            search_failed(s, j, st);
-        return st == SEARCH_OK;
+        return plot_count_found(s, j, *gpus, res, plot);
     }
     if (!job->gpus) {
         s->failed++;

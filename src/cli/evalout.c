@@ -31,6 +31,19 @@ struct evalout_table_row {
     uint64_t adam8; /* what 8-bit Adam would save, for a note (0: none) */
 };
 
+struct evalout_fix evalout_ladder_fix(const struct plan *p, const char *settings)
+{
+    return (struct evalout_fix){plan_fix_name(p->fix),
+                                p->fix_peak_bytes,
+                                p->fix_micro_batch,
+                                settings,
+                                p->gpus_for_states,
+                                false,
+                                0.0,
+                                0.0,
+                                0};
+}
+
 static const char *const csv_columns =
     "name,params,weights_bytes,grads_bytes,optimizer_bytes,states_bytes,act_layer_bytes,"
     "act_bytes,logits_bytes,peak_bytes,budget_bytes,fits,k_best,max_micro_batch,fix,"

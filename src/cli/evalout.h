@@ -27,6 +27,7 @@
 #include "model/cost.h"
 #include "model/model.h"
 #include "model/scenario.h"
+#include "plan/plan.h"
 
 enum evalout_format { EVALOUT_CSV, EVALOUT_JSON, EVALOUT_TABLE };
 
@@ -42,6 +43,9 @@ struct evalout_fix {
     double base_step_time_s;  /* of the row as given (when timed) */
     uint64_t adam8_saving;    /* the table's note: what 8-bit Adam would save (0: none) */
 };
+
+/* The ladder's fix of plan p (plan.h), settings its plan_fix_settings: not timed. */
+struct evalout_fix evalout_ladder_fix(const struct plan *p, const char *settings);
 
 struct evalout_table_row;
 

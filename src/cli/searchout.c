@@ -121,17 +121,30 @@ static void cost_of(const struct searchout *w, const struct search_layout *layou
                          w->price > 0 ? w->price : 0, c);
 }
 
-/* The range's end columns of a CSV row: what is unknown is empty. */
-static void csv_costs(const struct searchout *w, const struct search_layout *layout, uint64_t gpus)
+/* The range's end cells: tokens a second, days, GPU-hours and cost, and which are known. */
+struct cost_cells {
+    double v[4];
+    bool has[4];
+};
+
+static void cost_cells(const struct searchout *w, const struct search_layout *layout, uint64_t gpus,
+                       struct cost_cells *out)
 {
     struct deadline_cost c;
     cost_of(w, layout, gpus, &c);
     bool known = layout && c.tokens_per_s > 0, timed = known && w->tokens > 0;
-    const double v[4] = {c.tokens_per_s, c.days, c.gpu_hours, c.cost};
-    const bool has[4] = {known, timed, timed, timed && w->price >= 0};
+    *out = (struct cost_cells){{c.tokens_per_s, c.days, c.gpu_hours, c.cost},
+                               {known, timed, timed, timed && w->price >= 0}};
+}
+
+/* The range's end columns of a CSV row: what is unknown is empty. */
+static void csv_costs(const struct searchout *w, const struct search_layout *layout, uint64_t gpus)
+{
+    struct cost_cells cc;
+    cost_cells(w, layout, gpus, &cc);
     for (int i = 0; i < 4; i++)
-        if (has[i])
-            fprintf(w->out, ",%.6g", v[i]);
+        if (cc.has[i])
+            fprintf(w->out, ",%.6g", cc.v[i]);
         else
             putc(',', w->out);
 }
@@ -140,14 +153,11 @@ static void csv_costs(const struct searchout *w, const struct search_layout *lay
 static void json_costs(const struct searchout *w, const struct search_layout *layout, uint64_t gpus)
 {
     static const char *const keys[4] = {"tokens_per_s", "days", "gpu_hours", "cost"};
-    struct deadline_cost c;
-    cost_of(w, layout, gpus, &c);
-    bool known = layout && c.tokens_per_s > 0, timed = known && w->tokens > 0;
-    const double v[4] = {c.tokens_per_s, c.days, c.gpu_hours, c.cost};
-    const bool has[4] = {known, timed, timed, timed && w->price >= 0};
+    struct cost_cells cc;
+    cost_cells(w, layout, gpus, &cc);
     for (int i = 0; i < 4; i++)
-        if (has[i])
-            fprintf(w->out, ", \"%s\": %.6g", keys[i], v[i]);
+        if (cc.has[i])
+            fprintf(w->out, ", \"%s\": %.6g", keys[i], cc.v[i]);
         else
             fprintf(w->out, ", \"%s\": null", keys[i]);
 }

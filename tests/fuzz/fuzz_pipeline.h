@@ -194,15 +194,7 @@ static void fuzz_pipe_eval(const struct scenario *sc, const struct terms *t, con
 {
     char settings[PLAN_SETTINGS_MAX];
     plan_fix_settings(p, settings, sizeof settings);
-    struct evalout_fix fix = {plan_fix_name(p->fix),
-                              p->fix_peak_bytes,
-                              p->fix_micro_batch,
-                              settings,
-                              p->gpus_for_states,
-                              false,
-                              0.0,
-                              0.0,
-                              0};
+    struct evalout_fix fix = evalout_ladder_fix(p, settings);
     struct cost c;
     cost_step(sc, t, &c);
     for (int fmt = EVALOUT_CSV; fmt <= EVALOUT_TABLE; fmt++) {
