@@ -115,6 +115,25 @@ static void report_charts_fit(struct doc *doc, const struct report_sc *r, double
     chart_bars_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
 }
 
+/* A chart of phase-style bars (chart_phases) of r's GPU memory with the GPU and reserve lines,
+ * bar `peak` marked `mark`; last_apart: the last bar (the lesson's sum) drawn apart. */
+static void draw_bars_of(struct doc *doc, const struct report_sc *r, double y, double h,
+                         const char *title, const char *mark, const struct chart_phase_bar *bars,
+                         size_t n, size_t peak, bool last_apart)
+{
+    struct chart_phases d = {.title = title,
+                             .bars = bars,
+                             .n = n,
+                             .gpu_bytes = r->sc->gpu_mem_bytes,
+                             .reserve = r->sc->reserve,
+                             .units = r->units,
+                             .mark_peak = true,
+                             .peak = peak,
+                             .peak_label = mark,
+                             .last_apart = last_apart};
+    chart_phases_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+}
+
 /* The phases of a step on the most loaded GPU (--peak step), one bar each, part by part, then
  * the lesson's sum; the highest phase marked. */
 static void report_charts_phases(struct doc *doc, const struct report_sc *r, double y, double h)
@@ -144,17 +163,7 @@ static void report_charts_phases(struct doc *doc, const struct report_sc *r, dou
     char title[REPORT_VALUE_MAX], mark[REPORT_CELL_MAX];
     report_say(title, sizeof title, r->ph, &r->vals, REPORT_PHRASE_CHART_PHASES, NULL);
     report_say(mark, sizeof mark, r->ph, &r->vals, REPORT_PHRASE_CHART_PHASES_PEAK, NULL);
-    struct chart_phases d = {.title = title,
-                             .bars = bars,
-                             .n = n,
-                             .gpu_bytes = r->sc->gpu_mem_bytes,
-                             .reserve = r->sc->reserve,
-                             .units = r->units,
-                             .mark_peak = true,
-                             .peak = peak,
-                             .peak_label = mark,
-                             .last_apart = true};
-    chart_phases_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+    draw_bars_of(doc, r, y, h, title, mark, bars, n, peak, true);
 }
 
 /* The stages @chart stages draws: every one up to REPORT_STAGES_DRAWN, else the candidates of
@@ -209,17 +218,7 @@ static void report_charts_stages(struct doc *doc, const struct report_sc *r, dou
                                                 : REPORT_PHRASE_CHART_STAGES_SOME,
                NULL);
     report_say(mark, sizeof mark, r->ph, &r->vals, REPORT_PHRASE_CHART_STAGES_PEAK, NULL);
-    struct chart_phases d = {.title = title,
-                             .bars = bars,
-                             .n = n,
-                             .gpu_bytes = r->sc->gpu_mem_bytes,
-                             .reserve = r->sc->reserve,
-                             .units = r->units,
-                             .mark_peak = true,
-                             .peak = peak,
-                             .peak_label = mark,
-                             .last_apart = false};
-    chart_phases_draw(&doc->c, DOC_M_LEFT, y, doc_width(doc), h, &d, NULL);
+    draw_bars_of(doc, r, y, h, title, mark, bars, n, peak, false);
 }
 
 /*
