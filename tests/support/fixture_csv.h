@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "input/csvin.h"
+#include "model/scenario.h"
 
 #define FIXTURE_COLUMNS_MAX 48
 
@@ -40,6 +41,29 @@ static inline uint64_t fixture_u64(const struct csvin_record *rec, const struct 
                                    const char *name)
 {
     return strtoull(fixture_cell(rec, h, name), NULL, 10);
+}
+
+/* The layer's sizes of a measured row (modern.csv, recompute.csv): s, b, h, heads, kv heads,
+ * head_dim, f, the experts' and latent attention's columns; 0 where they do not apply. */
+static inline void fixture_layer_sizes(const struct csvin_record *rec,
+                                       const struct fixture_header *h, struct scenario *sc)
+{
+    sc->seq = fixture_u64(rec, h, "seq");
+    sc->micro_batch = fixture_u64(rec, h, "micro_batch");
+    sc->hidden = fixture_u64(rec, h, "hidden");
+    sc->heads = fixture_u64(rec, h, "heads");
+    sc->kv_heads = fixture_u64(rec, h, "kv_heads");
+    sc->head_dim = fixture_u64(rec, h, "head_dim");
+    sc->ffn = fixture_u64(rec, h, "ffn");
+    sc->experts = fixture_u64(rec, h, "experts");
+    sc->top_k = fixture_u64(rec, h, "top_k");
+    sc->expert_ffn = fixture_u64(rec, h, "expert_ffn");
+    sc->shared_ffn = fixture_u64(rec, h, "shared_ffn");
+    sc->q_lora_rank = fixture_u64(rec, h, "q_lora_rank");
+    sc->kv_lora_rank = fixture_u64(rec, h, "kv_lora_rank");
+    sc->qk_nope_dim = fixture_u64(rec, h, "qk_nope_dim");
+    sc->qk_rope_dim = fixture_u64(rec, h, "qk_rope_dim");
+    sc->v_head_dim = fixture_u64(rec, h, "v_head_dim");
 }
 
 static inline bool fixture_is(const struct csvin_record *rec, const struct fixture_header *h,
