@@ -1217,6 +1217,14 @@ static const struct bad_input BAD[] = {
      "in.csv:7: column 'recompute_layers': '25' is more than layers (24)\n"
      "in.csv:8: column 'recompute_layers': '2' is not possible with offload=checkpoints (every "
      "layer's checkpoint moves)\n"},
+    /* block recomputation is not modelled on DualPipe's GPUs of two stages (doc/model.md 5.4) */
+    {"name,model,seq,micro_batch,gpu_mem_gb,recompute,recompute_layers,pp,schedule,global_batch\n"
+     "a,gpt-1.3b,2048,1,80,full,2,4,dualpipe,8\n"
+     "ok,gpt-1.3b,2048,1,80,full,2,4,1f1b,8\n"
+     "ok2,gpt-1.3b,2048,1,80,full,,4,dualpipe,8\n",
+     "ok,ok2",
+     "in.csv:2: column 'recompute_layers': '2' is not modelled with schedule=dualpipe (block "
+     "recomputation of a GPU's two stages)\n"},
 
     /* per-module selective recomputation (doc/model.md 5.5): known modules the model has */
     {"name,model,seq,micro_batch,gpu_mem_gb,recompute,recompute_modules\n"
