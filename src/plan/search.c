@@ -7,6 +7,8 @@
 #include "base/divisors.h"
 #include "model/cost.h"
 #include "model/pipeline.h"
+#include "plan/shapes.h"
+#include "plan/toplist.h"
 
 /* The most families (layouts but b) a search goes through: 26 times DeepSeek-V3's on 2,048 GPUs,
  * a few seconds at most; a job with more (a model of a million layers: k runs to the chunk's
@@ -22,16 +24,6 @@
  * bounds on both sides. The offloads likewise: optimizer and checkpoints bound none. */
 static const unsigned zero_order[4] = {3, 0, 1, 2};
 static const enum offload offload_order[3] = {OFFLOAD_OPTIMIZER, OFFLOAD_CHECKPOINTS, OFFLOAD_NONE};
-
-/* A layout's place in the enumeration (doc/model.md 11.5), which breaks a tie of step time and
- * peak: the structure, then ZeRO, offload, recompute option, attention and b, each ascending. */
-struct place {
-    uint64_t structure;
-    unsigned zero, offload;
-    uint64_t option;
-    unsigned attention;
-    size_t b;
-};
 
 /* One micro-batch of the current family, once evaluated. */
 struct probe {
@@ -60,13 +52,9 @@ struct run {
     struct model_cache *memo;
     search_point_fn *each;
     void *ctx;
-    struct search_layout *top;
-    struct place *top_place; /* of each layout in top */
-    size_t top_cap, n_top;
-    /* The slots of top as a binary heap, the one that ranks last at its root: a layout enters in
-     * O(log top_cap) (an insertion into a sorted list was quadratic: 93 s for --top 30000); top
-     * is put in rank order at the end (order_top). */
-    size_t *heap;
+    struct search_layout *top_buf; /* the caller's, top_cap of them */
+    size_t top_cap;
+    struct toplist top;
     uint64_t tried, fit, evaluated;
     uint64_t gb;    /* the global batch every layout keeps */
     uint64_t *divs; /* the divisors of gb, ascending: a layout's b divides gb / dp */
@@ -90,6 +78,10 @@ struct run {
     uint64_t keep_k;
     double near;   /* search_fix: only layouts within this factor of the fastest matter */
     double best_s; /* the fastest step offered so far (search_fix) */
+    /* search_fix: the enumeration collects the structures with their floors (shapes.h), then
+     * searches them fastest floor first, until a floor rules out the rest. */
+    bool best_first;
+    struct shapes shapes;
     bool stop;
 };
 
@@ -133,127 +125,14 @@ static void micro_batches(struct run *r, uint64_t dp, uint64_t pp, uint64_t vpp)
     }
 }
 
-static bool place_before(const struct place *a, const struct place *b)
-{
-    if (a->structure != b->structure)
-        return a->structure < b->structure;
-    if (a->zero != b->zero)
-        return a->zero < b->zero;
-    if (a->offload != b->offload)
-        return a->offload < b->offload;
-    if (a->option != b->option)
-        return a->option < b->option;
-    if (a->attention != b->attention)
-        return a->attention < b->attention;
-    return a->b < b->b;
-}
-
-/* Whether a layout ranks before top[i]: the faster, then the lower peak, then the earlier. */
-static bool ranks_before(const struct run *r, double time_s, uint64_t peak, const struct place *pl,
-                         size_t i)
-{
-    const struct search_layout *o = &r->top[i];
-    if (time_s != o->step_time_s)
-        return time_s < o->step_time_s;
-    if (peak != o->peak_bytes)
-        return peak < o->peak_bytes;
-    return place_before(pl, &r->top_place[i]);
-}
-
-/* Whether the layout in slot a ranks after the one in slot b (a total order: no two tie). */
-static bool ranks_after(const struct run *r, size_t a, size_t b)
-{
-    return ranks_before(r, r->top[b].step_time_s, r->top[b].peak_bytes, &r->top_place[b], a);
-}
-
-/* Restores the heap from position i upwards, then downwards over its first n slots. */
-static void heap_up(struct run *r, size_t i)
-{
-    size_t *h = r->heap;
-    for (; i > 0 && ranks_after(r, h[i], h[(i - 1) / 2]); i = (i - 1) / 2) {
-        size_t t = h[i];
-        h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
-    }
-}
-
-static void heap_down(struct run *r, size_t i, size_t n)
-{
-    size_t *h = r->heap;
-    for (;;) {
-        size_t worst = i, c = 2 * i + 1;
-        if (c < n && ranks_after(r, h[c], h[worst]))
-            worst = c;
-        if (c + 1 < n && ranks_after(r, h[c + 1], h[worst]))
-            worst = c + 1;
-        if (worst == i)
-            return;
-        size_t t = h[i];
-        h[i] = h[worst];
-        h[worst] = t;
-        i = worst;
-    }
-}
-
-/* The step time of the layout that ranks last in the full top list. */
-static double top_worst_s(const struct run *r)
-{
-    return r->top[r->heap[0]].step_time_s;
-}
-
-/* Keeps a fitting layout in the top list if there is room, or it ranks before the last. */
+/* Keeps a fitting layout in the top list, and its step as the fastest so far if it is. */
 static void offer_top(struct run *r, const struct scenario *sc, const struct probe *p, size_t bi)
 {
     struct place pl = r->at;
     pl.b = bi;
     if (!(r->best_s > 0) || p->time_s < r->best_s)
         r->best_s = p->time_s;
-    bool full = r->n_top == r->top_cap;
-    if (full && !ranks_before(r, p->time_s, p->peak_bytes, &pl, r->heap[0]))
-        return;
-    size_t slot = full ? r->heap[0] : r->n_top;
-    r->top[slot].sc = *sc;
-    r->top[slot].peak_bytes = p->peak_bytes;
-    r->top[slot].budget_bytes = p->budget_bytes;
-    r->top[slot].step_time_s = p->time_s;
-    r->top_place[slot] = pl;
-    if (full) {
-        heap_down(r, 0, r->n_top);
-    } else {
-        r->heap[r->n_top] = slot;
-        heap_up(r, r->n_top++);
-    }
-}
-
-/* Puts top in rank order, the first first: the heap sorted in place (the last-ranked popped to
- * the end each time), then the layouts moved along the cycles of that order. */
-static void order_top(struct run *r)
-{
-    size_t n = r->n_top, *h = r->heap;
-    for (size_t end = n; end > 1; end--) {
-        size_t t = h[0];
-        h[0] = h[end - 1];
-        h[end - 1] = t;
-        heap_down(r, 0, end - 1);
-    }
-    /* h[k] is the slot of rank k: move each cycle once (a moved position is marked h[k] = k). */
-    for (size_t k = 0; k < n; k++) {
-        if (h[k] == k)
-            continue;
-        struct search_layout lay = r->top[k];
-        struct place pl = r->top_place[k];
-        size_t j = k;
-        while (h[j] != k) {
-            size_t from = h[j];
-            r->top[j] = r->top[from];
-            r->top_place[j] = r->top_place[from];
-            h[j] = j;
-            j = from;
-        }
-        r->top[j] = lay;
-        r->top_place[j] = pl;
-        h[j] = j;
-    }
+    toplist_offer(&r->top, sc, p->peak_bytes, p->budget_bytes, p->time_s, &pl);
 }
 
 /* The least exposed data-parallel time of sc's step over the stages that can be the most
@@ -366,13 +245,23 @@ struct bounds {
     struct known lower, upper;
 };
 
+/* A floor of a stage's work with the bubble, as a factor of the work, at m micro-batches or fewer:
+ * 1F1B's bubble is (pp - 1) / (m vpp) of it; ZB1P's and DualPipe's, whose backward splits off the
+ * weight gradients to fill it, can fall to none (doc/model.md 6.4): 1. */
+static double with_bubble(const struct scenario *sc, double m)
+{
+    if (sc->schedule != SCHEDULE_1F1B)
+        return 1;
+    return 1 + (double)(or_one(sc->pp) - 1) / (m * (double)or_one(sc->vpp));
+}
+
 /*
  * Whether no fitting b of the family, b[first] to b[last], can enter the full top list, by a
  * floor of their step times (doc/model.md 11.5): as b grows at a fixed global batch, a stage's
  * work but context parallelism and the exposed data-parallel time do not rise (take them at
  * b[last]), context parallelism's exposed traffic does not fall (at b[first], evaluated only
- * when the rest does not settle it), and the bubble is (pp - 1) / (m vpp) of a stage's work, m
- * at most b[first]'s; the other parts are not negative. Less a margin for rounding.
+ * when the rest does not settle it), and the bubble is at least with_bubble's, m at most
+ * b[first]'s; the other parts are not negative. Less a margin for rounding.
  */
 static bool family_cannot_enter(struct run *r, struct scenario *sc, const struct known *k,
                                 size_t last)
@@ -384,10 +273,10 @@ static bool family_cannot_enter(struct run *r, struct scenario *sc, const struct
                 break;
     fits_at(r, sc, last);
     const struct probe *hi = &r->probes[last];
-    double m = (double)(r->gb / (r->bs[first] * sc->dp)), worst = top_worst_s(r);
-    if (r->near > 0 && (r->n_top < r->top_cap || r->best_s * r->near < worst))
+    double m = (double)(r->gb / (r->bs[first] * sc->dp)), worst = toplist_worst_s(&r->top);
+    if (r->near > 0 && (r->top.n < r->top_cap || r->best_s * r->near < worst))
         worst = r->best_s * r->near; /* search_fix: slower than that is no candidate */
-    double bubble = 1 + (double)(or_one(sc->pp) - 1) / (m * (double)or_one(sc->vpp));
+    double bubble = with_bubble(sc, m);
     double floor_s = hi->work_s * bubble + hi->dp_s;
     if (floor_s * (1 - SEARCH_FLOOR_MARGIN) > worst)
         return true;
@@ -430,7 +319,7 @@ static void family(struct run *r, struct scenario *sc, const struct bounds *bd, 
         r->stop = true;
     if (r->top_cap == 0 || n_fit == 0)
         return;
-    bool full = r->n_top == r->top_cap || (r->near > 0 && r->n_top > 0);
+    bool full = r->top.n == r->top_cap || (r->near > 0 && r->top.n > 0);
     if (r->floors && full && family_cannot_enter(r, sc, out, last - 1))
         return;
     for (size_t i = 0; i < r->nb; i++) {
@@ -612,26 +501,30 @@ static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo
     }
 }
 
-/*
- * Every ZeRO stage, offload (none, optimizer, checkpoints), recompute, attention and b of one
- * structure (tp, pp, vpp, cp, dp, ep and etp set in sc). The layouts of a ZeRO stage and offload
- * whose states alone exceed the budget are counted, not evaluated: none fits. The others are
- * searched recompute option by option, in the orders above.
- */
-/*
- * search_fix: whether no layout of sc's structure with recompute option `option` (0: none, the
- * floor of every option) can come within r->near of the fastest so far, by the floor of
- * family_cannot_enter taken over all its families: a stage's work but context parallelism at the
- * largest valid b with FlashAttention, ZeRO 0 and no offload (ZeRO and offload add to it, a
- * smaller b does not lower it), the bubble at the most micro-batches (the smallest b), nothing
- * for the traffic that overlaps (doc/model.md 11.6). One peak and one step priced.
- */
-static bool too_slow(struct run *r, const struct scenario *sc0, uint64_t option)
+/* sc's peak (t) and step (c) at micro-batch b; false when the peak cannot be computed. */
+static bool priced(struct run *r, struct scenario *sc, uint64_t b, struct terms *t, struct cost *c)
 {
-    if (r->near <= 0 || !(r->best_s > 0) || !r->floors || r->nb == 0)
+    sc->micro_batch = b;
+    r->evaluated++;
+    if (model_peak_cached(sc, r->memo, t) != MODEL_OK)
         return false;
+    cost_step(sc, t, c);
+    return true;
+}
+
+/*
+ * search_fix: a floor of the step of every layout of sc's structure with recompute option
+ * `option` (0: none, the floor of every option), family_cannot_enter's taken over all its
+ * families (doc/model.md 11.6): a stage's work but context parallelism and the least exposed
+ * data-parallel time at the largest valid b, context parallelism's exposed traffic at the
+ * smallest, the bubble at the most micro-batches - with FlashAttention, the lowest ZeRO stage and
+ * no offload: a higher stage, an offload or more recomputation add more to the work than they
+ * can take off the exposed traffic (at most one micro-batch's backward). Two peaks priced at
+ * most; 0 (no floor) when a peak cannot be computed.
+ */
+static double step_floor(struct run *r, const struct scenario *sc0, uint64_t option)
+{
     struct scenario sc = *sc0;
-    sc.micro_batch = r->bs[r->nb - 1];
     set_recompute(r, &sc, option);
     if (!pinned(r, SCENARIO_PIN_ATTENTION))
         sc.attention = ATTENTION_FLASH; /* the faster kernel (12.1) */
@@ -639,23 +532,44 @@ static bool too_slow(struct run *r, const struct scenario *sc0, uint64_t option)
     sc.offload = OFFLOAD_NONE;
     struct terms t;
     struct cost c;
-    r->evaluated++;
-    if (model_peak_cached(&sc, r->memo, &t) != MODEL_OK)
-        return false;
-    cost_step(&sc, &t, &c);
+    double cp_s = 0;
+    if (or_one(sc.cp) > 1) { /* the ring's exposed traffic does not fall as b grows */
+        if (!priced(r, &sc, r->bs[0], &t, &c))
+            return 0;
+        cp_s = c.cp_s;
+    }
+    if (!priced(r, &sc, r->bs[r->nb - 1], &t, &c))
+        return 0;
     double m = (double)(r->gb / (r->bs[0] * sc.dp));
-    double bubble = 1 + (double)(or_one(sc.pp) - 1) / (m * (double)or_one(sc.vpp));
-    double floor_s = (c.compute_s + c.recompute_s + c.tp_s + c.ep_s) * bubble;
-    return floor_s * (1 - SEARCH_FLOOR_MARGIN) > r->best_s * r->near;
+    double work = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s + cp_s;
+    return work * with_bubble(&sc, m) + least_exposed_dp(&sc, &t, &c);
 }
 
-static void structure(struct run *r, struct scenario *sc)
+/* search_fix: whether a floor rules a step out, against the fastest so far and r->near. */
+static bool ruled_out(const struct run *r, double floor_s)
+{
+    return r->best_s > 0 && floor_s * (1 - SEARCH_FLOOR_MARGIN) > r->best_s * r->near;
+}
+
+/* search_fix: whether no layout of sc's structure with recompute option `option` can come
+ * within r->near of the fastest so far. */
+static bool too_slow(struct run *r, const struct scenario *sc, uint64_t option)
+{
+    if (r->near <= 0 || !(r->best_s > 0) || !r->floors || r->nb == 0)
+        return false;
+    return ruled_out(r, step_floor(r, sc, option));
+}
+
+/*
+ * Every ZeRO stage, offload (none, optimizer, checkpoints), recompute, attention and b of one
+ * structure (tp, pp, vpp, cp, dp, ep and etp set in sc, its micro-batches in r). The layouts of a
+ * ZeRO stage and offload whose states alone exceed the budget are counted, not evaluated: none
+ * fits. The others are searched recompute option by option, in the orders above.
+ */
+static void search_structure(struct run *r, struct scenario *sc)
 {
     const struct scenario *job = r->job;
     uint64_t chunk = pipeline_max_stage_layers(sc) / or_one(sc->vpp);
-    r->at.structure++;
-    if (too_slow(r, sc, 0))
-        return;
     unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3; /* an HSDP group needs ZeRO (13.2) */
     if (pinned(r, SCENARIO_PIN_ZERO))
         z_lo = z_hi = job->zero;
@@ -693,6 +607,20 @@ static void structure(struct run *r, struct scenario *sc)
     for (uint64_t o = 0; o < n_opts && any && !r->stop; o++)
         if ((!r->few_k || o <= 2 || o - 1 == r->keep_k) && (o == 0 || !too_slow(r, sc, o)))
             option(r, sc, o, z_lo, z_hi, states_fit);
+}
+
+/* One structure of the enumeration: searched now, or (best_first) kept with its floor for later;
+ * one ruled out by its floor is neither. */
+static void structure(struct run *r, struct scenario *sc)
+{
+    r->at.structure++;
+    if (r->best_first) {
+        if (!shapes_push(&r->shapes, sc, r->at.structure, step_floor(r, sc, 0)))
+            r->no_memory = r->stop = true;
+        return;
+    }
+    if (!too_slow(r, sc, 0))
+        search_structure(r, sc);
 }
 
 /* Whether n is the job's degree of a pinned choice (0 meaning 1), or any when it is free. */
@@ -758,15 +686,22 @@ static bool schedule_runs(const struct scenario *job, uint64_t pp)
     return pp > 1 && (job->schedule != SCHEDULE_DUALPIPE || pp % 2 == 0);
 }
 
+/* The job on gpus with the global batch every layout keeps: what the structures start from. */
+static void layout_base(const struct run *r, uint64_t gpus, struct scenario *sc)
+{
+    *sc = *r->job;
+    sc->gpus = gpus;
+    sc->global_batch = r->gb;
+    sc->zero_group = pinned(r, SCENARIO_PIN_ZERO_GROUP) ? r->job->zero_group : 0;
+}
+
 /* Every tp, pp, vpp and cp whose product divides gpus (each one a divisor of gpus: gdivs), dp
  * the rest, each ascending (doc/model.md 11.5). */
 static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t n_gdivs)
 {
     const struct scenario *job = r->job;
-    struct scenario sc = *job;
-    sc.gpus = gpus;
-    sc.global_batch = r->gb;
-    sc.zero_group = pinned(r, SCENARIO_PIN_ZERO_GROUP) ? job->zero_group : 0;
+    struct scenario sc;
+    layout_base(r, gpus, &sc);
     for (size_t i = 0; i < n_gdivs && !r->stop; i++) {
         uint64_t tp = gdivs[i];
         if (tp > or_one(job->gpus_per_node) || job->heads % tp || job->kv_heads % tp ||
@@ -822,6 +757,26 @@ static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t 
     }
 }
 
+/* search_fix: the structures degrees() collected, searched fastest floor first, each numbered as
+ * the enumeration numbered it (the top list's order is the enumeration's, whatever the order of
+ * the search); once a floor rules a structure out, it rules out every one after it. */
+static void best_first(struct run *r, uint64_t gpus)
+{
+    struct scenario sc;
+    layout_base(r, gpus, &sc);
+    shapes_sort(&r->shapes);
+    r->best_first = false;
+    for (size_t i = 0; i < r->shapes.n && !r->stop; i++) {
+        const struct shape *s = &r->shapes.at[i];
+        if (ruled_out(r, s->floor_s))
+            break;
+        shape_apply(s, &sc);
+        micro_batches(r, sc.dp, or_one(sc.pp), or_one(sc.vpp));
+        r->at.structure = s->index;
+        search_structure(r, &sc);
+    }
+}
+
 /* The global batch every layout keeps: the job's; one without (0: a job built in code) takes
  * eval's default for the job's own columns, b dp pp (doc/model.md 11.5). 0 on overflow. */
 static uint64_t job_global_batch(const struct scenario *job, uint64_t gpus)
@@ -852,21 +807,21 @@ static enum search_status enumerate(struct run *r, uint64_t gpus)
     r->divs = divisors_of(r->gb, &r->n_divs);
     r->bs = r->divs ? malloc(r->n_divs * sizeof *r->bs) : NULL;
     r->probes = r->divs ? calloc(r->n_divs, sizeof *r->probes) : NULL;
-    r->top_place = r->top_cap ? malloc(r->top_cap * sizeof *r->top_place) : NULL;
-    r->heap = r->top_cap ? malloc(r->top_cap * sizeof *r->heap) : NULL;
+    bool listed = toplist_init(&r->top, r->top_buf, r->top_cap);
     enum search_status status = SEARCH_NO_MEMORY;
-    if (gdivs && r->divs && r->bs && r->probes && ((r->top_place && r->heap) || !r->top_cap)) {
+    if (gdivs && r->divs && r->bs && r->probes && listed) {
         degrees(r, gpus, gdivs, n_gdivs);
+        if (r->best_first)
+            best_first(r, gpus);
         status = r->no_memory ? SEARCH_NO_MEMORY : SEARCH_OK;
-        if (r->top_cap)
-            order_top(r);
+        toplist_order(&r->top);
     }
     free(gdivs);
     free(r->divs);
     free(r->bs);
     free(r->probes);
-    free(r->top_place);
-    free(r->heap);
+    toplist_free(&r->top);
+    shapes_free(&r->shapes);
     return status;
 }
 
@@ -901,7 +856,7 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
                     .memo = memo,
                     .each = each,
                     .ctx = ctx,
-                    .top = top,
+                    .top_buf = top,
                     .top_cap = top_cap,
                     .gb = gb,
                     .floors = top_cap > 0 && (job->experts == 0 || job->capacity_factor <= 0),
@@ -909,6 +864,8 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
                     .few_k = keep_k != NULL,
                     .near = keep_k ? 1 + SEARCH_FIX_NEAR : 0,
                     .best_s = keep_k ? seed_s : 0,
+                    .best_first = keep_k != NULL && top_cap > 0 &&
+                                  (job->experts == 0 || job->capacity_factor <= 0),
                     .keep_k = keep_k ? *keep_k : 0};
     /* Without the caller's memo of layer inventories, one for this search (NULL: none). */
     struct model_cache *own = memo ? NULL : model_cache_new();
@@ -919,7 +876,7 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
         return status;
     out->layouts_fit = r.fit;
     out->layouts_evaluated = r.evaluated;
-    out->n_top = r.n_top;
+    out->n_top = r.top.n;
     return SEARCH_OK;
 }
 

@@ -213,6 +213,21 @@ static void matches_brute_force_dense(void **state)
     agrees_with_brute_force(&job, TOP);
 }
 
+/* The zero-bubble and DualPipe schedules (doc/model.md 6.4) have less bubble than 1F1B: the
+ * search's floors must not take 1F1B's for theirs. */
+static void matches_brute_force_schedules(void **state)
+{
+    (void)state;
+    struct scenario job;
+    job_pipeline(&job);
+    job.schedule = SCHEDULE_ZB1P;
+    agrees_with_brute_force(&job, TOP);
+    agrees_with_brute_force(&job, 1);
+    job.schedule = SCHEDULE_DUALPIPE;
+    agrees_with_brute_force(&job, TOP);
+    agrees_with_brute_force(&job, 1);
+}
+
 /* The host's memory checked (doc/model.md 12.5): an optimizer offload can then fail where no
  * offload fits, and the search must not bound one by the other; the brute force agrees for host
  * memories from less than any offload needs to more than all need. */
@@ -692,6 +707,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_brute_force_dense),
+        cmocka_unit_test(matches_brute_force_schedules),
         cmocka_unit_test(host_memory_matches_brute_force),
         cmocka_unit_test(matches_brute_force_moe),
         cmocka_unit_test(largest_b_without_accumulation),
