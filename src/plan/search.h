@@ -25,14 +25,7 @@
 
 #include "model/model.h"
 #include "model/scenario.h"
-
-/* One layout that fits: a complete scenario that eval reads back (its name is the caller's),
- * with the peak and budget eval gives it and its step time. */
-struct search_layout {
-    struct scenario sc;
-    uint64_t peak_bytes, budget_bytes;
-    double step_time_s;
-};
+#include "plan/toplist.h" /* struct search_layout */
 
 /* One layout for the report's scatter and tp x pp map: evaluated, fitting or not. */
 struct search_point {

@@ -15,7 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plan/search.h"
+#include "model/scenario.h"
+
+/* One layout that fits: a complete scenario that eval reads back (its name is the caller's),
+ * with the peak and budget eval gives it and its step time. */
+struct search_layout {
+    struct scenario sc;
+    uint64_t peak_bytes, budget_bytes;
+    double step_time_s;
+};
 
 /* A layout's place in the enumeration, which breaks a tie of step time and peak: the structure,
  * then ZeRO, offload, recompute option, attention and b, each ascending. */
