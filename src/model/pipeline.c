@@ -172,7 +172,10 @@ static void dualpipe_stage_at(const struct scenario *sc, const struct pipeline_s
     uint64_t pp = sc->pp, half = (pipeline_micro_batches(sc) + 1) / 2;
     uint64_t own = min_u64(half, pp - r), twin = min_u64(half, r + 1);
     add_chunks(sc, sp, dense, r, own, out);
+    uint64_t own_dense = out->layers[0];
     add_chunks(sc, sp, dense, pp - 1 - r, twin, out);
+    out->twin_dense = out->layers[0] - own_dense;
+    out->twin_first_layer = layers_before(sp, pp, pp - 1 - r);
     out->first = out->last = r == 0 || r == pp - 1;
     out->in_flight = own + twin;
     out->twin_in_flight = twin;

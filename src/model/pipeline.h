@@ -50,9 +50,10 @@ struct pipeline_stage {
     uint64_t in_flight;     /* micro-batches (chunk-micro-batches with vpp) kept in flight */
     uint64_t act_layers[2]; /* layer-micro-batches of each kind whose activations it keeps */
     uint64_t chunk_layers;  /* L_r / vpp: a checkpoint segment never crosses a chunk */
-    /* DualPipe: the GPU's second stage, pp - 1 - r, its layers and the micro-batches of it in
-     * flight (of in_flight; 0 under the other schedules). */
-    uint64_t twin_layers, twin_in_flight;
+    /* DualPipe: the GPU's second stage, pp - 1 - r, its layers, its first layer, how many of
+     * them are dense (of layers[0]) and the micro-batches of it in flight (of in_flight; 0 under
+     * the other schedules). */
+    uint64_t twin_layers, twin_first_layer, twin_dense, twin_in_flight;
     bool first, last; /* holds the embedding; the output layer */
 };
 

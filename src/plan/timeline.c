@@ -123,10 +123,18 @@ static uint64_t share(uint64_t a, uint64_t num, uint64_t den)
     return (uint64_t)((long double)a * (long double)num / (long double)den);
 }
 
-/* What the walk needs to know of the stage it draws. */
+/* A stage's layers: the first, how many, and how many of them lead as dense layers (the others
+ * MoE, layer.h). */
+struct span {
+    uint64_t first_layer, layers, dense;
+};
+
+/* What the walk needs to know of the GPU it draws: the micro-batches it holds, each through its
+ * stage's layers - under DualPipe (doc/model.md 6.4) those from twin_from on through its second
+ * stage. */
 struct stage {
-    uint64_t first_layer, layers, micro_batches;
-    uint64_t dense; /* the stage's first `dense` layers are dense, the others MoE (layer.h) */
+    struct span own, twin;
+    uint64_t micro_batches, twin_from;
     uint64_t A[2];  /* the activations of a dense and of an MoE layer */
     uint64_t c, k;  /* k = 0: no checkpointing every k */
     uint64_t block; /* block recomputation (doc/model.md 5.4): the first `block` layers are
@@ -134,10 +142,22 @@ struct stage {
     bool logits;    /* the stage holds the output layer */
 };
 
-/* The activations of the stage's layer i. */
-static uint64_t layer_A(const struct stage *st, uint64_t i)
+/* The stage micro-batch mb runs through. */
+static const struct span *span_of(const struct stage *st, uint64_t mb)
 {
-    return st->A[i < st->dense ? 0 : 1];
+    return mb < st->twin_from ? &st->own : &st->twin;
+}
+
+/* The layer-micro-batches the GPU runs. */
+static uint64_t layer_runs(const struct stage *st)
+{
+    return st->twin_from * st->own.layers + (st->micro_batches - st->twin_from) * st->twin.layers;
+}
+
+/* The activations of layer i of span sp. */
+static uint64_t layer_A(const struct stage *st, const struct span *sp, uint64_t i)
+{
+    return st->A[i < sp->dense ? 0 : 1];
 }
 
 /* Forward pass of every in-flight micro-batch: a layer adds A, or under checkpointing every k
@@ -146,38 +166,40 @@ static uint64_t layer_A(const struct stage *st, uint64_t i)
  * by layer, and on a stage without the output layer the last forward is the forward phase. */
 static void forward(struct walk *w, const struct stage *st)
 {
-    uint64_t all = st->micro_batches * st->layers, run = 0;
+    uint64_t all = layer_runs(st), run = 0;
     for (uint64_t mb = 0; mb < st->micro_batches; mb++) {
-        for (uint64_t i = 0; i < st->layers; i++) {
+        const struct span *sp = span_of(st, mb);
+        for (uint64_t i = 0; i < sp->layers; i++) {
             if (st->k == 0 || (st->block && i >= st->block))
-                w->act += layer_A(st, i);
+                w->act += layer_A(st, sp, i);
             else if (i % st->k == 0)
                 w->act += st->c;
             run++;
             if (w->step && run == all && !st->logits) {
-                emit_phase(w, TIMELINE_FORWARD, st->first_layer + i, mb, 1.0, STEP_FORWARD,
+                emit_phase(w, TIMELINE_FORWARD, sp->first_layer + i, mb, 1.0, STEP_FORWARD,
                            w->step->parts.phase[STEP_FORWARD]);
                 continue;
             }
             if (w->step)
                 w->copies = share(w->step->all_copies, run, all);
-            emit(w, TIMELINE_FORWARD, st->first_layer + i, mb, 1.0);
+            emit(w, TIMELINE_FORWARD, sp->first_layer + i, mb, 1.0);
         }
     }
 }
 
 /* Under --peak step, after a layer's backward: the gradients grow through the first
- * micro-batch's backward (the later ones add to them), the saved autocast copies are freed
- * (without checkpointing; with it, the rebuilt segment's). */
+ * micro-batch's backward (of each stage under DualPipe; the later ones add to them), the saved
+ * autocast copies are freed (without checkpointing; with it, the rebuilt segment's). */
 static void step_after_backward(struct walk *w, const struct stage *st, uint64_t rebuilt_left)
 {
     const struct step_walk *s = w->step;
     if (!s)
         return;
     w->done++;
-    w->grads = s->grads_start + share(s->grads - s->grads_start, w->done, st->layers);
+    uint64_t layers = st->own.layers + (st->twin_from < st->micro_batches ? st->twin.layers : 0);
+    w->grads = s->grads_start + share(s->grads - s->grads_start, w->done, layers);
     if (st->k == 0)
-        w->copies = s->all_copies - share(s->all_copies, w->done, st->micro_batches * st->layers);
+        w->copies = s->all_copies - share(s->all_copies, w->done, layer_runs(st));
     else
         w->copies = share(s->layer_copies, rebuilt_left, st->k);
 }
@@ -188,12 +210,13 @@ static void step_after_backward(struct walk *w, const struct stage *st, uint64_t
 static void backward_layers(struct walk *w, const struct stage *st, uint64_t mb, uint64_t lo,
                             uint64_t hi)
 {
+    const struct span *sp = span_of(st, mb);
     for (uint64_t i = hi; i-- > lo;) {
-        w->act -= layer_A(st, i);
+        w->act -= layer_A(st, sp, i);
         if (st->k != 0 && i == lo && !(st->block && i >= st->block))
             w->act -= st->c;
         step_after_backward(w, st, i - lo);
-        emit(w, TIMELINE_BACKWARD, st->first_layer + i, mb, 2.0);
+        emit(w, TIMELINE_BACKWARD, sp->first_layer + i, mb, 2.0);
     }
 }
 
@@ -220,28 +243,29 @@ static enum step_phase rebuild_phase(const struct walk *w, const struct stage *s
 static void backward(struct walk *w, const struct stage *st)
 {
     for (uint64_t mb = 0; mb < st->micro_batches; mb++) {
+        const struct span *sp = span_of(st, mb);
         if (st->k == 0) {
-            backward_layers(w, st, mb, 0, st->layers);
+            backward_layers(w, st, mb, 0, sp->layers);
             continue;
         }
-        uint64_t top = st->block ? st->block : st->layers; /* [top, layers) kept whole */
-        if (top < st->layers)
-            backward_layers(w, st, mb, top, st->layers);
+        uint64_t top = st->block ? st->block : sp->layers; /* [top, layers) kept whole */
+        if (top < sp->layers)
+            backward_layers(w, st, mb, top, sp->layers);
         uint64_t segments = div_up(top, st->k);
         for (uint64_t j = segments; j-- > 0;) {
             uint64_t lo = j * st->k;
             uint64_t hi = lo + st->k < top ? lo + st->k : top;
             for (uint64_t i = lo; i < hi; i++) {
-                w->act += layer_A(st, i);
+                w->act += layer_A(st, sp, i);
                 const uint64_t *p = NULL;
                 enum step_phase ph =
                     i + 1 == hi ? rebuild_phase(w, st, mb, j, segments, &p) : STEP_PHASES;
                 if (w->step)
                     w->copies = share(w->step->layer_copies, i + 1 - lo, st->k);
                 if (ph < STEP_PHASES)
-                    emit_phase(w, TIMELINE_RECOMPUTE, st->first_layer + i, mb, 1.0, ph, p);
+                    emit_phase(w, TIMELINE_RECOMPUTE, sp->first_layer + i, mb, 1.0, ph, p);
                 else
-                    emit(w, TIMELINE_RECOMPUTE, st->first_layer + i, mb, 1.0);
+                    emit(w, TIMELINE_RECOMPUTE, sp->first_layer + i, mb, 1.0);
             }
             backward_layers(w, st, mb, lo, hi);
         }
@@ -305,18 +329,22 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
     const struct model_gpu *g = &t.stage[t.peak_stage];
     struct stage st = {0};
     /* The schedule of the most loaded stage (doc/model.md section 6.1): its micro-batches (chunk
-     * micro-batches with vpp) in flight, each through a chunk of its layers. */
-    st.layers = g->pipe.chunk_layers;
-    st.micro_batches = g->pipe.in_flight;
-    st.first_layer = g->pipe.first_layer;
-    st.dense = g->pipe.layers[0];
+     * micro-batches with vpp) in flight, each through a chunk of its layers; under DualPipe
+     * (6.4) the last twin_in_flight of them through its second stage. */
+    const struct pipeline_stage *pipe = &g->pipe;
+    st.micro_batches = pipe->in_flight;
+    st.twin_from = pipe->in_flight - pipe->twin_in_flight;
+    st.own =
+        (struct span){pipe->first_layer, pipe->chunk_layers, pipe->layers[0] - pipe->twin_dense};
+    st.twin = (struct span){pipe->twin_first_layer, pipe->twin_layers, pipe->twin_dense};
+    uint64_t most = st.own.layers > st.twin.layers ? st.own.layers : st.twin.layers;
     st.A[0] = t.kind_act[0];
     st.A[1] = t.kind_act[1];
     st.c = t.ckpt_bytes;
     st.logits = g->logits_bytes > 0;
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every > 0)
-        st.k = sc->ckpt_every < st.layers ? sc->ckpt_every : st.layers;
-    if (st.k == 1 && sc->recompute_layers > 0 && sc->recompute_layers < st.layers)
+        st.k = sc->ckpt_every < most ? sc->ckpt_every : most;
+    if (st.k == 1 && sc->recompute_layers > 0 && sc->recompute_layers < st.own.layers)
         st.block = sc->recompute_layers;
     /* Alive through the layers: context parallelism's ring buffers (doc/model.md 4.11) and, with
      * the checkpoints offloaded, the one in transit (5.3) - the others are in CPU memory. */
@@ -369,7 +397,7 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
     }
     backward(&w, &st);
     if (is_step) {
-        emit_phase(&w, TIMELINE_BACKWARD_END, st.first_layer, 0, 0.0, STEP_BACKWARD_END,
+        emit_phase(&w, TIMELINE_BACKWARD_END, st.own.first_layer, 0, 0.0, STEP_BACKWARD_END,
                    step.parts.phase[STEP_BACKWARD_END]);
         emit_phase(&w, TIMELINE_OPTIMIZER, 0, 0, 0.0, STEP_OPTIMIZER,
                    step.parts.phase[STEP_OPTIMIZER]);
@@ -384,7 +412,8 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
         .total_time = w.t,
         .n_events = w.n,
         .micro_batches = st.micro_batches,
-        .stage_layers = st.layers,
+        .stage_layers = st.own.layers,
+        .layer_runs = layer_runs(&st),
         .segment = st.k,
     };
     return 0;

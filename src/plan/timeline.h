@@ -15,7 +15,8 @@
  * under 1F1B - pp micro-batches of L/pp layers on the first stage, one with the logits on the last
  * - run back to back (all their forwards, then all their backwards), not the interleaved schedule
  * with its bubbles; its peak is still the analytic one. Layer numbers are global (the last stage
- * starts at L - L/pp).
+ * starts at L - L/pp). Under DualPipe (doc/model.md 6.4) GPU r runs its pp - r micro-batches
+ * through stage r, then its r + 1 through stage pp - 1 - r, each with that stage's layers.
  *
  * Invariants (tests/plan/test_timeline.c): without checkpointing every k the maximum of
  * states + act + logits equals model_peak's peak_bytes to the byte; with it, it never exceeds it
@@ -80,7 +81,9 @@ struct timeline_summary {
     double peak_time;           /* when the peak is first reached */
     double total_time;          /* 3L, or 4L with checkpointing every k (+33%) */
     uint64_t micro_batches;     /* micro-batches the stage holds at once: pp on the first, else 1 */
-    uint64_t stage_layers;      /* L/pp */
+    uint64_t stage_layers;      /* L/pp (under DualPipe, the GPU's first stage's) */
+    uint64_t layer_runs;        /* layer-micro-batches walked: micro_batches L/pp, or under
+                                 * DualPipe each stage's micro-batches times its layers */
     uint64_t segment;           /* k' = min(k, L/pp) with checkpointing every k, else 0 */
     size_t n_events;
 };

@@ -247,6 +247,77 @@ static void test_mixed_layer_kinds(void **state)
     free(ev);
 }
 
+/* The walk of one DualPipe GPU: its maximum is the model's peak (at most it, under checkpointing
+ * every k), each of its layer-micro-batches runs forward and backward once, and a rebuilt layer is
+ * a recomputation. */
+static void assert_dualpipe_walk(const struct scenario *sc)
+{
+    struct terms t;
+    assert_int_equal(model_peak(sc, &t), MODEL_OK);
+    const struct pipeline_stage *pipe = &t.stage[t.peak_stage].pipe;
+    struct timeline_event *ev;
+    struct timeline_summary sum;
+    build(sc, &ev, &sum);
+    bool every_k = sc->recompute == RECOMPUTE_EVERY_K;
+    uint64_t own = pipe->in_flight - pipe->twin_in_flight;
+    uint64_t runs = own * pipe->stage_layers + pipe->twin_in_flight * pipe->twin_layers;
+    assert_int_equal(sum.micro_batches, pipe->in_flight);
+    assert_int_equal(sum.layer_runs, runs);
+    assert_true(sum.total_time == (every_k ? 4.0 : 3.0) * (double)runs);
+    if (every_k)
+        assert_true(sum.peak_bytes <= t.peak_bytes);
+    else
+        assert_int_equal(sum.peak_bytes, t.peak_bytes);
+    size_t forwards = 0;
+    for (size_t i = 0; i < sum.n_events; i++)
+        forwards += ev[i].kind == TIMELINE_FORWARD;
+    assert_int_equal(forwards, runs);
+    free(ev);
+}
+
+/* DualPipe (doc/model.md 6.4): GPU r runs pp - r micro-batches through stage r and r + 1 through
+ * stage pp - 1 - r, whose layers (uneven splits, a dense lead before MoE layers) differ. */
+static void test_dualpipe_two_stages(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    scenario_lesson_example(&sc);
+    sc.arch = ARCH_LLAMA;
+    sc.dropout = sc.tied = false;
+    sc.attention = ATTENTION_FLASH;
+    sc.layers = 13; /* 4 stages: 3, 4, 3, 3 */
+    sc.dense_layers = 2;
+    sc.experts = 16;
+    sc.top_k = 2;
+    sc.expert_ffn = 1024;
+    sc.ffn = 8192;
+    sc.pp = 4;
+    sc.schedule = SCHEDULE_DUALPIPE;
+    sc.global_batch = 8 * sc.micro_batch * sc.dp;
+    for (int peak = 0; peak < 2; peak++) {
+        sc.peak = peak ? PEAK_STEP : PEAK_LESSON;
+        sc.recompute = RECOMPUTE_NONE;
+        assert_dualpipe_walk(&sc);
+        sc.recompute = RECOMPUTE_EVERY_K;
+        sc.ckpt_every = 2;
+        assert_dualpipe_walk(&sc);
+    }
+    uint64_t seed = 20261202;
+    for (int n = 0; n < 300; n++) {
+        random_scenario(&seed, &sc);
+        sc.pp = 2 * rs_range(&seed, 1, 4);
+        if (sc.pp > sc.layers)
+            continue;
+        sc.schedule = SCHEDULE_DUALPIPE;
+        sc.vpp = 1;
+        sc.recompute_layers = 0;
+        sc.global_batch = sc.micro_batch * sc.dp * 2 * sc.pp * rs_range(&seed, 1, 2);
+        struct terms t;
+        if (model_peak(&sc, &t) == MODEL_OK)
+            assert_dualpipe_walk(&sc);
+    }
+}
+
 /* The invariants of timeline.h on random scenarios (pp = 1 and pp > 1). */
 static void test_invariants_random(void **state)
 {
@@ -538,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_uneven_first_stage),
         cmocka_unit_test(test_mixed_layer_kinds),
         cmocka_unit_test(test_invariants_random),
+        cmocka_unit_test(test_dualpipe_two_stages),
         cmocka_unit_test(test_step_peak_matches_model),
         cmocka_unit_test(test_step_walk_lesson),
         cmocka_unit_test(test_step_invariants_random),
