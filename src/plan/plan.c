@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "model/pipeline.h"
 
 /* The ladder's running state: the cumulative settings and where the next rung goes. */
 struct ladder {
@@ -169,17 +170,18 @@ static bool rung_tensor_parallel(struct ladder *ld)
 }
 
 /* Rung 6: pipeline stages across nodes on the same GPUs, p = 2, 4, ... above the scenario's pp,
- * p dividing layers (and layers / vpp) and dp pp: p dp' = pp dp (doc/model.md 11.1). */
+ * p dividing dp pp (p dp' = pp dp), the layers split over p stages as the scenario's first and
+ * last stages say, or evenly, or ceil and floor (doc/model.md 6.3, 11.1). */
 static bool rung_pipeline_parallel(struct ladder *ld)
 {
-    uint64_t gpus = ld->cur.dp * ld->cur.pp, vpp = ld->cur.vpp ? ld->cur.vpp : 1;
+    uint64_t gpus = ld->cur.dp * ld->cur.pp;
     for (uint64_t p = 2; p <= ld->orig->layers && p <= gpus; p *= 2) {
-        if (p <= ld->orig->pp || ld->orig->layers % (p * vpp) != 0 || gpus % p != 0)
+        if (p <= ld->orig->pp || gpus % p != 0)
             continue;
         struct scenario next = ld->cur;
         next.pp = p;
         next.dp = gpus / p;
-        if (!layout_ok(&next))
+        if (!pipeline_split_valid(&next) || !layout_ok(&next))
             continue;
         ld->cur = next;
         if (try_rung(ld, PLAN_FIX_PP))

@@ -11,6 +11,7 @@
 
 #include "model/cost.h"
 #include "model/model.h"
+#include "model/pipeline.h"
 #include "plan/plan.h"
 #include "random_scenario.h"
 
@@ -303,6 +304,35 @@ static void test_pp_rung_keeps_the_gpus(void **state)
     settings(&p, "zero=3 recompute=full pp=2 offload=optimizer dp=1 gpus=16");
 }
 
+/* The pp rung does not need p to divide the layers: on 24 GB GPUs, where only the offload fits,
+ * the ladder records pp 2 and pp 4, whose 78 layers split 19, 20, 20, 19 (doc/model.md 6.3), on
+ * the same 32 GPUs. */
+static void test_pp_rung_splits_unevenly(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    llama2_70b(&sc);
+    sc.layers = 78;
+    sc.gpu_mem_bytes = 24000000000ull;
+    sc.dp = 4;
+    sc.tp = 8;
+    sc.sp = true;
+    sc.global_batch = 4 * 8;
+    struct plan p;
+    assert_int_equal(plan_build(&sc, &p), 0);
+    bool saw_uneven = false;
+    for (size_t i = 0; i < p.n_rungs; i++) {
+        const struct scenario *r = &p.rungs[i].sc;
+        assert_int_equal(plan_gpus(r), 32);
+        if (p.rungs[i].fix == PLAN_FIX_PP && r->layers % r->pp != 0) {
+            saw_uneven = true;
+            assert_int_equal(pipeline_layers_of(r, 0), 78 / r->pp);
+            assert_int_equal(pipeline_max_stage_layers(r), 78 / r->pp + 1);
+        }
+    }
+    assert_true(saw_uneven);
+}
+
 /* 70B on one 80 GB GPU, no node to split over: nothing fits; the model states alone need
  * ceil(16 * 68,976,648,192 / 80e9) = ceil(13.8) = 14 GPUs (doc/model.md section 3.4). */
 static void test_nothing_fits(void **state)
@@ -584,10 +614,11 @@ static bool ref_ladder(const struct scenario *sc, struct ref_plan *rp)
                 return true;
         }
     }
-    /* 6. pp = 2, 4, ... > pp, dividing layers (with vpp) and dp pp, on the same GPUs. */
+    /* 6. pp = 2, 4, ... > pp, up to the layers, dividing dp pp, on the same GPUs; uneven stages
+     * (ceil and floor) without vpp, with vpp q v dividing the layers. */
     for (uint64_t q = 2; q <= sc->layers; q *= 2) {
         uint64_t gpus = cur.dp * cur.pp, v = cur.vpp ? cur.vpp : 1;
-        if (q > sc->pp && sc->layers % (q * v) == 0 && gpus % q == 0 &&
+        if (q > sc->pp && (v == 1 || sc->layers % (q * v) == 0) && gpus % q == 0 &&
             ref_layout_ok(&cur, cur.tp, gpus / q, q)) {
             cur.pp = q;
             cur.dp = gpus / q;
@@ -729,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_k_curve),
         cmocka_unit_test(test_crosscheck_random),
         cmocka_unit_test(test_pp_rung_keeps_the_gpus),
+        cmocka_unit_test(test_pp_rung_splits_unevenly),
         cmocka_unit_test(test_repick_accumulates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
