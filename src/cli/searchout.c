@@ -19,7 +19,7 @@ struct searchout_table_row {
     unsigned zero;
     bool experts;
     double step_s;
-    char attention[8], recompute[24], offload[16];
+    char attention[8], recompute[24], offload[16], schedule[12];
 };
 
 /* The table's line per job, under it. */
@@ -310,6 +310,7 @@ static void row_table(struct searchout *w, const struct scenario *job,
     char k[24];
     snprintf(r->recompute, sizeof r->recompute, "%s", scenario_recompute_name(sc, k, sizeof k));
     snprintf(r->offload, sizeof r->offload, "%s", scenario_csv_offload(sc->offload));
+    snprintf(r->schedule, sizeof r->schedule, "%s", scenario_schedule_name(sc->schedule));
 }
 
 static void note_job(struct searchout *w, const struct scenario *job,
@@ -394,6 +395,7 @@ enum {
     TC_TP,
     TC_PP,
     TC_VPP,
+    TC_SCHEDULE,
     TC_CP,
     TC_EP,
     TC_DP,
@@ -422,6 +424,7 @@ static const struct table_column {
     [TC_TP] = {"tp", false, false, 0},
     [TC_PP] = {"pp", false, false, 0},
     [TC_VPP] = {"vpp", false, false, 2},
+    [TC_SCHEDULE] = {"schedule", false, true, 2},
     [TC_CP] = {"cp", false, false, 4},
     [TC_EP] = {"ep", false, false, 5},
     [TC_DP] = {"dp", false, false, 0},
@@ -451,6 +454,7 @@ static void table_cells(const struct searchout *w, const struct searchout_table_
     snprintf(cells[TC_ATTENTION], n, "%s", r->attention);
     snprintf(cells[TC_RECOMPUTE], n, "%s", r->recompute);
     snprintf(cells[TC_OFFLOAD], n, "%s", r->offload);
+    snprintf(cells[TC_SCHEDULE], n, "%s", r->schedule);
     snprintf(cells[TC_PEAK], n, "%.1f", (double)r->peak / w->unit_bytes);
     snprintf(cells[TC_BUDGET], n, "%.1f", (double)r->budget / w->unit_bytes);
 }
@@ -473,7 +477,7 @@ static void table_layout(struct searchout *w, const char heads[TC_COUNT][32],
         t->keep[c] = (unsigned)table_columns[c].keep;
         t->left[c] = table_columns[c].left;
     }
-    bool experts = false, vpp = false, cp = false, ep = false, offload = false;
+    bool experts = false, vpp = false, cp = false, ep = false, offload = false, sched = false;
     for (unsigned long i = 0; i < w->rows; i++) {
         const struct searchout_table_row *r = &w->table[i];
         experts |= r->experts;
@@ -481,9 +485,11 @@ static void table_layout(struct searchout *w, const char heads[TC_COUNT][32],
         cp |= r->cp > 1;
         ep |= r->ep > 1;
         offload |= strcmp(r->offload, "none") != 0;
+        sched |= strcmp(r->schedule, "1f1b") != 0;
     }
     t->absent[TC_GPUS] = !w->range;
     t->absent[TC_EP] = !experts;
+    t->absent[TC_SCHEDULE] = !sched; /* 1F1B everywhere: no column */
     /* A degree above 1 or an offload in some row is wanted before any other optional column:
      * without it tp pp dp would not multiply to the GPUs, nor the peak add up. Only a terminal too
      * narrow for them leaves them out (and says so under the table). */
@@ -495,6 +501,8 @@ static void table_layout(struct searchout *w, const char heads[TC_COUNT][32],
         t->keep[TC_VPP] = 11;
     if (offload)
         t->keep[TC_OFFLOAD] = 10;
+    if (sched)
+        t->keep[TC_SCHEDULE] = 9;
     for (unsigned long i = 0; i < w->rows; i++) {
         table_cells(w, &w->table[i], cells);
         texttable_measure(t, line);

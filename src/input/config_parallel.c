@@ -26,7 +26,8 @@ static const struct {
                 {COL_RECOMPUTE, SCENARIO_PIN_RECOMPUTE},
                 {COL_OFFLOAD, SCENARIO_PIN_OFFLOAD},
                 {COL_MICRO_BATCH, SCENARIO_PIN_MICRO_BATCH},
-                {COL_ZERO_GROUP, SCENARIO_PIN_ZERO_GROUP}};
+                {COL_ZERO_GROUP, SCENARIO_PIN_ZERO_GROUP},
+                {COL_SCHEDULE, SCENARIO_PIN_SCHEDULE}};
 
 /* Whether a job's row pins column c (a preset never sets a layout column). */
 static bool pinned(const struct row *row, enum col c)

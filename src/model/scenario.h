@@ -40,6 +40,7 @@ enum attention { ATTENTION_PLAIN, ATTENTION_FLASH };
 /* The pipeline schedule (doc/model.md 6.4; DeepSeek-V3 report, Table 2): 1F1B (interleaved when
  * vpp > 1), zero bubble ZB1P (ZB-H1), or DualPipe (two stages per GPU, one of each direction). */
 enum schedule { SCHEDULE_1F1B, SCHEDULE_ZB1P, SCHEDULE_DUALPIPE };
+#define SCHEDULES 3 /* how many */
 
 /* RECOMPUTE_EVERY_K with ckpt_every = 1 is full checkpointing. */
 enum recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_EVERY_K };
@@ -98,7 +99,8 @@ enum scenario_pin {
     SCENARIO_PIN_RECOMPUTE = 1u << 10,
     SCENARIO_PIN_OFFLOAD = 1u << 11,
     SCENARIO_PIN_MICRO_BATCH = 1u << 12,
-    SCENARIO_PIN_ZERO_GROUP = 1u << 13
+    SCENARIO_PIN_ZERO_GROUP = 1u << 13,
+    SCENARIO_PIN_SCHEDULE = 1u << 14
 };
 
 /* The attention's biases (column qkv_bias: no, yes, all, sinks; doc/model.md section 2.2). */

@@ -99,6 +99,7 @@ static void job_key(const struct scenario *sc, struct scenario *key)
     key->pinned = SCENARIO_PIN_ATTENTION;
     key->dp = key->tp = key->pp = key->cp = key->vpp = key->ep = key->etp = 1;
     key->sp = false;
+    key->schedule = SCHEDULE_1F1B;
     key->zero = 0;
     key->zero_group = 0;
     key->attention = ATTENTION_FLASH;
@@ -301,6 +302,7 @@ enum setting {
     SET_SP,
     SET_PP,
     SET_VPP,
+    SET_SCHEDULE,
     SET_CP,
     SET_EP,
     SET_ETP,
@@ -315,7 +317,7 @@ enum setting {
 };
 
 static const char *const setting_names[SET_COUNT] = {
-    "tp", "sp",   "pp",         "vpp",       "cp",        "ep",      "etp",
+    "tp", "sp",   "pp",         "vpp",       "schedule",  "cp",      "ep",         "etp",
     "dp", "zero", "zero_group", "attention", "recompute", "offload", "micro_batch"};
 
 /* The value of a numeric setting (0 meaning 1 for the degrees, etp 0 meaning tp). */
@@ -352,6 +354,8 @@ static bool differs(const struct scenario *row, const struct scenario *fix, enum
     switch (s) {
     case SET_SP:
         return row->sp != fix->sp;
+    case SET_SCHEDULE:
+        return row->schedule != fix->schedule;
     case SET_ATTENTION:
         return row->attention != fix->attention;
     case SET_RECOMPUTE:
@@ -409,6 +413,9 @@ static void put_value(struct strbuf *w, const struct scenario *fix, enum setting
     switch (s) {
     case SET_SP:
         strbuf_puts(w, fix->sp ? "yes" : "no");
+        break;
+    case SET_SCHEDULE:
+        strbuf_puts(w, scenario_schedule_name(fix->schedule));
         break;
     case SET_ATTENTION:
         strbuf_puts(w, scenario_attention_name(fix->attention));

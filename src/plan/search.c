@@ -33,7 +33,8 @@ struct probe {
     /* When it fits, the parts of the step-time floor (doc/model.md 11.5): a stage's work but
      * context parallelism (compute, recompute, tensor- and expert-parallel traffic, the
      * pipeline's sends; m times a latency or a per-micro-batch volume, none rises with b), context
-     * parallelism's exposed traffic, the least exposed data-parallel time. */
+     * parallelism's exposed traffic, the least exposed data-parallel time (a cost_step per stage
+     * that can be the most loaded: computed when a floor needs it, negative until then). */
     double work_s, cp_s, dp_s;
     bool fits, timed;
 };
@@ -104,7 +105,8 @@ static uint64_t or_one(uint64_t v)
  * most (vpp + 1) pp - 1 - whatever m: the monotone range. m falls as b grows, so the range is a
  * prefix.
  */
-static void micro_batches(struct run *r, uint64_t dp, uint64_t pp, uint64_t vpp)
+static void micro_batches(struct run *r, uint64_t dp, uint64_t pp, uint64_t vpp,
+                          enum schedule schedule)
 {
     r->nb = r->nr = 0;
     if (r->gb % dp)
@@ -115,7 +117,7 @@ static void micro_batches(struct run *r, uint64_t dp, uint64_t pp, uint64_t vpp)
         uint64_t b = r->divs[i], m = per_rank / b;
         if (per_rank % b || (vpp > 1 && m % pp))
             continue;
-        if (r->job->schedule == SCHEDULE_DUALPIPE && (m % 2 || m < 2 * pp))
+        if (schedule == SCHEDULE_DUALPIPE && (m % 2 || m < 2 * pp))
             continue; /* DualPipe's micro-batches (doc/model.md 6.4) */
         if (pinned(r, SCENARIO_PIN_MICRO_BATCH) && b != r->job->micro_batch)
             continue;
@@ -185,7 +187,7 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
         p->work_s = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s;
         p->cp_s = c.cp_s;
         /* the fix's search: 0, a floor too, for a cost_step per stage less (search_fix) */
-        p->dp_s = r->few_k ? 0 : least_exposed_dp(sc, &t, &c);
+        p->dp_s = r->few_k ? 0 : -1;
     }
     if (r->each) {
         struct search_point pt = {sc->tp,       or_one(sc->pp), or_one(sc->cp), sc->dp,
@@ -245,6 +247,23 @@ struct bounds {
     struct known lower, upper;
 };
 
+/* The least exposed data-parallel time of the fitting probe i of the current family (its floor
+ * part), computed once. */
+static double exposed_dp_at(struct run *r, struct scenario *sc, size_t i)
+{
+    struct probe *p = &r->probes[i];
+    if (p->dp_s >= 0)
+        return p->dp_s;
+    struct terms t;
+    struct cost c;
+    sc->micro_batch = r->bs[i];
+    r->evaluated++;
+    if (model_peak_cached(sc, r->memo, &t) != MODEL_OK)
+        return p->dp_s = 0; /* evaluated before: not reached */
+    cost_step(sc, &t, &c);
+    return p->dp_s = least_exposed_dp(sc, &t, &c);
+}
+
 /* A floor of a stage's work with the bubble, as a factor of the work, at m micro-batches or fewer:
  * 1F1B's bubble is (pp - 1) / (m vpp) of it; ZB1P's and DualPipe's, whose backward splits off the
  * weight gradients to fill it, can fall to none (doc/model.md 6.4): 1. */
@@ -277,7 +296,10 @@ static bool family_cannot_enter(struct run *r, struct scenario *sc, const struct
     if (r->near > 0 && (r->top.n < r->top_cap || r->best_s * r->near < worst))
         worst = r->best_s * r->near; /* search_fix: slower than that is no candidate */
     double bubble = with_bubble(sc, m);
-    double floor_s = hi->work_s * bubble + hi->dp_s;
+    double floor_s = hi->work_s * bubble;
+    if (floor_s * (1 - SEARCH_FLOOR_MARGIN) > worst)
+        return true;
+    floor_s += exposed_dp_at(r, sc, last);
     if (floor_s * (1 - SEARCH_FLOOR_MARGIN) > worst)
         return true;
     if (or_one(sc->cp) == 1)
@@ -677,13 +699,52 @@ static void experts(struct run *r, struct scenario *sc)
 /* The most layers of a model whose uneven splits the search varies (doc/model.md 11.5). */
 #define SEARCH_UNEVEN_LAYERS 1024
 
-/* Whether the job's schedule runs on pp stages: 1F1B on any; ZB1P with pipeline parallelism,
- * DualPipe on an even number of stages (doc/model.md 6.4). */
-static bool schedule_runs(const struct scenario *job, uint64_t pp)
+/* Whether a schedule runs on pp stages: 1F1B on any; ZB1P with pipeline parallelism, DualPipe on
+ * an even number of stages (doc/model.md 6.4). */
+static bool schedule_runs(enum schedule s, uint64_t pp)
 {
-    if (job->schedule == SCHEDULE_1F1B)
+    if (s == SCHEDULE_1F1B)
         return true;
-    return pp > 1 && (job->schedule != SCHEDULE_DUALPIPE || pp % 2 == 0);
+    return pp > 1 && (s != SCHEDULE_DUALPIPE || pp % 2 == 0);
+}
+
+/* The interleaved pipelines (1F1B only), cp and dp of sc's tp, pp and schedule: each a
+ * structure for experts(). */
+static void pipelines(struct run *r, struct scenario *sc, const uint64_t *gdivs, size_t n_gdivs)
+{
+    const struct scenario *job = r->job;
+    uint64_t gpus = sc->gpus, tp = sc->tp, pp = sc->pp;
+    size_t n_vdivs = 0;
+    sc->vpp = 1;
+    uint64_t *vdivs = divisors_of(pipeline_split_gcd(sc), &n_vdivs);
+    if (!vdivs) {
+        r->no_memory = r->stop = true;
+        return;
+    }
+    for (size_t v = 0; v < n_vdivs && !r->stop; v++) {
+        uint64_t vpp = vdivs[v];
+        if ((vpp > 1 && (pp == 1 || sc->schedule != SCHEDULE_1F1B)) ||
+            !allowed(r, SCENARIO_PIN_VPP, vpp, job->vpp))
+            continue;
+        for (size_t k = 0; k < n_gdivs && !r->stop; k++) {
+            uint64_t cp = gdivs[k];
+            if ((gpus / (tp * pp)) % cp || job->seq % cp ||
+                !allowed(r, SCENARIO_PIN_CP, cp, job->cp))
+                continue;
+            uint64_t dp = gpus / (tp * pp * cp);
+            if (!allowed(r, SCENARIO_PIN_DP, dp, job->dp))
+                continue;
+            micro_batches(r, dp, pp, vpp, sc->schedule);
+            if (r->nb == 0)
+                continue;
+            sc->vpp = vpp;
+            sc->cp = cp;
+            sc->dp = dp;
+            sc->sp = pinned(r, SCENARIO_PIN_SP) ? job->sp : tp > 1;
+            experts(r, sc);
+        }
+    }
+    free(vdivs);
 }
 
 /* The job on gpus with the global batch every layout keeps: what the structures start from. */
@@ -709,50 +770,29 @@ static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t 
             continue;
         for (size_t j = 0; j < n_gdivs && !r->stop; j++) {
             uint64_t pp = gdivs[j];
+            sc.tp = tp;
             sc.pp = pp;
             sc.vpp = 1;
             /* Any pp up to L: the stages split as the job's first and last stages say, or
-             * evenly, or ceil and floor (doc/model.md 6.3); a schedule the job gives, where it
-             * can run (6.4). An uneven split only up to SEARCH_UNEVEN_LAYERS layers: beyond,
-             * every k of a stage is a recompute option, and the pp that divide L are enough. */
+             * evenly, or ceil and floor (doc/model.md 6.3). An uneven split only up to
+             * SEARCH_UNEVEN_LAYERS layers: beyond, every k of a stage is a recompute option,
+             * and the pp that divide L are enough. */
             bool uneven =
                 job->layers % pp != 0 && !job->first_stage_layers && !job->last_stage_layers;
             if ((gpus / tp) % pp || !pipeline_split_valid(&sc) ||
                 (uneven && job->layers > SEARCH_UNEVEN_LAYERS) ||
-                !allowed(r, SCENARIO_PIN_PP, pp, job->pp) || !schedule_runs(job, pp))
+                !allowed(r, SCENARIO_PIN_PP, pp, job->pp))
                 continue;
-            size_t n_vdivs = 0;
-            uint64_t *vdivs = divisors_of(pipeline_split_gcd(&sc), &n_vdivs);
-            if (!vdivs) {
-                r->no_memory = r->stop = true;
-                break;
+            /* Each schedule that runs on pp stages (6.4), or the one the job gives; block
+             * recomputation is not modelled under DualPipe (5.4). */
+            for (int s = 0; s < SCHEDULES && !r->stop; s++) {
+                sc.schedule = pinned(r, SCENARIO_PIN_SCHEDULE) ? job->schedule : (enum schedule)s;
+                if (schedule_runs(sc.schedule, pp) &&
+                    !(sc.schedule == SCHEDULE_DUALPIPE && job->recompute_layers))
+                    pipelines(r, &sc, gdivs, n_gdivs);
+                if (pinned(r, SCENARIO_PIN_SCHEDULE))
+                    break;
             }
-            for (size_t v = 0; v < n_vdivs && !r->stop; v++) {
-                uint64_t vpp = vdivs[v];
-                if ((vpp > 1 && (pp == 1 || job->schedule != SCHEDULE_1F1B)) ||
-                    !allowed(r, SCENARIO_PIN_VPP, vpp, job->vpp))
-                    continue;
-                for (size_t k = 0; k < n_gdivs && !r->stop; k++) {
-                    uint64_t cp = gdivs[k];
-                    if ((gpus / (tp * pp)) % cp || job->seq % cp ||
-                        !allowed(r, SCENARIO_PIN_CP, cp, job->cp))
-                        continue;
-                    uint64_t dp = gpus / (tp * pp * cp);
-                    if (!allowed(r, SCENARIO_PIN_DP, dp, job->dp))
-                        continue;
-                    micro_batches(r, dp, pp, vpp);
-                    if (r->nb == 0)
-                        continue;
-                    sc.tp = tp;
-                    sc.pp = pp;
-                    sc.vpp = vpp;
-                    sc.cp = cp;
-                    sc.dp = dp;
-                    sc.sp = pinned(r, SCENARIO_PIN_SP) ? job->sp : tp > 1;
-                    experts(r, &sc);
-                }
-            }
-            free(vdivs);
         }
     }
 }
@@ -771,7 +811,7 @@ static void best_first(struct run *r, uint64_t gpus)
         if (ruled_out(r, s->floor_s))
             break;
         shape_apply(s, &sc);
-        micro_batches(r, sc.dp, or_one(sc.pp), or_one(sc.vpp));
+        micro_batches(r, sc.dp, or_one(sc.pp), or_one(sc.vpp), sc.schedule);
         r->at.structure = s->index;
         search_structure(r, &sc);
     }

@@ -13,8 +13,8 @@ bool shapes_push(struct shapes *l, const struct scenario *sc, uint64_t index, do
         l->at = grown;
         l->cap = cap;
     }
-    l->at[l->n++] = (struct shape){sc->tp, sc->pp,  sc->vpp, sc->cp, sc->dp,
-                                   sc->ep, sc->etp, sc->sp,  index,  floor_s};
+    l->at[l->n++] = (struct shape){sc->tp,  sc->pp,       sc->vpp, sc->cp, sc->dp, sc->ep,
+                                   sc->etp, sc->schedule, sc->sp,  index,  floor_s};
     return true;
 }
 
@@ -42,6 +42,7 @@ void shape_apply(const struct shape *s, struct scenario *sc)
     sc->ep = s->ep;
     sc->etp = s->etp;
     sc->sp = s->sp;
+    sc->schedule = s->schedule;
 }
 
 void shapes_free(struct shapes *l)

@@ -1,8 +1,9 @@
 /*
- * shapes: the structures of a search (tp, pp, vpp, cp, dp, ep, etp and sp of a layout, every
- * other choice aside), each with a floor of its step time, visited fastest floor first
- * (doc/model.md 11.6): the cheapest fix's search goes through the structures most likely to hold
- * the fastest layout first, so that the floors of the rest rule them out without a search.
+ * shapes: the structures of a search (tp, pp, vpp, cp, dp, ep, etp, sp and the pipeline schedule
+ * of a layout, every other choice aside), each with a floor of its step time, visited fastest
+ * floor first (doc/model.md 11.6): the cheapest fix's search goes through the structures most
+ * likely to hold the fastest layout first, so that the floors of the rest rule them out without
+ * a search.
  *
  * Pure: no I/O; the list grows with realloc.
  */
@@ -18,6 +19,7 @@
 /* One structure: its degrees, its place in the search's enumeration and its step-time floor. */
 struct shape {
     uint64_t tp, pp, vpp, cp, dp, ep, etp;
+    enum schedule schedule;
     bool sp;
     uint64_t index; /* the structure's number in the enumeration (which breaks ties) */
     double floor_s; /* no layout of it steps faster (0: none known) */

@@ -252,7 +252,7 @@ COLUMNS=50 run search "$T/jobs.csv" --top 1 --format table >"$T/narrow"
 check "table: COLUMNS=50 is kept" sh -c "! grep -q '.\{51\}' '$T/narrow'"
 check "table: says what --wide adds" grep -q '^--wide adds ' "$T/narrow"
 run search "$T/jobs.csv" --top 1 --format table --wide >"$T/wide"
-check "table --wide: every column" grep -q 'vpp  cp  ep  dp  zero  attention  recompute  offload  b  peak GB  budget GB' "$T/wide"
+check "table --wide: every column" grep -Eq 'vpp  (schedule  )?cp  ep  dp  zero  attention  recompute  offload  b  peak GB  budget GB' "$T/wide"
 run search "$T/jobs.csv" --top 1 --format table --units GiB >"$T/gib"
 check "table --units GiB" grep -q 'peak GiB' "$T/gib"
 expect_status "--wide without table: exit 2" 2 search "$T/jobs.csv" --wide
@@ -298,7 +298,7 @@ limited() { (ulimit -v 81920 && exec "$MEMFIT" search -q --report "$@" -o /dev/n
 if [ -z "$VALGRIND" ] && limited "$T/one.pdf" "$T/one.csv" 2>/dev/null; then
     check "--report of 16 jobs within the memory of one's" limited "$T/many.pdf" "$T/many.csv"
     check "--report of 16 jobs: every job's section" \
-        sh -c "test \"\$(pdftotext '$T/many.pdf' - | grep -c '^Each of the 119,481 layouts')\" -eq 16"
+        sh -c "test \"\$(pdftotext '$T/many.pdf' - | grep -c '^Each of the 175,857 layouts')\" -eq 16"
 else
     echo "ok --report of 16 jobs within the memory of one's # skip: no address-space limit here"
 fi
@@ -335,8 +335,14 @@ check "search | report -: the input is standard input" grep -q 'Input: standard 
 # The default table shows every degree above 1 and the offload, cutting names to make room: its
 # degrees multiply to the job's GPUs.
 run search configs/jobs.csv --top 1 --format table >"$T/degrees"
-check "table: vpp, cp, ep and offload shown where a layout uses them" \
-    grep -q '^job .*  tp  pp  vpp  cp  ep  *dp  zero  offload ' "$T/degrees"
+check "table: vpp, cp and ep shown where a layout uses them" \
+    grep -q '^job .*  tp  pp  vpp  cp  ep  *dp  zero ' "$T/degrees"
+check "table: a schedule other than 1F1B named, or --wide said to add it" \
+    grep -q 'schedule' "$T/degrees"
+printf 'name,model,seq,global_batch,gpu,gpus\nl70,llama3.1-70b,8192,64,H100-80GB,8\n' >"$T/l70.csv"
+run search "$T/l70.csv" --top 1 --format table >"$T/offload"
+check "table: the offload shown where a layout uses it" \
+    grep -q '^job .*  tp  pp  vpp  cp  dp  zero .* offload ' "$T/offload"
 check "table: tp pp cp dp multiply to each job's GPUs" awk '
     /^---/ { on = 1; next } /^$/ { on = 0 }
     on { n++; g[n] = $4 * $5 * $7 * $9 }

@@ -228,6 +228,8 @@ static void search_fix_matches_brute_force(void **state)
         struct scenario job;
         job_small(&job);
         job.schedule = run == 2 ? SCHEDULE_ZB1P : run == 3 ? SCHEDULE_DUALPIPE : SCHEDULE_1F1B;
+        if (run >= 2) /* else the schedule is searched too */
+            job.pinned |= SCENARIO_PIN_SCHEDULE;
         struct brute br;
         struct model_cache *memo = model_cache_new();
         brute_search(&job, memo, CAP, all, &br);

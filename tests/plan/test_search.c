@@ -214,18 +214,28 @@ static void matches_brute_force_dense(void **state)
 }
 
 /* The zero-bubble and DualPipe schedules (doc/model.md 6.4) have less bubble than 1F1B: the
- * search's floors must not take 1F1B's for theirs. */
+ * search's floors must not take 1F1B's for theirs. Each pinned, then all three searched. */
 static void matches_brute_force_schedules(void **state)
 {
     (void)state;
     struct scenario job;
     job_pipeline(&job);
+    job.pinned |= SCENARIO_PIN_SCHEDULE;
     job.schedule = SCHEDULE_ZB1P;
     agrees_with_brute_force(&job, TOP);
     agrees_with_brute_force(&job, 1);
     job.schedule = SCHEDULE_DUALPIPE;
     agrees_with_brute_force(&job, TOP);
     agrees_with_brute_force(&job, 1);
+    job.pinned &= ~(unsigned)SCENARIO_PIN_SCHEDULE; /* pp 4 still pinned */
+    struct search_layout top[TOP];
+    struct search_result res;
+    assert_int_equal(search_run(&job, TOP, top, NULL, NULL, NULL, &res), SEARCH_OK);
+    bool seen[SCHEDULES] = {false};
+    for (size_t i = 0; i < res.n_top; i++)
+        seen[top[i].sc.schedule] = true;
+    assert_true(seen[SCHEDULE_ZB1P] || seen[SCHEDULE_DUALPIPE]);
+    agrees_with_brute_force(&job, TOP);
 }
 
 /* The host's memory checked (doc/model.md 12.5): an optimizer offload can then fail where no

@@ -203,50 +203,57 @@ static inline void brute_sample(const struct scenario *job, struct model_cache *
         for (uint64_t pp = 1; pp <= job->layers; pp++) {
             uint64_t largest;
             if ((gpus / tp) % pp || !brute_split(job, pp, 1, &largest) ||
-                !brute_allows(br, SCENARIO_PIN_PP, pp, brute_one(job->pp)) ||
-                (job->schedule != SCHEDULE_1F1B && pp == 1) ||
-                (job->schedule == SCHEDULE_DUALPIPE && pp % 2))
+                !brute_allows(br, SCENARIO_PIN_PP, pp, brute_one(job->pp)))
                 continue;
-            for (uint64_t vpp = 1; vpp <= job->layers / pp; vpp++) {
-                if (!brute_split(job, pp, vpp, &largest) || (vpp > 1 && pp == 1) ||
-                    (vpp > 1 && job->schedule != SCHEDULE_1F1B) ||
-                    !brute_allows(br, SCENARIO_PIN_VPP, vpp, brute_one(job->vpp)))
+            /* 1F1B, ZB1P with pp > 1, DualPipe with pp even; a pinned one as the job has it */
+            for (int s = 0; s < SCHEDULES; s++) {
+                enum schedule sched = (enum schedule)s;
+                if ((brute_pinned(br, SCENARIO_PIN_SCHEDULE) && sched != job->schedule) ||
+                    (sched != SCHEDULE_1F1B && pp == 1) ||
+                    (sched == SCHEDULE_DUALPIPE && (pp % 2 || job->recompute_layers)))
                     continue;
-                for (uint64_t cp = 1; cp <= job->seq && cp <= gpus / (tp * pp); cp++) {
-                    if (job->seq % cp || (gpus / (tp * pp)) % cp ||
-                        !brute_allows(br, SCENARIO_PIN_CP, cp, brute_one(job->cp)))
+                sc.schedule = sched;
+                for (uint64_t vpp = 1; vpp <= job->layers / pp; vpp++) {
+                    if (!brute_split(job, pp, vpp, &largest) || (vpp > 1 && pp == 1) ||
+                        (vpp > 1 && sched != SCHEDULE_1F1B) ||
+                        !brute_allows(br, SCENARIO_PIN_VPP, vpp, brute_one(job->vpp)))
                         continue;
-                    uint64_t dp = gpus / (tp * pp * cp);
-                    if (!brute_allows(br, SCENARIO_PIN_DP, dp, brute_one(job->dp)))
-                        continue;
-                    if (sc.zero_group && (dp * cp) % sc.zero_group)
-                        continue;
-                    sc.tp = tp;
-                    sc.pp = pp;
-                    sc.vpp = vpp;
-                    sc.cp = cp;
-                    sc.dp = dp;
-                    sc.sp = brute_pinned(br, SCENARIO_PIN_SP) ? job->sp : tp > 1;
-                    if (job->experts == 0) {
-                        brute_degrees(br, &sc, gb);
-                        continue;
-                    }
-                    for (uint64_t ep = 1; ep <= job->experts; ep++) {
-                        if (job->experts % ep ||
-                            !brute_allows(br, SCENARIO_PIN_EP, ep, brute_one(job->ep)))
+                    for (uint64_t cp = 1; cp <= job->seq && cp <= gpus / (tp * pp); cp++) {
+                        if (job->seq % cp || (gpus / (tp * pp)) % cp ||
+                            !brute_allows(br, SCENARIO_PIN_CP, cp, brute_one(job->cp)))
                             continue;
-                        /* etp: each of 1 .. tp that divides tp; a pinned one as the job has
-                         * it (0: tp), tried once */
-                        bool pin_etp = brute_pinned(br, SCENARIO_PIN_ETP);
-                        for (uint64_t e = 1; e <= (pin_etp ? 1 : tp); e++) {
-                            uint64_t etp = pin_etp ? (job->etp ? job->etp : tp) : e;
-                            if (!pin_etp && tp % etp != 0)
-                                continue;
-                            if ((dp * cp * tp) % (ep * etp) || (tp % etp != 0 && etp % tp != 0))
-                                continue;
-                            sc.ep = ep;
-                            sc.etp = etp;
+                        uint64_t dp = gpus / (tp * pp * cp);
+                        if (!brute_allows(br, SCENARIO_PIN_DP, dp, brute_one(job->dp)))
+                            continue;
+                        if (sc.zero_group && (dp * cp) % sc.zero_group)
+                            continue;
+                        sc.tp = tp;
+                        sc.pp = pp;
+                        sc.vpp = vpp;
+                        sc.cp = cp;
+                        sc.dp = dp;
+                        sc.sp = brute_pinned(br, SCENARIO_PIN_SP) ? job->sp : tp > 1;
+                        if (job->experts == 0) {
                             brute_degrees(br, &sc, gb);
+                            continue;
+                        }
+                        for (uint64_t ep = 1; ep <= job->experts; ep++) {
+                            if (job->experts % ep ||
+                                !brute_allows(br, SCENARIO_PIN_EP, ep, brute_one(job->ep)))
+                                continue;
+                            /* etp: each of 1 .. tp that divides tp; a pinned one as the job has
+                             * it (0: tp), tried once */
+                            bool pin_etp = brute_pinned(br, SCENARIO_PIN_ETP);
+                            for (uint64_t e = 1; e <= (pin_etp ? 1 : tp); e++) {
+                                uint64_t etp = pin_etp ? (job->etp ? job->etp : tp) : e;
+                                if (!pin_etp && tp % etp != 0)
+                                    continue;
+                                if ((dp * cp * tp) % (ep * etp) || (tp % etp != 0 && etp % tp != 0))
+                                    continue;
+                                sc.ep = ep;
+                                sc.etp = etp;
+                                brute_degrees(br, &sc, gb);
+                            }
                         }
                     }
                 }
