@@ -117,29 +117,63 @@ static uint64_t key_hash(const struct scenario *key)
     return h;
 }
 
-/* Searches key's layouts into a new answer (NULL when out of memory); seed_s as search_fix's. */
+/* The layouts of a's search and of b's, both fastest first (search_fix), merged into out by step
+ * time (a's first on a tie); returns how many. */
+static size_t merge_layouts(const struct search_layout *a, size_t na,
+                            const struct search_layout *b, size_t nb, struct search_layout *out)
+{
+    size_t i = 0, j = 0, n = 0;
+    while (i < na || j < nb)
+        out[n++] = j == nb || (i < na && a[i].step_time_s <= b[j].step_time_s) ? a[i++] : b[j++];
+    return n;
+}
+
+/* Searches key's layouts into a new answer (NULL when out of memory); seed_s as search_fix's.
+ * The fused loss (a vocabulary-parallel cross-entropy, exact: doc/model.md 10.2) holds 4 s b V /
+ * t bytes where the eager one holds 8 and 12, and the cost model prices both alike (section 12):
+ * never larger, never slower. A row with an eager loss is searched with it and with the fused one
+ * (seeded by the first's fastest step), so that a fix changes the loss only where that is as fast
+ * as the row's own within the tolerance and changes fewer settings. */
 static struct job_answer *answer_new(const struct scenario *key, double seed_s,
                                      struct model_cache *cache)
 {
     struct job_answer *a = calloc(1, sizeof *a);
-    struct search_layout *top = malloc(CHEAPEST_TOP * sizeof *top);
-    if (!a || !top) {
+    struct search_layout *top = malloc(2 * CHEAPEST_TOP * sizeof *top);
+    struct search_layout *both = malloc(2 * CHEAPEST_TOP * sizeof *both);
+    if (!a || !top || !both) {
         free(a);
         free(top);
+        free(both);
         return NULL;
     }
     a->key = *key;
-    struct search_result res;
+    struct search_result res, fused_res = {0};
     enum search_status st =
         search_fix(key, key->ckpt_every, seed_s, CHEAPEST_TOP, top, cache, &res);
-    if (st != SEARCH_OK && st != SEARCH_NO_SPLIT && st != SEARCH_PIN_CLASH) {
+    size_t n_own = st == SEARCH_OK ? res.n_top : 0, n_fused = 0;
+    enum search_status fused_st = SEARCH_NO_SPLIT;
+    if (key->loss == LOSS_EAGER) {
+        struct scenario fused = *key;
+        fused.loss = LOSS_FUSED;
+        double seed = n_own ? top[0].step_time_s : seed_s;
+        fused_st = search_fix(&fused, key->ckpt_every, seed, CHEAPEST_TOP, top + CHEAPEST_TOP,
+                              cache, &fused_res);
+        n_fused = fused_st == SEARCH_OK ? fused_res.n_top : 0;
+    }
+    size_t n = merge_layouts(top, n_own, top + CHEAPEST_TOP, n_fused, both);
+    free(top);
+    top = both;
+    bool unsearched = (st != SEARCH_OK && st != SEARCH_NO_SPLIT && st != SEARCH_PIN_CLASH) ||
+                      (fused_st != SEARCH_OK && fused_st != SEARCH_NO_SPLIT &&
+                       fused_st != SEARCH_PIN_CLASH);
+    if (unsearched) {
         a->status = CHEAPEST_UNSEARCHED;
-    } else if (st != SEARCH_OK || res.n_top == 0) {
+    } else if (n == 0) {
         a->status = CHEAPEST_NONE;
     } else {
         a->status = CHEAPEST_FOUND;
         double bound = top[0].step_time_s * (1 + CHEAPEST_TOLERANCE);
-        while (a->n < res.n_top && top[a->n].step_time_s <= bound)
+        while (a->n < n && top[a->n].step_time_s <= bound)
             a->n++;
         struct search_layout *kept = realloc(top, a->n * sizeof *top);
         top = kept ? kept : top;
@@ -308,6 +342,7 @@ enum setting {
     SET_ZERO,
     SET_ZERO_GROUP,
     SET_ATTENTION,
+    SET_LOSS,
     SET_RECOMPUTE,
     SET_OFFLOAD,
     SET_MICRO_BATCH,
@@ -315,8 +350,8 @@ enum setting {
 };
 
 static const char *const setting_names[SET_COUNT] = {
-    "tp", "sp",   "pp",         "vpp",       "cp",        "ep",      "etp",
-    "dp", "zero", "zero_group", "attention", "recompute", "offload", "micro_batch"};
+    "tp", "sp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero", "zero_group", "attention", "loss",
+    "recompute", "offload", "micro_batch"};
 
 /* The value of a numeric setting (0 meaning 1 for the degrees, etp 0 meaning tp). */
 static uint64_t degree(const struct scenario *sc, enum setting s)
@@ -354,6 +389,8 @@ static bool differs(const struct scenario *row, const struct scenario *fix, enum
         return row->sp != fix->sp;
     case SET_ATTENTION:
         return row->attention != fix->attention;
+    case SET_LOSS:
+        return row->loss != fix->loss;
     case SET_RECOMPUTE:
         return row->recompute != fix->recompute ||
                (row->recompute == RECOMPUTE_EVERY_K && row->ckpt_every != fix->ckpt_every);
@@ -412,6 +449,9 @@ static void put_value(struct strbuf *w, const struct scenario *fix, enum setting
         break;
     case SET_ATTENTION:
         strbuf_puts(w, scenario_attention_name(fix->attention));
+        break;
+    case SET_LOSS:
+        strbuf_puts(w, fix->loss == LOSS_FUSED ? "fused" : "eager");
         break;
     case SET_RECOMPUTE:
         strbuf_puts(w, scenario_recompute_name(fix, buf, sizeof buf));

@@ -73,7 +73,7 @@ int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheape
                  struct model_cache *cache, struct cheapest *out);
 
 /* How many settings fix changes from row: tp, sp (when tp stays), pp, vpp, cp, ep, etp, dp,
- * zero, zero_group, attention, recompute (with its k), offload, micro_batch. */
+ * zero, zero_group, attention, loss, recompute (with its k), offload, micro_batch. */
 unsigned cheapest_changes(const struct scenario *row, const struct scenario *fix);
 
 /* The name of the fix in eval's `fix` column: the ladder's rung when fix changes what one rung

@@ -160,6 +160,46 @@ static void adam8_note(void **state)
     assert_int_equal(c.adam8_saving_bytes, 0);
 }
 
+/* A large vocabulary on one GPU (no layout to change but recomputation and offload, each slower):
+ * the eager loss's 12 s b V bytes (doc/model.md 10.2) tip it over, the fused loss's 4 s b V do
+ * not, and the cost model prices both alike - the fused loss alone is the fix, at no time added.
+ * With room for the eager loss's peak the row fits as it is. */
+static void fused_loss_alone(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    sc.dp = 1;
+    sc.micro_batch = 1;
+    sc.global_batch = 1;
+    sc.seq = 4096;
+    sc.vocab = 256000;
+    sc.attention = ATTENTION_FLASH;
+    sc.loss = LOSS_EAGER;
+    sc.reserve = 0;
+    struct scenario fused = sc;
+    fused.loss = LOSS_FUSED;
+    struct terms te, tf;
+    assert_int_equal(model_peak(&sc, &te), MODEL_OK);
+    assert_int_equal(model_peak(&fused, &tf), MODEL_OK);
+    assert_true(tf.peak_bytes + 1000000000ull < te.peak_bytes);
+    sc.gpu_mem_bytes = tf.peak_bytes + (te.peak_bytes - tf.peak_bytes) / 2;
+    struct cheapest c;
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.status, CHEAPEST_FOUND);
+    assert_int_equal(c.sc.loss, LOSS_FUSED);
+    assert_int_equal(c.changes, 1);
+    char buf[CHEAPEST_SETTINGS_MAX];
+    assert_int_equal(cheapest_settings(&sc, &c.sc, buf, sizeof buf), 0);
+    assert_string_equal(buf, "loss=fused gpus=1");
+    assert_true(c.step_time_s == c.base_step_time_s);
+    assert_int_equal(c.peak_bytes, tf.peak_bytes);
+    /* the row keeps its eager loss where another change is as fast: the lesson's 8 x 40 GB */
+    row_lesson(&sc);
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.sc.loss, LOSS_EAGER);
+}
+
 /* A lock that counts: held at most once at a time, released as often as taken. */
 struct counting_lock {
     unsigned taken, released;
@@ -320,6 +360,11 @@ static void changes_counted_and_written(void **state)
     fix.sp = false;
     fix.attention = ATTENTION_PLAIN;
     assert_int_equal(cheapest_kind(&row, &fix), PLAN_FIX_FULL_CKPT);
+    fix.loss = LOSS_FUSED; /* after attention, before recompute */
+    fix.attention = ATTENTION_FLASH;
+    assert_int_equal(cheapest_changes(&row, &fix), 3);
+    cheapest_settings(&row, &fix, buf, sizeof buf);
+    assert_string_equal(buf, "attention=flash loss=fused recompute=full gpus=8");
     /* a cut text says so */
     assert_int_equal(cheapest_settings(&row, &fix, buf, 8), -1);
 }
@@ -332,6 +377,7 @@ int main(void)
         cmocka_unit_test(fix_changes_the_fewest),
         cmocka_unit_test(memo_answers_as_a_search),
         cmocka_unit_test(adam8_note),
+        cmocka_unit_test(fused_loss_alone),
         cmocka_unit_test(shared_memo_under_a_lock),
         cmocka_unit_test(search_fix_matches_brute_force),
         cmocka_unit_test(nothing_fits),
