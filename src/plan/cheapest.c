@@ -119,8 +119,8 @@ static uint64_t key_hash(const struct scenario *key)
 
 /* The layouts of a's search and of b's, both fastest first (search_fix), merged into out by step
  * time (a's first on a tie); returns how many. */
-static size_t merge_layouts(const struct search_layout *a, size_t na,
-                            const struct search_layout *b, size_t nb, struct search_layout *out)
+static size_t merge_layouts(const struct search_layout *a, size_t na, const struct search_layout *b,
+                            size_t nb, struct search_layout *out)
 {
     size_t i = 0, j = 0, n = 0;
     while (i < na || j < nb)
@@ -163,9 +163,9 @@ static struct job_answer *answer_new(const struct scenario *key, double seed_s,
     size_t n = merge_layouts(top, n_own, top + CHEAPEST_TOP, n_fused, both);
     free(top);
     top = both;
-    bool unsearched = (st != SEARCH_OK && st != SEARCH_NO_SPLIT && st != SEARCH_PIN_CLASH) ||
-                      (fused_st != SEARCH_OK && fused_st != SEARCH_NO_SPLIT &&
-                       fused_st != SEARCH_PIN_CLASH);
+    bool unsearched =
+        (st != SEARCH_OK && st != SEARCH_NO_SPLIT && st != SEARCH_PIN_CLASH) ||
+        (fused_st != SEARCH_OK && fused_st != SEARCH_NO_SPLIT && fused_st != SEARCH_PIN_CLASH);
     if (unsearched) {
         a->status = CHEAPEST_UNSEARCHED;
     } else if (n == 0) {
@@ -350,8 +350,8 @@ enum setting {
 };
 
 static const char *const setting_names[SET_COUNT] = {
-    "tp", "sp", "pp", "vpp", "cp", "ep", "etp", "dp", "zero", "zero_group", "attention", "loss",
-    "recompute", "offload", "micro_batch"};
+    "tp",   "sp",         "pp",        "vpp",  "cp",        "ep",      "etp",        "dp",
+    "zero", "zero_group", "attention", "loss", "recompute", "offload", "micro_batch"};
 
 /* The value of a numeric setting (0 meaning 1 for the degrees, etp 0 meaning tp). */
 static uint64_t degree(const struct scenario *sc, enum setting s)

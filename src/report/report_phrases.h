@@ -382,7 +382,15 @@ struct report_values;
     X(SEARCH_MAP_Y, "search_map_y", "", REPORT_OWN, 0)                                             \
     X(SEARCH_MAP_OOM, "search_map_oom", "", REPORT_OWN, 0)                                         \
     X(SEARCH_MAP_CAPTION, "search_map_caption", "oom left_out", REPORT_OWN, 0)                     \
-    X(SEARCH_MAP_LEFT_OUT, "search_map_left_out", "n max", REPORT_OWN, 0)
+    X(SEARCH_MAP_LEFT_OUT, "search_map_left_out", "n max", REPORT_OWN, 0)                          \
+    X(SEARCH_CURVE_TITLE, "search_curve_title", "", REPORT_OWN, 0)                                 \
+    X(SEARCH_CURVE_X, "search_curve_x", "", REPORT_OWN, 0)                                         \
+    X(SEARCH_CURVE_Y, "search_curve_y", "", REPORT_OWN, 0)                                         \
+    X(SEARCH_CURVE_Y2, "search_curve_y2", "", REPORT_OWN, 0)                                       \
+    X(SEARCH_CURVE_STEP, "search_curve_step", "", REPORT_OWN, 0)                                   \
+    X(SEARCH_CURVE_RATE, "search_curve_rate", "", REPORT_OWN, 0)                                   \
+    X(SEARCH_CURVE_IDEAL, "search_curve_ideal", "gpus", REPORT_OWN, 0)                             \
+    X(SEARCH_CURVE_CAPTION, "search_curve_caption", "first last efficiency", REPORT_OWN, 0)
 
 #define REPORT_PHRASE_ENUM(id, name, own, scoped, cells) REPORT_PHRASE_##id,
 enum report_phrase { REPORT_PHRASES(REPORT_PHRASE_ENUM) REPORT_PHRASE_COUNT };
