@@ -281,6 +281,29 @@ static uint64_t adam8_saving(const struct scenario *sc, const struct terms *t,
     return t->peak_bytes - t8.peak_bytes;
 }
 
+/* What FP8 training (fp8=tensor) would take off sc's peak t and its step base_s, into out's
+ * note: only where the GPU has FP8 tensor cores (fp8_tflops from its preset), the row does not
+ * train in FP8 and trains every parameter (FP8 with a frozen base is not modelled, doc/model.md
+ * 3.7); nothing unless the peak falls. */
+static void fp8_saving(const struct scenario *sc, const struct terms *t, double base_s,
+                       struct model_cache *cache, struct cheapest *out)
+{
+    out->fp8_saving_bytes = 0;
+    out->fp8_time_saved_s = 0;
+    if (sc->fp8 != FP8_NONE || !(sc->speed.fp8_tflops > 0) || sc->finetune != FINETUNE_FULL ||
+        sc->precision == PRECISION_FROZEN)
+        return;
+    struct scenario trial = *sc;
+    trial.fp8 = FP8_TENSOR;
+    struct terms t8;
+    if (model_peak_cached(&trial, cache, &t8) != MODEL_OK || t8.peak_bytes >= t->peak_bytes)
+        return;
+    out->fp8_saving_bytes = t->peak_bytes - t8.peak_bytes;
+    struct cost c8;
+    cost_step(&trial, &t8, &c8);
+    out->fp8_time_saved_s = c8.total_s < base_s ? base_s - c8.total_s : 0;
+}
+
 int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheapest_memo *memo,
                  struct model_cache *cache, struct cheapest *out)
 {
@@ -292,6 +315,7 @@ int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheape
     out->peak_bytes = out->budget_bytes = 0;
     out->step_time_s = 0;
     out->adam8_saving_bytes = adam8_saving(sc, t, cache);
+    fp8_saving(sc, t, base.total_s, cache, out);
     struct scenario key;
     job_key(sc, &key);
     bool own = false;

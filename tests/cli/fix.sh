@@ -37,3 +37,11 @@ check "a vocabulary of 256,000: the fused loss alone, at no time added" \
 # none pinned finds nothing faster than 2% below it; no layout within 2% of the best of the
 # fix's candidates changes fewer settings (the candidates: search's top 64).
 /usr/bin/python3 tests/tools/fix_apply.py "$MEMFIT" "$T/rows.csv" "$T/eval.csv" "$T"
+
+# Notes never applied (doc/model.md 11.6): FP8 training where the GPU has FP8 tensor cores and
+# the row trains without FP8; none on an A100, none for a row already in FP8.
+printf 'name,model,seq,micro_batch,global_batch,attention,dp,gpu,fp8\nh100,llama3-8b,8192,8,8,flash,1,H100-80GB,\nh100-fp8,llama3-8b,8192,8,8,flash,1,H100-80GB,tensor\na100,llama3-8b,8192,8,8,flash,1,A100-80GB,\n' >"$T/fp8.csv"
+COLUMNS=1000 expect_status "the FP8 rows evaluate" 0 eval --format table "$T/fp8.csv"
+check "h100: the FP8 note, with the peak and the step it would save" \
+    grep -Eq '^  h100 .*; FP8 training \(changes the arithmetic; not applied\): -[0-9.]+ GB, -[0-9.]+ s a step' "$T/out"
+check "h100-fp8 and a100: no FP8 note" sh -c "! grep -E '^  (h100-fp8|a100) .*FP8 training' '$T/out'"

@@ -160,6 +160,47 @@ static void adam8_note(void **state)
     assert_int_equal(c.adam8_saving_bytes, 0);
 }
 
+/* FP8 training, a note never applied (doc/model.md 3.7, 4.10): on a GPU with FP8 tensor cores,
+ * what fp8=tensor would take off the row's peak and its step, by the model and the cost model
+ * directly; none on a GPU without them, for a row already in FP8, or for adapters on a frozen
+ * base (not modelled in FP8). */
+static void fp8_note(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    struct cheapest c;
+    fix_of(&sc, NULL, &c); /* A100: no FP8 tensor cores */
+    assert_int_equal(c.fp8_saving_bytes, 0);
+    assert_true(c.fp8_time_saved_s == 0);
+    sc.speed.fp8_tflops = 624;
+    fix_of(&sc, NULL, &c);
+    struct scenario trial = sc;
+    trial.fp8 = FP8_TENSOR;
+    struct terms t, t8;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(model_peak(&trial, &t8), MODEL_OK);
+    assert_true(t8.peak_bytes < t.peak_bytes);
+    assert_int_equal(c.fp8_saving_bytes, t.peak_bytes - t8.peak_bytes);
+    struct cost base, fp8;
+    cost_step(&sc, &t, &base);
+    cost_step(&trial, &t8, &fp8);
+    assert_true(fp8.total_s < base.total_s);
+    assert_true(c.fp8_time_saved_s == base.total_s - fp8.total_s);
+    assert_int_equal(c.sc.fp8, FP8_NONE); /* the fix keeps the arithmetic */
+    sc.fp8 = FP8_TENSOR;
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.fp8_saving_bytes, 0);
+    sc.fp8 = FP8_NONE;
+    sc.finetune = FINETUNE_LORA;
+    sc.lora_rank = 16;
+    struct terms tl;
+    assert_int_equal(model_peak(&sc, &tl), MODEL_OK);
+    assert_false(tl.fits);
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.fp8_saving_bytes, 0);
+}
+
 /* A large vocabulary on one GPU (no layout to change but recomputation and offload, each slower):
  * the eager loss's 12 s b V bytes (doc/model.md 10.2) tip it over, the fused loss's 4 s b V do
  * not, and the cost model prices both alike - the fused loss alone is the fix, at no time added.
@@ -378,6 +419,7 @@ int main(void)
         cmocka_unit_test(memo_answers_as_a_search),
         cmocka_unit_test(adam8_note),
         cmocka_unit_test(fused_loss_alone),
+        cmocka_unit_test(fp8_note),
         cmocka_unit_test(shared_memo_under_a_lock),
         cmocka_unit_test(search_fix_matches_brute_force),
         cmocka_unit_test(nothing_fits),
