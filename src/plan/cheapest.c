@@ -20,7 +20,8 @@ struct job_answer {
     struct scenario key; /* job_key of the rows it answers */
     enum cheapest_status status;
     size_t n;
-    struct search_layout *layouts;
+    struct search_layout *layouts; /* with the fused loss */
+    uint64_t *eager_peak; /* each layout's peak with the eager loss; 0: it does not fit so */
 };
 
 struct cheapest_memo {
@@ -61,8 +62,10 @@ static void memo_unlock(struct cheapest_memo *m)
 
 static void answer_free(struct job_answer *a)
 {
-    if (a)
+    if (a) {
         free(a->layouts);
+        free(a->eager_peak);
+    }
     free(a);
 }
 
@@ -95,8 +98,13 @@ static void job_key(const struct scenario *sc, struct scenario *key)
     key->gpus = plan_gpus(sc);
     key->gpus_from = 0;
     /* FlashAttention is exact, never slower and never larger than the plain kernel (doc/model.md
-     * 4.2, 12.1): the fix's layouts use it, a fifth of the search's families. */
+     * 4.2, 12.1): the fix's layouts use it, a fifth of the search's families. So is the fused
+     * (vocabulary-parallel) cross-entropy against the eager one: 4 s b V / t bytes where the
+     * eager loss holds 8 and 12 (section 10.2), priced alike by the cost model (section 12). The
+     * layouts are searched with it, and each is checked with the eager loss as well (answer_new),
+     * so that a fix changes the loss only where it must. */
     key->pinned = SCENARIO_PIN_ATTENTION;
+    key->loss = LOSS_FUSED;
     key->dp = key->tp = key->pp = key->cp = key->vpp = key->ep = key->etp = 1;
     key->sp = false;
     key->zero = 0;
@@ -117,66 +125,49 @@ static uint64_t key_hash(const struct scenario *key)
     return h;
 }
 
-/* The layouts of a's search and of b's, both fastest first (search_fix), merged into out by step
- * time (a's first on a tie); returns how many. */
-static size_t merge_layouts(const struct search_layout *a, size_t na, const struct search_layout *b,
-                            size_t nb, struct search_layout *out)
-{
-    size_t i = 0, j = 0, n = 0;
-    while (i < na || j < nb)
-        out[n++] = j == nb || (i < na && a[i].step_time_s <= b[j].step_time_s) ? a[i++] : b[j++];
-    return n;
-}
-
 /* Searches key's layouts into a new answer (NULL when out of memory); seed_s as search_fix's.
- * The fused loss (a vocabulary-parallel cross-entropy, exact: doc/model.md 10.2) holds 4 s b V /
- * t bytes where the eager one holds 8 and 12, and the cost model prices both alike (section 12):
- * never larger, never slower. A row with an eager loss is searched with it and with the fused one
- * (seeded by the first's fastest step), so that a fix changes the loss only where that is as fast
- * as the row's own within the tolerance and changes fewer settings. */
+ * Each layout within the tolerance is evaluated again with the eager loss: a layout that fits
+ * so is as fast (the cost model prices both losses alike), so a row with an eager loss keeps it
+ * there; the search with the fused loss lists every layout that fits with the eager one (it fits
+ * with the fused loss too, at the same step). */
 static struct job_answer *answer_new(const struct scenario *key, double seed_s,
                                      struct model_cache *cache)
 {
     struct job_answer *a = calloc(1, sizeof *a);
-    struct search_layout *top = malloc(2 * CHEAPEST_TOP * sizeof *top);
-    struct search_layout *both = malloc(2 * CHEAPEST_TOP * sizeof *both);
-    if (!a || !top || !both) {
+    struct search_layout *top = malloc(CHEAPEST_TOP * sizeof *top);
+    if (!a || !top) {
         free(a);
         free(top);
-        free(both);
         return NULL;
     }
     a->key = *key;
-    struct search_result res, fused_res = {0};
+    struct search_result res;
     enum search_status st =
         search_fix(key, key->ckpt_every, seed_s, CHEAPEST_TOP, top, cache, &res);
-    size_t n_own = st == SEARCH_OK ? res.n_top : 0, n_fused = 0;
-    enum search_status fused_st = SEARCH_NO_SPLIT;
-    if (key->loss == LOSS_EAGER) {
-        struct scenario fused = *key;
-        fused.loss = LOSS_FUSED;
-        double seed = n_own ? top[0].step_time_s : seed_s;
-        fused_st = search_fix(&fused, key->ckpt_every, seed, CHEAPEST_TOP, top + CHEAPEST_TOP,
-                              cache, &fused_res);
-        n_fused = fused_st == SEARCH_OK ? fused_res.n_top : 0;
-    }
-    size_t n = merge_layouts(top, n_own, top + CHEAPEST_TOP, n_fused, both);
-    free(top);
-    top = both;
-    bool unsearched =
-        (st != SEARCH_OK && st != SEARCH_NO_SPLIT && st != SEARCH_PIN_CLASH) ||
-        (fused_st != SEARCH_OK && fused_st != SEARCH_NO_SPLIT && fused_st != SEARCH_PIN_CLASH);
-    if (unsearched) {
+    if (st != SEARCH_OK && st != SEARCH_NO_SPLIT && st != SEARCH_PIN_CLASH) {
         a->status = CHEAPEST_UNSEARCHED;
-    } else if (n == 0) {
+    } else if (st != SEARCH_OK || res.n_top == 0) {
         a->status = CHEAPEST_NONE;
     } else {
         a->status = CHEAPEST_FOUND;
         double bound = top[0].step_time_s * (1 + CHEAPEST_TOLERANCE);
-        while (a->n < n && top[a->n].step_time_s <= bound)
+        while (a->n < res.n_top && top[a->n].step_time_s <= bound)
             a->n++;
         struct search_layout *kept = realloc(top, a->n * sizeof *top);
         top = kept ? kept : top;
+        a->eager_peak = calloc(a->n, sizeof *a->eager_peak);
+        for (size_t i = 0; a->eager_peak && i < a->n; i++) {
+            struct scenario eager = top[i].sc;
+            eager.loss = LOSS_EAGER;
+            struct terms t;
+            if (model_peak_cached(&eager, cache, &t) == MODEL_OK && t.fits)
+                a->eager_peak[i] = t.peak_bytes;
+        }
+        if (!a->eager_peak) {
+            a->layouts = top;
+            answer_free(a);
+            return NULL;
+        }
     }
     a->layouts = top;
     return a;
@@ -327,22 +318,29 @@ int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheape
     out->status = a->status;
     size_t best = 0;
     unsigned best_changes = 0;
+    bool eager = sc->loss == LOSS_EAGER, best_eager = false;
     for (size_t i = 0; i < a->n; i++) {
-        unsigned c = cheapest_changes(sc, &a->layouts[i].sc);
+        /* the row's eager loss kept where the layout fits with it */
+        struct scenario cand = a->layouts[i].sc;
+        bool keep = eager && a->eager_peak[i] > 0;
+        cand.loss = keep ? LOSS_EAGER : LOSS_FUSED;
+        unsigned c = cheapest_changes(sc, &cand);
         if (i == 0 ||
             fix_before(c, a->layouts[i].step_time_s, best_changes, a->layouts[best].step_time_s)) {
             best = i;
             best_changes = c;
+            best_eager = keep;
         }
     }
     if (a->status == CHEAPEST_FOUND) {
         const struct search_layout *l = &a->layouts[best];
         out->sc = l->sc;
+        out->sc.loss = best_eager ? LOSS_EAGER : LOSS_FUSED;
         memcpy(out->sc.name, sc->name, sizeof out->sc.name);
         out->sc.pinned = sc->pinned;
         out->sc.gpus = sc->gpus;
         out->sc.gpus_from = sc->gpus_from;
-        out->peak_bytes = l->peak_bytes;
+        out->peak_bytes = best_eager ? a->eager_peak[best] : l->peak_bytes;
         out->budget_bytes = l->budget_bytes;
         out->step_time_s = l->step_time_s;
         out->changes = best_changes;
