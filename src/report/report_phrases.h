@@ -53,6 +53,7 @@ struct report_values;
     X(SUMMARY_FIX_NONE, "summary_fix_none", "", REPORT_SC, 0)                                      \
     X(SUMMARY_FIX, "summary_fix", "fix_id", REPORT_SC, 0)                                          \
     X(SUMMARY_FIX_NOTHING, "summary_fix_nothing", "", REPORT_SC, 0)                                \
+    X(SUMMARY_FIX_NOTHING_ACTS, "summary_fix_nothing_acts", "", REPORT_SC, 0)                      \
     /* a scenario's values */                                                                      \
     X(ARCH_GPT, "arch_gpt", "", REPORT_OWN, 0)                                                     \
     X(ARCH_LLAMA, "arch_llama", "", REPORT_OWN, 0)                                                 \
@@ -194,6 +195,12 @@ struct report_values;
       "fix_peak gpus_for_states gpu_mem gpus_to_fit", REPORT_OWN, 0)                               \
     X(FIX_SENTENCE_NOTHING_BEYOND, "fix_sentence_nothing_beyond",                                  \
       "fix_peak gpus_for_states gpu_mem gpus_cap", REPORT_OWN, 0)                                  \
+    X(FIX_SENTENCE_NOTHING_ACTS, "fix_sentence_nothing_acts",                                      \
+      "fix_peak gpus_here gpu_mem gpus_to_fit", REPORT_OWN, 0)                                     \
+    X(FIX_SENTENCE_NOTHING_ACTS_BEYOND, "fix_sentence_nothing_acts_beyond",                        \
+      "fix_peak gpus_here gpu_mem gpus_cap", REPORT_OWN, 0)                                        \
+    X(FIX_GPUS_ONE, "fix_gpus_one", "", REPORT_OWN, 0)                                             \
+    X(FIX_GPUS_MANY, "fix_gpus_many", "n", REPORT_OWN, 0)                                          \
     /* the rungs of the ladder, under the bars of the fit chart and in the ladder table */         \
     X(RUNG_FLASH, "rung_flash", "", REPORT_OWN, 0)                                                 \
     X(RUNG_ZERO1, "rung_zero1", "", REPORT_OWN, 0)                                                 \

@@ -190,14 +190,24 @@ static void report_values_fix_sentence(struct report_sc *r)
                    v[REPORT_PH_MAX_MICRO_BATCH], NULL);
     else if (p->fix == PLAN_FIX_NOTHING) {
         uint64_t cap, fewest = gpus_to_fit(r->sc, p->gpus_for_states, &cap);
-        char fit[32], most[32];
+        uint64_t have = plan_gpus(r->sc);
+        char fit[32], most[32], count[32], here[64];
         numfmt_u64(fit, sizeof fit, fewest);
         numfmt_u64(most, sizeof most, cap);
-        report_say(
-            out, n, r->ph, NULL,
-            fewest ? REPORT_PHRASE_FIX_SENTENCE_NOTHING : REPORT_PHRASE_FIX_SENTENCE_NOTHING_BEYOND,
-            "fix_peak", v[REPORT_PH_FIX_PEAK], "gpus_for_states", v[REPORT_PH_GPUS_FOR_STATES],
-            "gpu_mem", v[REPORT_PH_GPU_MEM], "gpus_to_fit", fit, "gpus_cap", most, NULL);
+        numfmt_u64(count, sizeof count, have);
+        report_say(here, sizeof here, r->ph, NULL,
+                   have == 1 ? REPORT_PHRASE_FIX_GPUS_ONE : REPORT_PHRASE_FIX_GPUS_MANY, "n", count,
+                   NULL);
+        /* What does not fit (doc/model.md 11.3): the states, sharded over more GPUs than the
+         * scenario has, or, where they would fit on its own, the activations. */
+        bool acts = p->gpus_for_states <= have;
+        enum report_phrase say = acts ? (fewest ? REPORT_PHRASE_FIX_SENTENCE_NOTHING_ACTS
+                                                : REPORT_PHRASE_FIX_SENTENCE_NOTHING_ACTS_BEYOND)
+                                      : (fewest ? REPORT_PHRASE_FIX_SENTENCE_NOTHING
+                                                : REPORT_PHRASE_FIX_SENTENCE_NOTHING_BEYOND);
+        report_say(out, n, r->ph, NULL, say, "fix_peak", v[REPORT_PH_FIX_PEAK], "gpus_for_states",
+                   v[REPORT_PH_GPUS_FOR_STATES], "gpus_here", here, "gpu_mem", v[REPORT_PH_GPU_MEM],
+                   "gpus_to_fit", fit, "gpus_cap", most, NULL);
     } else
         say_fix_sentence(r);
 }

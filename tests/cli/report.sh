@@ -72,3 +72,17 @@ check "the message on the line after the bar's" \
     sh -c "grep -A1 '100%\$' '$T/err' | tail -n 1 | grep -q '^memfit: wrote $T/pr/report.pdf'"
 expect_status "--progress auto off a terminal" 0 report "$T/two.csv" -o "$T/pr"
 check "no bar" sh -c "! grep -q '%' '$T/err'"
+
+# ---- nothing fits: what does not (doc/model.md 11.3), with correct counts and plurals ----
+printf 'name,model,seq,micro_batch,gpu,dp,zero\nacts2,gpt2-small,1048576,1,L4-24GB,2,3\nacts1,gpt2-small,1048576,1,L4-24GB,1,0\nstates,llama2-70b,4096,1,H100-80GB,1,0\n' >"$T/nothing.csv"
+expect_status "nothing fits: exit 0" 0 report "$T/nothing.csv" -o "$T/nothing.pdf"
+pdftotext "$T/nothing.pdf" - | tr -s '[:space:]' ' ' >"$T/nothing.txt"
+check "2 GPUs with ZeRO-3: the activations, on these 2 GPUs" \
+    grep -q 'The model states, fully sharded, would fit on these 2 GPUs of 24.2 GB; the activations do not' "$T/nothing.txt"
+check "one GPU: this GPU" \
+    grep -q 'would fit on this GPU of 24.2 GB; the activations do not' "$T/nothing.txt"
+check "the states: the GPUs they need" \
+    grep -q 'The model states alone, fully sharded, need at least 13 GPUs of ' "$T/nothing.txt"
+check "the summary names the activations" grep -q 'none fits (activations)' "$T/nothing.txt"
+check "the summary names the states' GPUs" grep -q 'none fits (states need 13 GPUs)' "$T/nothing.txt"
+check "no '1 GPUs'" sh -c "! grep -q ' 1 GPUs' '$T/nothing.txt'"
