@@ -189,8 +189,13 @@ struct report_values;
       REPORT_OWN, 0)                                                                               \
     X(COST_THIN, "cost_thin", "tokens min_tokens", REPORT_OWN, 0)                                  \
     X(FIX_SENTENCE_NONE, "fix_sentence_none", "max_micro_batch", REPORT_OWN, 0)                    \
-    X(FIX_SENTENCE, "fix_sentence", "fix fix_plan fix_peak fix_micro_batch fix_cost", REPORT_OWN,  \
-      0)                                                                                           \
+    X(FIX_SENTENCE, "fix_sentence", "fix fix_plan fix_peak fix_micro_batch fix_cost fix_notes",    \
+      REPORT_OWN, 0)                                                                               \
+    X(FIX_NOTES, "fix_notes", "note", REPORT_OWN, 0)                                               \
+    X(FIX_NOTES_BOTH, "fix_notes_both", "adam8 fp8", REPORT_OWN, 0)                                \
+    X(FIX_NOTE_ADAM8, "fix_note_adam8", "saving", REPORT_OWN, 0)                                   \
+    X(FIX_NOTE_FP8, "fix_note_fp8", "saving step", REPORT_OWN, 0)                                  \
+    X(FIX_NOTE_FP8_STEP, "fix_note_fp8_step", "time", REPORT_OWN, 0)                               \
     X(FIX_SENTENCE_NOTHING, "fix_sentence_nothing",                                                \
       "fix_peak gpus_for_states gpu_mem gpus_to_fit", REPORT_OWN, 0)                               \
     X(FIX_SENTENCE_NOTHING_BEYOND, "fix_sentence_nothing_beyond",                                  \

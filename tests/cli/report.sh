@@ -86,3 +86,12 @@ check "the states: the GPUs they need" \
 check "the summary names the activations" grep -q 'none fits (activations)' "$T/nothing.txt"
 check "the summary names the states' GPUs" grep -q 'none fits (states need 13 GPUs)' "$T/nothing.txt"
 check "no '1 GPUs'" sh -c "! grep -q ' 1 GPUs' '$T/nothing.txt'"
+
+# ---- the fix's notes, never applied (doc/model.md 11.6): 8-bit Adam's, and FP8's where the GPU
+# has FP8 tensor cores and the row trains without FP8 ----
+printf 'name,model,seq,micro_batch,global_batch,attention,dp,gpu,fp8\nh100,llama3-8b,8192,8,8,flash,1,H100-80GB,\nh100-fp8,llama3-8b,8192,8,8,flash,1,H100-80GB,tensor\na100,llama3-8b,8192,8,8,flash,1,A100-80GB,\n' >"$T/notes.csv"
+expect_status "notes: exit 0" 0 report --split "$T/notes.csv" -o "$T/notes"
+for n in h100 h100-fp8 a100; do pdftotext "$T/notes/$n.pdf" - | tr -s '[:space:]' ' ' >"$T/notes-$n.txt"; done
+check "h100: both notes" grep -q "; 8-bit Adam would take [0-9.]* GB off the peak, and FP8 training would take [0-9.]* GB off the peak, [0-9.]* s off each step (not applied: they change the training's arithmetic)\." "$T/notes-h100.txt"
+check "h100-fp8: 8-bit Adam's alone" grep -q "; 8-bit Adam would take [0-9.]* GB off the peak (not applied: it changes the training's arithmetic)\." "$T/notes-h100-fp8.txt"
+check "a100: no FP8 note" sh -c "grep -q '8-bit Adam would take' '$T/notes-a100.txt' && ! grep -q 'FP8 training would take' '$T/notes-a100.txt'"
