@@ -62,6 +62,8 @@ static bool eval_cheapest(struct eval_lane *lane, const struct scenario *sc, con
         return false;
     f->base_step_time_s = c.base_step_time_s;
     f->adam8_saving = c.adam8_saving_bytes;
+    f->fp8_saving = c.fp8_saving_bytes;
+    f->fp8_time_saved_s = c.fp8_time_saved_s;
     if (c.status == CHEAPEST_NONE) {
         f->name = plan_fix_name(PLAN_FIX_NOTHING);
         settings[0] = '\0';

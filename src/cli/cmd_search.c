@@ -34,7 +34,8 @@ struct searched {
     struct search_result res;
     struct search_layout *top;
     struct report_search_plot *plot;
-    bool lost; /* the top or the plot could not be allocated */
+    struct report_search_curve *curve; /* --gpus-range: the scaling curve (NULL: none) */
+    bool lost;                         /* the top, the plot or the curve could not be allocated */
     uint64_t gpus;
 };
 
@@ -216,12 +217,19 @@ static bool search_job(struct search_ctx *s, const struct job *j, struct search_
     return st == SEARCH_OK;
 }
 
-/* --gpus-range: the scaling curve after the fewest GPUs that fit, `first`: the fastest layout at
- * twice, four times, ... that count up to `to`, a row each (doc/model.md 11.7). */
+/* --gpus-range: the scaling curve after the fewest GPUs that fit, `first` (its fastest layout
+ * best): the fastest layout at twice, four times, ... that count up to `to`, a row each when the
+ * rows are written, and into curve (NULL: none) from `first` on (doc/model.md 11.7). */
 static void search_curve(struct search_ctx *s, const struct scenario *job, uint64_t first,
-                         uint64_t from, uint64_t to)
+                         const struct search_layout *best, uint64_t from, uint64_t to,
+                         struct report_search_curve *curve)
 {
     uint64_t counts[64];
+    if (curve) {
+        curve->n = 1;
+        curve->gpus[0] = first;
+        curve->best[0] = *best;
+    }
     if (first > to / 2)
         return;
     size_t n = deadline_curve_counts(2 * first, to, job->gpus_per_node, counts, 64);
@@ -229,11 +237,16 @@ static void search_curve(struct search_ctx *s, const struct scenario *job, uint6
         struct scenario at = *job;
         at.gpus = counts[k];
         at.gpus_from = 0;
-        struct search_layout best;
+        struct search_layout fastest;
         struct search_result res;
-        if (search_run(&at, 1, &best, NULL, NULL, s->memo, &res) != SEARCH_OK)
+        if (search_run(&at, 1, &fastest, NULL, NULL, s->memo, &res) != SEARCH_OK)
             continue;
-        searchout_job(&s->out, job, &res, &best, counts[k], from, to, NULL, true);
+        if (s->rows)
+            searchout_job(&s->out, job, &res, &fastest, counts[k], from, to, NULL, true);
+        if (curve && res.n_top && curve->n < CHART_SCALING_MAX) {
+            curve->gpus[curve->n] = counts[k];
+            curve->best[curve->n++] = fastest;
+        }
     }
 }
 
@@ -267,12 +280,17 @@ static int search_write(FILE *f, void *ctx)
                 report_search_plot_init(keep->plot);
         }
         if (search_job(s, &s->jobs[i], &res, &gpus, &from, &to, keep ? keep->plot : NULL)) {
-            if (s->rows) {
-                bool deadline = s->o->tokens > 0;
+            bool deadline = s->o->tokens > 0;
+            if (s->rows)
                 searchout_job(&s->out, &s->jobs[i].sc, &res, s->top, gpus, from, to,
                               deadline ? &s->dl : NULL, false);
-                if (from && gpus && !deadline)
-                    search_curve(s, &s->jobs[i].sc, gpus, from, to);
+            if (from && gpus && !deadline && res.n_top && (s->rows || keep)) {
+                struct report_search_curve *curve = NULL;
+                if (keep) {
+                    curve = keep->curve = malloc(sizeof *keep->curve);
+                    keep->lost |= !curve;
+                }
+                search_curve(s, &s->jobs[i].sc, gpus, s->top, from, to, curve);
             }
             if (keep) {
                 keep->res = res;
@@ -285,6 +303,7 @@ static int search_write(FILE *f, void *ctx)
             }
         } else if (keep) {
             free(keep->plot);
+            free(keep->curve);
         }
         progress_show(&bar, (double)(i + 1), (double)s->n_jobs);
     }
@@ -321,8 +340,8 @@ static bool search_report(struct search_ctx *s)
     }
     for (size_t i = 0; i < s->n_done; i++) {
         const struct searched *d = &s->done[i];
-        jobs[i] = (struct report_search_job){d->job->sc.name, &d->job->sc, &d->res,
-                                             d->top,          d->plot,     d->gpus};
+        jobs[i] = (struct report_search_job){d->job->sc.name, &d->job->sc, &d->res, d->top,
+                                             d->plot,         d->gpus,     d->curve};
         lost |= d->lost;
     }
     if (lost) {
@@ -393,6 +412,7 @@ int cmd_search(const struct options *o)
     for (size_t i = 0; i < s.n_done; i++) {
         free(s.done[i].top);
         free(s.done[i].plot);
+        free(s.done[i].curve);
     }
     free(s.done);
     searchplot_release(&s.plotter);

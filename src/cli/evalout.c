@@ -29,6 +29,8 @@ struct evalout_table_row {
     bool timed; /* the fix is the cheapest layout, with these step times */
     double fix_step_s, base_step_s;
     uint64_t adam8; /* what 8-bit Adam would save, for a note (0: none) */
+    uint64_t fp8;   /* what FP8 training would save, for a note (0: none) */
+    double fp8_s;   /* and take off the step */
 };
 
 struct evalout_fix evalout_ladder_fix(const struct plan *p, const char *settings)
@@ -41,7 +43,9 @@ struct evalout_fix evalout_ladder_fix(const struct plan *p, const char *settings
                                 false,
                                 0.0,
                                 0.0,
-                                0};
+                                0,
+                                0,
+                                0.0};
 }
 
 static const char *const csv_columns =
@@ -88,7 +92,7 @@ static void put_json_text(FILE *out, const char *s)
     putc('"', out);
 }
 
-static const struct evalout_fix no_fix = {"none", 0, 0, "", 0, false, 0.0, 0.0, 0};
+static const struct evalout_fix no_fix = {"none", 0, 0, "", 0, false, 0.0, 0.0, 0, 0, 0.0};
 
 /*
  * A CSV row is built in one buffer and written with one fwrite: a million rows of 18 fields
@@ -457,6 +461,8 @@ static void row_table(struct evalout *w, const struct scenario *sc, const struct
     snprintf(r->plan, sizeof r->plan, "%s", f->plan);
     r->timed = f->timed;
     r->adam8 = f->adam8_saving;
+    r->fp8 = f->fp8_saving;
+    r->fp8_s = f->fp8_time_saved_s;
     r->fix_step_s = f->step_time_s;
     r->base_step_s = f->base_step_time_s;
 }
@@ -641,7 +647,7 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
         const struct evalout_table_row *r = &w->table[i];
         if (strcmp(r->fix, "none") == 0)
             continue;
-        char text[TABLE_CELL_MAX + FIX_PLAN_MAX + 128], step[32], added[64];
+        char text[TABLE_CELL_MAX + FIX_PLAN_MAX + 256], step[32], added[64];
         if (strcmp(r->fix, "nothing") == 0 && r->gpus > r->have_gpus)
             snprintf(text, sizeof text,
                      "nothing fits: the model states alone need %" PRIu64
@@ -668,6 +674,16 @@ static void table_print_fixes(struct evalout *w, const struct texttable *lay)
             snprintf(text + len, sizeof text - len,
                      "; 8-bit Adam (changes the arithmetic; not applied): -%.1f %s",
                      (double)r->adam8 / w->unit_bytes, w->unit_name);
+        }
+        if (r->fp8) {
+            size_t len = strlen(text);
+            snprintf(text + len, sizeof text - len,
+                     "; FP8 training (changes the arithmetic; not applied): -%.1f %s",
+                     (double)r->fp8 / w->unit_bytes, w->unit_name);
+            len = strlen(text);
+            if (r->fp8_s > 0)
+                snprintf(text + len, sizeof text - len, ", -%s s a step",
+                         step_text(r->fp8_s, step, sizeof step));
         }
         texttable_put_named(lay, w->out, r->name, name_w, text, w->table_cols);
     }

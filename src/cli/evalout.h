@@ -42,6 +42,8 @@ struct evalout_fix {
     double step_time_s;       /* of the fix (when timed) */
     double base_step_time_s;  /* of the row as given (when timed) */
     uint64_t adam8_saving;    /* the table's note: what 8-bit Adam would save (0: none) */
+    uint64_t fp8_saving;      /* the same of FP8 training (0: none) */
+    double fp8_time_saved_s;  /* and what it would take off the step (0: none) */
 };
 
 /* The ladder's fix of plan p (plan.h), settings its plan_fix_settings: not timed. */

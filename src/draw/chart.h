@@ -16,12 +16,13 @@
  * (timeline.h; the checkpointing sawtooth with recomputed segments marked), peak M(k) and step time
  * against k, one layer's activations walked operation by operation (sbh units; the attention core
  * in as^2b units), one layer's parameters matrix by matrix (h^2 units); for memfit search,
- * every layout's peak against its step time and the tp x pp map of the fastest step time.
+ * every layout's peak against its step time, the tp x pp map of the fastest step time and the
+ * scaling curve (each GPU count's fastest step and tokens/s per GPU).
  *
  * Written in chart.c (the colours, names and ticks) and one file per family: chart_bars.c (the
  * bars and the phases), chart_step.c, chart_kcurve.c, chart_layer.c (the walk and the
- * parameters), chart_search.c (the scatter and the map); the frame they share to lay a chart out
- * in chart_frame.h, not public.
+ * parameters), chart_search.c (the scatter and the map), chart_scaling.c; the frame they share to
+ * lay a chart out in chart_frame.h, not public.
  */
 #ifndef MEMFIT_CHART_H
 #define MEMFIT_CHART_H
@@ -437,5 +438,34 @@ struct chart_tp_pp {
 
 void chart_map_draw(struct canvas *c, double x, double y, double w, double h,
                     const struct chart_tp_pp *d, struct chart_geom *geom);
+
+/*
+ * memfit search --gpus-range, the scaling curve (doc/model.md 11.7): for each GPU count (x, on a
+ * log2 axis, a tick labelled at each count), the fastest layout's step time (left axis, a line
+ * through diamonds) and its tokens/s per GPU (right axis, a line through square markers),
+ * with the first count's tokens/s per GPU dashed across: perfect scaling, which the squares fall
+ * under as efficiency drops. Each step-time marker is labelled with its layout above it, at a
+ * size that fits the count's share of the axis, and left out where that is under the smallest
+ * legible size. At most CHART_SCALING_MAX counts, increasing.
+ */
+#define CHART_SCALING_MAX 24
+#define CHART_SCALING_LABEL 48
+
+struct chart_scaling {
+    const char *title, *x_title, *y_title, *y2_title;
+    const char *step_label, *rate_label, *ideal_label; /* the legend */
+    size_t n;
+    uint64_t gpus[CHART_SCALING_MAX];                    /* increasing, > 0 */
+    double step_s[CHART_SCALING_MAX];                    /* the fastest layout's step, > 0 */
+    double tokens_per_s[CHART_SCALING_MAX];              /* per GPU */
+    char layout[CHART_SCALING_MAX][CHART_SCALING_LABEL]; /* "tp=8 pp=2 dp=4"; "": none */
+};
+
+/* Where count i lies along the x axis, a share of it in (0, 1): log2 of the count, half a
+ * doubling of margin beyond the first and the last. */
+double chart_scaling_share(const struct chart_scaling *d, size_t i);
+
+void chart_scaling_draw(struct canvas *c, double x, double y, double w, double h,
+                        const struct chart_scaling *d, struct chart_geom *geom);
 
 #endif

@@ -20,7 +20,8 @@ struct job_answer {
     struct scenario key; /* job_key of the rows it answers */
     enum cheapest_status status;
     size_t n;
-    struct search_layout *layouts;
+    struct search_layout *layouts; /* with the fused loss */
+    uint64_t *eager_peak; /* each layout's peak with the eager loss; 0: it does not fit so */
 };
 
 struct cheapest_memo {
@@ -61,8 +62,10 @@ static void memo_unlock(struct cheapest_memo *m)
 
 static void answer_free(struct job_answer *a)
 {
-    if (a)
+    if (a) {
         free(a->layouts);
+        free(a->eager_peak);
+    }
     free(a);
 }
 
@@ -95,8 +98,13 @@ static void job_key(const struct scenario *sc, struct scenario *key)
     key->gpus = plan_gpus(sc);
     key->gpus_from = 0;
     /* FlashAttention is exact, never slower and never larger than the plain kernel (doc/model.md
-     * 4.2, 12.1): the fix's layouts use it, a fifth of the search's families. */
+     * 4.2, 12.1): the fix's layouts use it, a fifth of the search's families. So is the fused
+     * (vocabulary-parallel) cross-entropy against the eager one: 4 s b V / t bytes where the
+     * eager loss holds 8 and 12 (section 10.2), priced alike by the cost model (section 12). The
+     * layouts are searched with it, and each is checked with the eager loss as well (answer_new),
+     * so that a fix changes the loss only where it must. */
     key->pinned = SCENARIO_PIN_ATTENTION;
+    key->loss = LOSS_FUSED;
     key->dp = key->tp = key->pp = key->cp = key->vpp = key->ep = key->etp = 1;
     key->sp = false;
     key->schedule = SCHEDULE_1F1B;
@@ -118,7 +126,11 @@ static uint64_t key_hash(const struct scenario *key)
     return h;
 }
 
-/* Searches key's layouts into a new answer (NULL when out of memory); seed_s as search_fix's. */
+/* Searches key's layouts into a new answer (NULL when out of memory); seed_s as search_fix's.
+ * Each layout within the tolerance is evaluated again with the eager loss: a layout that fits
+ * so is as fast (the cost model prices both losses alike), so a row with an eager loss keeps it
+ * there; the search with the fused loss lists every layout that fits with the eager one (it fits
+ * with the fused loss too, at the same step). */
 static struct job_answer *answer_new(const struct scenario *key, double seed_s,
                                      struct model_cache *cache)
 {
@@ -144,6 +156,19 @@ static struct job_answer *answer_new(const struct scenario *key, double seed_s,
             a->n++;
         struct search_layout *kept = realloc(top, a->n * sizeof *top);
         top = kept ? kept : top;
+        a->eager_peak = calloc(a->n, sizeof *a->eager_peak);
+        for (size_t i = 0; a->eager_peak && i < a->n; i++) {
+            struct scenario eager = top[i].sc;
+            eager.loss = LOSS_EAGER;
+            struct terms t;
+            if (model_peak_cached(&eager, cache, &t) == MODEL_OK && t.fits)
+                a->eager_peak[i] = t.peak_bytes;
+        }
+        if (!a->eager_peak) {
+            a->layouts = top;
+            answer_free(a);
+            return NULL;
+        }
     }
     a->layouts = top;
     return a;
@@ -248,6 +273,29 @@ static uint64_t adam8_saving(const struct scenario *sc, const struct terms *t,
     return t->peak_bytes - t8.peak_bytes;
 }
 
+/* What FP8 training (fp8=tensor) would take off sc's peak t and its step base_s, into out's
+ * note: only where the GPU has FP8 tensor cores (fp8_tflops from its preset), the row does not
+ * train in FP8 and trains every parameter (FP8 with a frozen base is not modelled, doc/model.md
+ * 3.7); nothing unless the peak falls. */
+static void fp8_saving(const struct scenario *sc, const struct terms *t, double base_s,
+                       struct model_cache *cache, struct cheapest *out)
+{
+    out->fp8_saving_bytes = 0;
+    out->fp8_time_saved_s = 0;
+    if (sc->fp8 != FP8_NONE || !(sc->speed.fp8_tflops > 0) || sc->finetune != FINETUNE_FULL ||
+        sc->precision == PRECISION_FROZEN)
+        return;
+    struct scenario trial = *sc;
+    trial.fp8 = FP8_TENSOR;
+    struct terms t8;
+    if (model_peak_cached(&trial, cache, &t8) != MODEL_OK || t8.peak_bytes >= t->peak_bytes)
+        return;
+    out->fp8_saving_bytes = t->peak_bytes - t8.peak_bytes;
+    struct cost c8;
+    cost_step(&trial, &t8, &c8);
+    out->fp8_time_saved_s = c8.total_s < base_s ? base_s - c8.total_s : 0;
+}
+
 int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheapest_memo *memo,
                  struct model_cache *cache, struct cheapest *out)
 {
@@ -259,6 +307,7 @@ int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheape
     out->peak_bytes = out->budget_bytes = 0;
     out->step_time_s = 0;
     out->adam8_saving_bytes = adam8_saving(sc, t, cache);
+    fp8_saving(sc, t, base.total_s, cache, out);
     struct scenario key;
     job_key(sc, &key);
     bool own = false;
@@ -270,22 +319,29 @@ int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheape
     out->status = a->status;
     size_t best = 0;
     unsigned best_changes = 0;
+    bool eager = sc->loss == LOSS_EAGER, best_eager = false;
     for (size_t i = 0; i < a->n; i++) {
-        unsigned c = cheapest_changes(sc, &a->layouts[i].sc);
+        /* the row's eager loss kept where the layout fits with it */
+        struct scenario cand = a->layouts[i].sc;
+        bool keep = eager && a->eager_peak[i] > 0;
+        cand.loss = keep ? LOSS_EAGER : LOSS_FUSED;
+        unsigned c = cheapest_changes(sc, &cand);
         if (i == 0 ||
             fix_before(c, a->layouts[i].step_time_s, best_changes, a->layouts[best].step_time_s)) {
             best = i;
             best_changes = c;
+            best_eager = keep;
         }
     }
     if (a->status == CHEAPEST_FOUND) {
         const struct search_layout *l = &a->layouts[best];
         out->sc = l->sc;
+        out->sc.loss = best_eager ? LOSS_EAGER : LOSS_FUSED;
         memcpy(out->sc.name, sc->name, sizeof out->sc.name);
         out->sc.pinned = sc->pinned;
         out->sc.gpus = sc->gpus;
         out->sc.gpus_from = sc->gpus_from;
-        out->peak_bytes = l->peak_bytes;
+        out->peak_bytes = best_eager ? a->eager_peak[best] : l->peak_bytes;
         out->budget_bytes = l->budget_bytes;
         out->step_time_s = l->step_time_s;
         out->changes = best_changes;
@@ -310,6 +366,7 @@ enum setting {
     SET_ZERO,
     SET_ZERO_GROUP,
     SET_ATTENTION,
+    SET_LOSS,
     SET_RECOMPUTE,
     SET_OFFLOAD,
     SET_MICRO_BATCH,
@@ -317,8 +374,8 @@ enum setting {
 };
 
 static const char *const setting_names[SET_COUNT] = {
-    "tp", "sp",   "pp",         "vpp",       "schedule",  "cp",      "ep",         "etp",
-    "dp", "zero", "zero_group", "attention", "recompute", "offload", "micro_batch"};
+    "tp", "sp",   "pp",         "vpp",       "schedule", "cp",        "ep",      "etp",
+    "dp", "zero", "zero_group", "attention", "loss",     "recompute", "offload", "micro_batch"};
 
 /* The value of a numeric setting (0 meaning 1 for the degrees, etp 0 meaning tp). */
 static uint64_t degree(const struct scenario *sc, enum setting s)
@@ -358,6 +415,8 @@ static bool differs(const struct scenario *row, const struct scenario *fix, enum
         return row->schedule != fix->schedule;
     case SET_ATTENTION:
         return row->attention != fix->attention;
+    case SET_LOSS:
+        return row->loss != fix->loss;
     case SET_RECOMPUTE:
         return row->recompute != fix->recompute ||
                (row->recompute == RECOMPUTE_EVERY_K && row->ckpt_every != fix->ckpt_every);
@@ -419,6 +478,9 @@ static void put_value(struct strbuf *w, const struct scenario *fix, enum setting
         break;
     case SET_ATTENTION:
         strbuf_puts(w, scenario_attention_name(fix->attention));
+        break;
+    case SET_LOSS:
+        strbuf_puts(w, fix->loss == LOSS_FUSED ? "fused" : "eager");
         break;
     case SET_RECOMPUTE:
         strbuf_puts(w, scenario_recompute_name(fix, buf, sizeof buf));

@@ -46,6 +46,13 @@ struct cheapest {
     /* A note, never applied (it changes the training's arithmetic): the bytes 8-bit Adam would
      * take off the row's peak as configured (0: not AdamW, or no saving). */
     uint64_t adam8_saving_bytes;
+    /* A note, never applied (the same): where the GPU has FP8 tensor cores (its preset's
+     * fp8_tflops) and the row trains a full model without FP8, the bytes FP8 training with
+     * per-tensor scaling (fp8=tensor, doc/model.md 3.7, 4.10) would take off its peak as
+     * configured (0: no saving, or no note) and the seconds it would take off its step (cost.h,
+     * section 12.1; 0: none). */
+    uint64_t fp8_saving_bytes;
+    double fp8_time_saved_s;
 };
 
 struct cheapest_memo;
@@ -73,7 +80,7 @@ int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheape
                  struct model_cache *cache, struct cheapest *out);
 
 /* How many settings fix changes from row: tp, sp (when tp stays), pp, vpp, cp, ep, etp, dp,
- * zero, zero_group, attention, recompute (with its k), offload, micro_batch. */
+ * zero, zero_group, attention, loss, recompute (with its k), offload, micro_batch. */
 unsigned cheapest_changes(const struct scenario *row, const struct scenario *fix);
 
 /* The name of the fix in eval's `fix` column: the ladder's rung when fix changes what one rung

@@ -53,6 +53,7 @@ struct report_values;
     X(SUMMARY_FIX_NONE, "summary_fix_none", "", REPORT_SC, 0)                                      \
     X(SUMMARY_FIX, "summary_fix", "fix_id", REPORT_SC, 0)                                          \
     X(SUMMARY_FIX_NOTHING, "summary_fix_nothing", "", REPORT_SC, 0)                                \
+    X(SUMMARY_FIX_NOTHING_ACTS, "summary_fix_nothing_acts", "", REPORT_SC, 0)                      \
     /* a scenario's values */                                                                      \
     X(ARCH_GPT, "arch_gpt", "", REPORT_OWN, 0)                                                     \
     X(ARCH_LLAMA, "arch_llama", "", REPORT_OWN, 0)                                                 \
@@ -188,12 +189,23 @@ struct report_values;
       REPORT_OWN, 0)                                                                               \
     X(COST_THIN, "cost_thin", "tokens min_tokens", REPORT_OWN, 0)                                  \
     X(FIX_SENTENCE_NONE, "fix_sentence_none", "max_micro_batch", REPORT_OWN, 0)                    \
-    X(FIX_SENTENCE, "fix_sentence", "fix fix_plan fix_peak fix_micro_batch fix_cost", REPORT_OWN,  \
-      0)                                                                                           \
+    X(FIX_SENTENCE, "fix_sentence", "fix fix_plan fix_peak fix_micro_batch fix_cost fix_notes",    \
+      REPORT_OWN, 0)                                                                               \
+    X(FIX_NOTES, "fix_notes", "note", REPORT_OWN, 0)                                               \
+    X(FIX_NOTES_BOTH, "fix_notes_both", "adam8 fp8", REPORT_OWN, 0)                                \
+    X(FIX_NOTE_ADAM8, "fix_note_adam8", "saving", REPORT_OWN, 0)                                   \
+    X(FIX_NOTE_FP8, "fix_note_fp8", "saving step", REPORT_OWN, 0)                                  \
+    X(FIX_NOTE_FP8_STEP, "fix_note_fp8_step", "time", REPORT_OWN, 0)                               \
     X(FIX_SENTENCE_NOTHING, "fix_sentence_nothing",                                                \
       "fix_peak gpus_for_states gpu_mem gpus_to_fit", REPORT_OWN, 0)                               \
     X(FIX_SENTENCE_NOTHING_BEYOND, "fix_sentence_nothing_beyond",                                  \
       "fix_peak gpus_for_states gpu_mem gpus_cap", REPORT_OWN, 0)                                  \
+    X(FIX_SENTENCE_NOTHING_ACTS, "fix_sentence_nothing_acts",                                      \
+      "fix_peak gpus_here gpu_mem gpus_to_fit", REPORT_OWN, 0)                                     \
+    X(FIX_SENTENCE_NOTHING_ACTS_BEYOND, "fix_sentence_nothing_acts_beyond",                        \
+      "fix_peak gpus_here gpu_mem gpus_cap", REPORT_OWN, 0)                                        \
+    X(FIX_GPUS_ONE, "fix_gpus_one", "", REPORT_OWN, 0)                                             \
+    X(FIX_GPUS_MANY, "fix_gpus_many", "n", REPORT_OWN, 0)                                          \
     /* the rungs of the ladder, under the bars of the fit chart and in the ladder table */         \
     X(RUNG_FLASH, "rung_flash", "", REPORT_OWN, 0)                                                 \
     X(RUNG_ZERO1, "rung_zero1", "", REPORT_OWN, 0)                                                 \
@@ -382,7 +394,15 @@ struct report_values;
     X(SEARCH_MAP_Y, "search_map_y", "", REPORT_OWN, 0)                                             \
     X(SEARCH_MAP_OOM, "search_map_oom", "", REPORT_OWN, 0)                                         \
     X(SEARCH_MAP_CAPTION, "search_map_caption", "oom left_out", REPORT_OWN, 0)                     \
-    X(SEARCH_MAP_LEFT_OUT, "search_map_left_out", "n max", REPORT_OWN, 0)
+    X(SEARCH_MAP_LEFT_OUT, "search_map_left_out", "n max", REPORT_OWN, 0)                          \
+    X(SEARCH_CURVE_TITLE, "search_curve_title", "", REPORT_OWN, 0)                                 \
+    X(SEARCH_CURVE_X, "search_curve_x", "", REPORT_OWN, 0)                                         \
+    X(SEARCH_CURVE_Y, "search_curve_y", "", REPORT_OWN, 0)                                         \
+    X(SEARCH_CURVE_Y2, "search_curve_y2", "", REPORT_OWN, 0)                                       \
+    X(SEARCH_CURVE_STEP, "search_curve_step", "", REPORT_OWN, 0)                                   \
+    X(SEARCH_CURVE_RATE, "search_curve_rate", "", REPORT_OWN, 0)                                   \
+    X(SEARCH_CURVE_IDEAL, "search_curve_ideal", "gpus", REPORT_OWN, 0)                             \
+    X(SEARCH_CURVE_CAPTION, "search_curve_caption", "first last efficiency", REPORT_OWN, 0)
 
 #define REPORT_PHRASE_ENUM(id, name, own, scoped, cells) REPORT_PHRASE_##id,
 enum report_phrase { REPORT_PHRASES(REPORT_PHRASE_ENUM) REPORT_PHRASE_COUNT };

@@ -12,6 +12,7 @@
 #include "draw/chart.h"
 #include "model/model.h"
 #include "model/states.h"
+#include "plan/deadline.h"
 #include "report/doc.h"
 #include "report/report_charts.h"
 #include "report/report_phrases.h"
@@ -23,6 +24,7 @@
 #define VALUE REPORT_VALUE_MAX
 
 #define SCATTER_H 250.0 /* pt: the scatter's height on the page */
+#define CURVE_H 230.0   /* pt: the scaling curve's */
 
 /* One run: the words and the units. */
 struct search_run {
@@ -537,6 +539,71 @@ static void search_map(struct doc *doc, struct search_run *run, const struct cha
     doc_paragraph(doc, caption, 0, NULL);
 }
 
+/* The degrees of a layout that are not 1, as the CSV names them ("tp=8 pp=2 dp=4"): a point's
+ * label on the scaling curve. */
+static void search_curve_label(const struct scenario *sc, char *buf, size_t size)
+{
+    const struct {
+        const char *name;
+        uint64_t value;
+    } degrees[] = {{"tp", sc->tp},         {"pp", or_one(sc->pp)}, {"vpp", or_one(sc->vpp)},
+                   {"cp", or_one(sc->cp)}, {"ep", or_one(sc->ep)}, {"dp", sc->dp}};
+    struct strbuf w;
+    strbuf_init_fixed(&w, buf, size);
+    for (size_t i = 0; i < sizeof degrees / sizeof degrees[0]; i++)
+        if (degrees[i].value > 1)
+            strbuf_printf(&w, "%s%s=%llu", w.len ? " " : "", degrees[i].name,
+                          (unsigned long long)degrees[i].value);
+    if (!w.len)
+        strbuf_puts(&w, "dp=1");
+}
+
+/* --gpus-range: the scaling curve (doc/model.md 11.7), its caption under it. */
+static void search_curve(struct doc *doc, struct search_run *run, const struct report_search_job *j)
+{
+    const struct report_search_curve *cv = j->curve;
+    if (!cv || cv->n < 2)
+        return;
+    struct report_phrases *ph = &run->ph;
+    struct chart_scaling d;
+    memset(&d, 0, sizeof d);
+    char title[VALUE], x_title[CELL], y_title[CELL], y2_title[CELL], step[CELL], rate[CELL],
+        ideal[CELL], caption[2 * VALUE], first[32], last[32], eff[32];
+    d.n = cv->n < CHART_SCALING_MAX ? cv->n : CHART_SCALING_MAX;
+    for (size_t i = 0; i < d.n; i++) {
+        struct deadline_cost cost;
+        deadline_cost_of(&cv->best[i].sc, cv->gpus[i], cv->best[i].step_time_s, 0, 0, &cost);
+        d.gpus[i] = cv->gpus[i];
+        d.step_s[i] = cv->best[i].step_time_s;
+        d.tokens_per_s[i] = cost.tokens_per_s / (double)cv->gpus[i];
+        search_curve_label(&cv->best[i].sc, d.layout[i], sizeof d.layout[i]);
+    }
+    numfmt_count(first, sizeof first, d.gpus[0]);
+    numfmt_count(last, sizeof last, d.gpus[d.n - 1]);
+    numfmt(eff, sizeof eff, "%.0f%%", 100 * d.tokens_per_s[d.n - 1] / d.tokens_per_s[0]);
+    report_say(title, sizeof title, ph, NULL, REPORT_PHRASE_SEARCH_CURVE_TITLE, NULL);
+    report_say(x_title, sizeof x_title, ph, NULL, REPORT_PHRASE_SEARCH_CURVE_X, NULL);
+    report_say(y_title, sizeof y_title, ph, NULL, REPORT_PHRASE_SEARCH_CURVE_Y, NULL);
+    report_say(y2_title, sizeof y2_title, ph, NULL, REPORT_PHRASE_SEARCH_CURVE_Y2, NULL);
+    report_say(step, sizeof step, ph, NULL, REPORT_PHRASE_SEARCH_CURVE_STEP, NULL);
+    report_say(rate, sizeof rate, ph, NULL, REPORT_PHRASE_SEARCH_CURVE_RATE, NULL);
+    report_say(ideal, sizeof ideal, ph, NULL, REPORT_PHRASE_SEARCH_CURVE_IDEAL, "gpus", first,
+               NULL);
+    report_say(caption, sizeof caption, ph, NULL, REPORT_PHRASE_SEARCH_CURVE_CAPTION, "first",
+               first, "last", last, "efficiency", eff, NULL);
+    d.title = title;
+    d.x_title = x_title;
+    d.y_title = y_title;
+    d.y2_title = y2_title;
+    d.step_label = step;
+    d.rate_label = rate;
+    d.ideal_label = ideal;
+    doc_need(doc, CURVE_H + 8 + search_caption_height(doc, caption));
+    chart_scaling_draw(&doc->c, DOC_M_LEFT, doc->y, doc_width(doc), CURVE_H, &d, NULL);
+    doc->y += CURVE_H + 8;
+    doc_paragraph(doc, caption, 0, NULL);
+}
+
 /* The charts of a job, when one of its layouts has a step time. */
 static void search_charts(struct doc *doc, struct search_run *run,
                           const struct report_search_job *j)
@@ -545,6 +612,7 @@ static void search_charts(struct doc *doc, struct search_run *run,
         return;
     search_scatter(doc, run, j, &j->plot->scatter);
     search_map(doc, run, &j->plot->map);
+    search_curve(doc, run, j);
 }
 
 _Static_assert(DOC_RUNNING_BYTES >= SCENARIO_NAME_BYTES, "a job's name fits the running head");

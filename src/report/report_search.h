@@ -60,6 +60,14 @@ void report_search_plot_axes(struct report_search_plot *p, uint64_t gpu_bytes);
 void report_search_plot_bin(struct report_search_plot *p, double step_s, uint64_t peak_bytes,
                             bool fits);
 
+/* --gpus-range: the scaling curve, the fastest layout of each count from the fewest that fit,
+ * doubled up to the range's end (doc/model.md 11.7), the first at most CHART_SCALING_MAX. */
+struct report_search_curve {
+    size_t n;
+    uint64_t gpus[CHART_SCALING_MAX];
+    struct search_layout best[CHART_SCALING_MAX];
+};
+
 struct report_search_job {
     const char *name;                      /* the job's name */
     const struct scenario *job;            /* the job's row */
@@ -67,6 +75,7 @@ struct report_search_job {
     const struct search_layout *top;       /* result->n_top layouts, the best first */
     const struct report_search_plot *plot; /* its layouts evaluated; NULL: none */
     uint64_t gpus; /* the GPUs searched (--gpus-range: the count found; 0: none fits) */
+    const struct report_search_curve *curve; /* --gpus-range: drawn with 2 counts or more */
 };
 
 /* Writes the report of jobs[0..n) (n >= 1) to path in units u. Returns 0, or -1 with a message

@@ -676,13 +676,18 @@ void report_tables_summary(struct doc *doc, size_t n, report_tables_row_fn *row_
         char verdict[CELL], fix[REPORT_VALUE_MAX];
         report_say(verdict, sizeof verdict, r->ph, &r->vals,
                    r->t.fits ? REPORT_PHRASE_SUMMARY_FITS : REPORT_PHRASE_SUMMARY_OOM, NULL);
-        report_say(
-            fix, sizeof fix, r->ph, &r->vals,
-            r->plan.fix == PLAN_FIX_NONE                        ? REPORT_PHRASE_SUMMARY_FIX_NONE
-            : r->plan.fix == PLAN_FIX_NOTHING && !r->cheap_used ? REPORT_PHRASE_SUMMARY_FIX_NOTHING
-                                                                : REPORT_PHRASE_SUMMARY_FIX,
-            "fix_id",
-            plan_fix_name(r->cheap_used ? cheapest_kind(r->sc, &r->cheap.sc) : r->plan.fix), NULL);
+        /* Nothing fits: the states need more GPUs, or they would fit and the activations do
+         * not (doc/model.md 11.3). */
+        bool nothing = r->plan.fix == PLAN_FIX_NOTHING && !r->cheap_used;
+        bool acts = r->plan.gpus_for_states <= plan_gpus(r->sc);
+        report_say(fix, sizeof fix, r->ph, &r->vals,
+                   r->plan.fix == PLAN_FIX_NONE ? REPORT_PHRASE_SUMMARY_FIX_NONE
+                   : nothing && acts            ? REPORT_PHRASE_SUMMARY_FIX_NOTHING_ACTS
+                   : nothing                    ? REPORT_PHRASE_SUMMARY_FIX_NOTHING
+                                                : REPORT_PHRASE_SUMMARY_FIX,
+                   "fix_id",
+                   plan_fix_name(r->cheap_used ? cheapest_kind(r->sc, &r->cheap.sc) : r->plan.fix),
+                   NULL);
         const char *row[] = {r->vals.v[REPORT_PH_NAME], r->vals.v[REPORT_PH_GPUS],   verdict,
                              r->vals.v[REPORT_PH_PEAK], r->vals.v[REPORT_PH_BUDGET], fix};
         doc_table_row(doc, &tb, row, r->t.fits ? DOC_ROW_OK : DOC_ROW_BAD);

@@ -168,14 +168,45 @@ static uint64_t gpus_to_fit(const struct scenario *sc, uint64_t states_gpus, uin
 }
 
 /* The sentence of a fix that fits: what changes, its peak, micro-batch and cost (the values
- * already set). */
-static void say_fix_sentence(struct report_sc *r)
+ * already set), then notes (fix_notes, or ""). */
+static void say_fix_sentence(struct report_sc *r, const char *notes)
 {
     char(*v)[REPORT_VALUE_MAX] = r->vals.v;
     report_say(v[REPORT_PH_FIX_SENTENCE], REPORT_VALUE_MAX, r->ph, NULL, REPORT_PHRASE_FIX_SENTENCE,
                "fix", v[REPORT_PH_FIX], "fix_plan", v[REPORT_PH_FIX_PLAN], "fix_peak",
                v[REPORT_PH_FIX_PEAK], "fix_micro_batch", v[REPORT_PH_FIX_MICRO_BATCH], "fix_cost",
-               v[REPORT_PH_FIX_COST], NULL);
+               v[REPORT_PH_FIX_COST], "fix_notes", notes, NULL);
+}
+
+/* The notes of the cheapest fix, never applied since they change the training's arithmetic
+ * (doc/model.md 11.6): what 8-bit Adam and FP8 training would take off the peak (FP8 also off
+ * the step), into out; "" when neither would. */
+static void say_fix_notes(struct report_sc *r, enum units u, char *out, size_t size)
+{
+    const struct cheapest *c = &r->cheap;
+    char adam8[REPORT_VALUE_MAX] = "", fp8[REPORT_VALUE_MAX] = "", bytes[32], time[32],
+         step[REPORT_VALUE_MAX] = "";
+    out[0] = '\0';
+    if (c->adam8_saving_bytes) {
+        numfmt_size(bytes, sizeof bytes, c->adam8_saving_bytes, u);
+        report_say(adam8, sizeof adam8, r->ph, NULL, REPORT_PHRASE_FIX_NOTE_ADAM8, "saving", bytes,
+                   NULL);
+    }
+    if (c->fp8_saving_bytes) {
+        numfmt_size(bytes, sizeof bytes, c->fp8_saving_bytes, u);
+        numfmt_seconds(time, sizeof time, c->fp8_time_saved_s);
+        if (c->fp8_time_saved_s > 0)
+            report_say(step, sizeof step, r->ph, NULL, REPORT_PHRASE_FIX_NOTE_FP8_STEP, "time",
+                       time, NULL);
+        report_say(fp8, sizeof fp8, r->ph, NULL, REPORT_PHRASE_FIX_NOTE_FP8, "saving", bytes,
+                   "step", step, NULL);
+    }
+    if (adam8[0] && fp8[0])
+        report_say(out, size, r->ph, NULL, REPORT_PHRASE_FIX_NOTES_BOTH, "adam8", adam8, "fp8", fp8,
+                   NULL);
+    else if (adam8[0] || fp8[0])
+        report_say(out, size, r->ph, NULL, REPORT_PHRASE_FIX_NOTES, "note", adam8[0] ? adam8 : fp8,
+                   NULL);
 }
 
 /* The one sentence of the answer: no fix needed, the cheapest fix, or nothing fits. */
@@ -190,16 +221,26 @@ static void report_values_fix_sentence(struct report_sc *r)
                    v[REPORT_PH_MAX_MICRO_BATCH], NULL);
     else if (p->fix == PLAN_FIX_NOTHING) {
         uint64_t cap, fewest = gpus_to_fit(r->sc, p->gpus_for_states, &cap);
-        char fit[32], most[32];
+        uint64_t have = plan_gpus(r->sc);
+        char fit[32], most[32], count[32], here[64];
         numfmt_u64(fit, sizeof fit, fewest);
         numfmt_u64(most, sizeof most, cap);
-        report_say(
-            out, n, r->ph, NULL,
-            fewest ? REPORT_PHRASE_FIX_SENTENCE_NOTHING : REPORT_PHRASE_FIX_SENTENCE_NOTHING_BEYOND,
-            "fix_peak", v[REPORT_PH_FIX_PEAK], "gpus_for_states", v[REPORT_PH_GPUS_FOR_STATES],
-            "gpu_mem", v[REPORT_PH_GPU_MEM], "gpus_to_fit", fit, "gpus_cap", most, NULL);
+        numfmt_u64(count, sizeof count, have);
+        report_say(here, sizeof here, r->ph, NULL,
+                   have == 1 ? REPORT_PHRASE_FIX_GPUS_ONE : REPORT_PHRASE_FIX_GPUS_MANY, "n", count,
+                   NULL);
+        /* What does not fit (doc/model.md 11.3): the states, sharded over more GPUs than the
+         * scenario has, or, where they would fit on its own, the activations. */
+        bool acts = p->gpus_for_states <= have;
+        enum report_phrase say = acts ? (fewest ? REPORT_PHRASE_FIX_SENTENCE_NOTHING_ACTS
+                                                : REPORT_PHRASE_FIX_SENTENCE_NOTHING_ACTS_BEYOND)
+                                      : (fewest ? REPORT_PHRASE_FIX_SENTENCE_NOTHING
+                                                : REPORT_PHRASE_FIX_SENTENCE_NOTHING_BEYOND);
+        report_say(out, n, r->ph, NULL, say, "fix_peak", v[REPORT_PH_FIX_PEAK], "gpus_for_states",
+                   v[REPORT_PH_GPUS_FOR_STATES], "gpus_here", here, "gpu_mem", v[REPORT_PH_GPU_MEM],
+                   "gpus_to_fit", fit, "gpus_cap", most, NULL);
     } else
-        say_fix_sentence(r);
+        say_fix_sentence(r, "");
 }
 
 /* The cheapest layout's answer (cheapest.h): the fix, its settings, peak, micro-batch, step time
@@ -224,7 +265,9 @@ static void report_values_cheapest(struct report_sc *r, enum units u)
     report_say(v[REPORT_PH_FIX_COST], n, r->ph, NULL, REPORT_PHRASE_COST_LAYOUT, "step", step,
                "change", change, "base", base, NULL);
     numfmt_u64(v[REPORT_PH_GPUS_FOR_STATES], n, r->plan.gpus_for_states);
-    say_fix_sentence(r);
+    char notes[2 * REPORT_VALUE_MAX];
+    say_fix_notes(r, u, notes, sizeof notes);
+    say_fix_sentence(r, notes);
 }
 
 /* The fix's answer and its cost (plan.h, cost.h): the cheapest layout's under --peak step, the

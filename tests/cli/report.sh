@@ -72,3 +72,26 @@ check "the message on the line after the bar's" \
     sh -c "grep -A1 '100%\$' '$T/err' | tail -n 1 | grep -q '^memfit: wrote $T/pr/report.pdf'"
 expect_status "--progress auto off a terminal" 0 report "$T/two.csv" -o "$T/pr"
 check "no bar" sh -c "! grep -q '%' '$T/err'"
+
+# ---- nothing fits: what does not (doc/model.md 11.3), with correct counts and plurals ----
+printf 'name,model,seq,micro_batch,gpu,dp,zero\nacts2,gpt2-small,1048576,1,L4-24GB,2,3\nacts1,gpt2-small,1048576,1,L4-24GB,1,0\nstates,llama2-70b,4096,1,H100-80GB,1,0\n' >"$T/nothing.csv"
+expect_status "nothing fits: exit 0" 0 report "$T/nothing.csv" -o "$T/nothing.pdf"
+pdftotext "$T/nothing.pdf" - | tr -s '[:space:]' ' ' >"$T/nothing.txt"
+check "2 GPUs with ZeRO-3: the activations, on these 2 GPUs" \
+    grep -q 'The model states, fully sharded, would fit on these 2 GPUs of 24.2 GB; the activations do not' "$T/nothing.txt"
+check "one GPU: this GPU" \
+    grep -q 'would fit on this GPU of 24.2 GB; the activations do not' "$T/nothing.txt"
+check "the states: the GPUs they need" \
+    grep -q 'The model states alone, fully sharded, need at least 13 GPUs of ' "$T/nothing.txt"
+check "the summary names the activations" grep -q 'none fits (activations)' "$T/nothing.txt"
+check "the summary names the states' GPUs" grep -q 'none fits (states need 13 GPUs)' "$T/nothing.txt"
+check "no '1 GPUs'" sh -c "! grep -q ' 1 GPUs' '$T/nothing.txt'"
+
+# ---- the fix's notes, never applied (doc/model.md 11.6): 8-bit Adam's, and FP8's where the GPU
+# has FP8 tensor cores and the row trains without FP8 ----
+printf 'name,model,seq,micro_batch,global_batch,attention,dp,gpu,fp8\nh100,llama3-8b,8192,8,8,flash,1,H100-80GB,\nh100-fp8,llama3-8b,8192,8,8,flash,1,H100-80GB,tensor\na100,llama3-8b,8192,8,8,flash,1,A100-80GB,\n' >"$T/notes.csv"
+expect_status "notes: exit 0" 0 report --split "$T/notes.csv" -o "$T/notes"
+for n in h100 h100-fp8 a100; do pdftotext "$T/notes/$n.pdf" - | tr -s '[:space:]' ' ' >"$T/notes-$n.txt"; done
+check "h100: both notes" grep -q "; 8-bit Adam would take [0-9.]* GB off the peak, and FP8 training would take [0-9.]* GB off the peak, [0-9.]* s off each step (not applied: they change the training's arithmetic)\." "$T/notes-h100.txt"
+check "h100-fp8: 8-bit Adam's alone" grep -q "; 8-bit Adam would take [0-9.]* GB off the peak (not applied: it changes the training's arithmetic)\." "$T/notes-h100-fp8.txt"
+check "a100: no FP8 note" sh -c "grep -q '8-bit Adam would take' '$T/notes-a100.txt' && ! grep -q 'FP8 training would take' '$T/notes-a100.txt'"

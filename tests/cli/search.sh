@@ -284,6 +284,18 @@ expect_status "--report into a missing folder: made, exit 0" 0 search "$T/jobs.c
     --report "$T/no/such/x.pdf"
 expect_status "--report under a file: exit 2" 2 search "$T/jobs.csv" --report "$T/range.csv/x.pdf"
 expect_status "--report with a range: exit 0" 0 search "$T/range.csv" --gpus-range 8:256 --report "$T/range.pdf"
+# The scaling curve drawn (doc/model.md 11.7): its title, the first count's perfect scaling, the
+# counts of the rows under its axis, and the last count's tokens/s per GPU as a share of the
+# first's, from the rows' own step times (tokens_per_s = global_batch * seq / step time).
+pdftotext "$T/range.pdf" "$T/range.txt"
+check "--report with a range: the scaling curve of each job" \
+    test "$(grep -c 'Scaling: the fastest layout at each GPU count' "$T/range.txt")" = 2
+check "... perfect scaling from the fewest that fit" grep -q "perfect scaling from $g405 GPUs" "$T/range.txt"
+eff=$(awk -F, '$1 == "8b" && $2 == 1 { g[++n] = $6; s[n] = $3 }
+    END { printf "%.0f%%", 100 * (s[1] * g[1]) / (s[n] * g[n]) }' "$T/range")
+check "... at 256 GPUs each GPU trains $eff of the tokens it trains at 8" \
+    sh -c "tr '\n' ' ' <'$T/range.txt' | grep -q 'at 256 GPUs each GPU trains $eff of the tokens per second it trains at 8'"
+check "a report without a range draws no curve" sh -c "! grep -q 'Scaling:' '$T/search.txt'"
 
 # --report keeps what its pages draw, not the layouts: its memory does not grow with them. Each of
 # these jobs evaluates 115,296 layouts (7 MB of them kept, before); under an address-space limit

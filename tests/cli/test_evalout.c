@@ -75,7 +75,7 @@ static void numbers_match_printf(void **state)
         t.act_layer_bytes = t.act_bytes = t.logits_bytes = t.peak_bytes = t.budget_bytes = v;
         t.k_best = t.max_micro_batch = t.active_params = t.expert_bytes = v;
         t.fits = true;
-        struct evalout_fix fix = {"none", v, v, "", 0, false, 0.0, 0.0, 0};
+        struct evalout_fix fix = {"none", v, v, "", 0, false, 0.0, 0.0, 0, 0, 0.0};
         char got[1024], want[1024];
         csv_row(&sc, &t, &fix, got, sizeof got);
         snprintf(want, sizeof want,
@@ -95,7 +95,7 @@ static void text_is_quoted_when_needed(void **state)
     memset(&sc, 0, sizeof sc);
     memset(&t, 0, sizeof t);
     snprintf(sc.name, sizeof sc.name, "%s", "a,\"b\"");
-    struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0, false, 0.0, 0.0, 0};
+    struct evalout_fix fix = {"tp", 5, 2, "tp=2 sp=yes", 0, false, 0.0, 0.0, 0, 0, 0.0};
     char got[1024];
     csv_row(&sc, &t, &fix, got, sizeof got);
     assert_string_equal(
@@ -114,7 +114,7 @@ static void long_fields_are_written_whole(void **state)
     static char plan[5000], got[6000], want[6000];
     memset(plan, 'x', sizeof plan - 1);
     plan[sizeof plan - 1] = '\0';
-    struct evalout_fix fix = {"nothing", 1, 1, plan, 0, false, 0.0, 0.0, 0};
+    struct evalout_fix fix = {"nothing", 1, 1, plan, 0, false, 0.0, 0.0, 0, 0, 0.0};
     csv_row(&sc, &t, &fix, got, sizeof got);
     snprintf(want, sizeof want, "long,0,0,0,0,0,0,0,0,0,0,0,0,0,nothing,1,1,%s,0,0,,0,,,,0,,\n",
              plan);
@@ -168,7 +168,8 @@ static void cheapest_fix_times(void **state)
     sc.dp = sc.tp = sc.pp = 1;
     t.budget_bytes = 1;
     t.peak_bytes = 2;
-    struct evalout_fix fix = {"layout", 1, 1, "offload=optimizer gpus=1", 1, true, 2.5, 2.0, 0};
+    struct evalout_fix fix = {"layout", 1, 1,  "offload=optimizer gpus=1", 1, true, 2.5, 2.0,
+                              0,        0, 0.0};
     char row[256];
     csv_row(&sc, &t, &fix, row, sizeof row);
     assert_non_null(strstr(row, ",layout,1,1,offload=optimizer gpus=1,0,0,,0,,,,0,2.5,0.5\n"));
@@ -183,6 +184,17 @@ static void cheapest_fix_times(void **state)
     write_rows(EVALOUT_TABLE, 0, &sc, &t, 1, &fix, got, sizeof got);
     assert_non_null(strstr(
         got, "(+0.5 s, +25.0%); 8-bit Adam (changes the arithmetic; not applied): -12.3 GB"));
+    assert_null(strstr(got, "FP8"));
+    /* FP8 training, the same kind of note: its saving on the peak, and on the step when any */
+    fix.fp8_saving = 4500000000ull;
+    fix.fp8_time_saved_s = 0.25;
+    write_rows(EVALOUT_TABLE, 0, &sc, &t, 1, &fix, got, sizeof got);
+    assert_non_null(strstr(got, "-12.3 GB; FP8 training (changes the arithmetic; not applied): "
+                                "-4.5 GB, -0.25 s a step"));
+    fix.fp8_time_saved_s = 0;
+    write_rows(EVALOUT_TABLE, 0, &sc, &t, 1, &fix, got, sizeof got);
+    assert_non_null(strstr(got, "(changes the arithmetic; not applied): -4.5 GB\n"));
+    fix.fp8_saving = 0;
     fix.adam8_saving = 0;
     fix.base_step_time_s = 3.0; /* faster than the row as given */
     write_rows(EVALOUT_TABLE, 0, &sc, &t, 1, &fix, got, sizeof got);

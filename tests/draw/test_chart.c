@@ -1794,6 +1794,107 @@ static void test_map_geometry(void **state)
     canvas_rec_release(&r);
 }
 
+/* The scaling curve (doc/model.md 11.7): counts evenly spaced on the log2 axis (each doubling the
+ * same distance), a diamond per step time and a square per tokens/s per GPU where the axes put
+ * them, perfect scaling dashed at the first count's rate, the counts under the axis, each layout
+ * above its diamond; the layouts left out where the counts are too many for them to be legible. */
+static void fill_scaling(struct chart_scaling *d, size_t n)
+{
+    memset(d, 0, sizeof *d);
+    *d = (struct chart_scaling){.title = "Scaling",
+                                .x_title = "GPUs (log2 scale)",
+                                .y_title = "step time (s)",
+                                .y2_title = "tokens/s per GPU",
+                                .step_label = "step time",
+                                .rate_label = "tokens/s per GPU",
+                                .ideal_label = "perfect scaling",
+                                .n = n};
+    for (size_t i = 0; i < n; i++) {
+        d->gpus[i] = 8ull << i;
+        d->step_s[i] = 40.0 / (double)(1u << i) * (1 + 0.1 * (double)i); /* efficiency drops */
+        d->tokens_per_s[i] = 1000.0 / (1 + 0.1 * (double)i);
+        snprintf(d->layout[i], sizeof d->layout[i], "tp=8 pp=%u dp=%u", 1u << (i % 3), 1u << i);
+    }
+}
+
+static size_t texts_equal(const struct canvas_rec *r, const char *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += r->calls[i].text && strcmp(r->calls[i].text, s) == 0;
+    return n;
+}
+
+static void test_scaling_geometry(void **state)
+{
+    (void)state;
+    static struct chart_scaling d;
+    fill_scaling(&d, 6);
+    struct canvas_rec r;
+    canvas_rec_init(&r, 600, 400);
+    struct chart_geom g;
+    chart_scaling_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    double cx[6], step = 0, rate_pt = 0, ideal_y = 0;
+    size_t diamonds = 0, squares = 0, ideal = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct canvas_rec_call *c = &r.calls[i];
+        double mx = (c->box.x0 + c->box.x1) / 2, my = (c->box.y0 + c->box.y1) / 2;
+        if (c->op == CANVAS_REC_FILL && near(c->box.x1 - c->box.x0, 6, 1e-9) && diamonds < 6) {
+            assert_true(near(my, geom_y(&g, d.step_s[diamonds]), 1e-9));
+            cx[diamonds++] = mx;
+        }
+        if (c->op == CANVAS_REC_RECT && near(c->arg[2], 4, 1e-9)) {
+            /* the right axis from 0 at the bottom: points per token/s the same for each */
+            double per = (g.plot_y + g.plot_h - (c->arg[1] + 2)) / d.tokens_per_s[squares];
+            assert_true(per > 0);
+            if (squares == 0)
+                rate_pt = per;
+            assert_true(near(per, rate_pt, 1e-9));
+            squares++;
+        }
+        if (c->op == CANVAS_REC_STROKE && c->n_dash > 0 &&
+            near(c->box.x1 - c->box.x0, g.plot_w, 1e-9))
+            ideal_y = c->box.y0, ideal++;
+    }
+    assert_true(near(ideal_y, g.plot_y + g.plot_h - 1000.0 * rate_pt, 1e-6));
+    assert_int_equal(diamonds, 6);
+    assert_int_equal(squares, 6);
+    assert_int_equal(ideal, 1);
+    for (size_t i = 1; i < 6; i++) {
+        assert_true(cx[i] > cx[i - 1]);
+        if (i == 1)
+            step = cx[1] - cx[0];
+        assert_true(near(cx[i] - cx[i - 1], step, 1e-9));
+        assert_true(near(cx[i], g.plot_x + chart_scaling_share(&d, i) * g.plot_w, 1e-9));
+    }
+    assert_true(near(chart_scaling_share(&d, 0), 0.5 / 6, 1e-12));
+    static const char *const texts[] = {"8",
+                                        "16",
+                                        "256",
+                                        "step time",
+                                        "tokens/s per GPU",
+                                        "perfect scaling",
+                                        "GPUs (log2 scale)",
+                                        "tp=8 pp=1 dp=1",
+                                        "tp=8 pp=4 dp=32"};
+    for (size_t k = 0; k < sizeof texts / sizeof *texts; k++)
+        if (texts_equal(&r, texts[k]) == 0)
+            fail_msg("the scaling curve lacks '%s'", texts[k]);
+    canvas_rec_release(&r);
+    /* 20 counts in 480 pt: every other count, and the layouts, which do not fit their share, left
+     * out */
+    fill_scaling(&d, 20);
+    canvas_rec_init(&r, 600, 400);
+    chart_scaling_draw(&r.canvas, X0, Y0, W, H, &d, &g);
+    check_layout(&r, &g);
+    assert_int_equal(texts_equal(&r, "8"), 1);
+    assert_int_equal(texts_equal(&r, "16"), 0);
+    assert_int_equal(texts_equal(&r, "32"), 1);
+    assert_int_equal(texts_equal(&r, "tp=8 pp=1 dp=1"), 0);
+    canvas_rec_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1827,6 +1928,7 @@ int main(void)
         cmocka_unit_test(a_million_layouts_cost_a_few_thousand_marks),
         cmocka_unit_test(test_map_add),
         cmocka_unit_test(test_map_geometry),
+        cmocka_unit_test(test_scaling_geometry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

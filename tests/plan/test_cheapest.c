@@ -160,6 +160,87 @@ static void adam8_note(void **state)
     assert_int_equal(c.adam8_saving_bytes, 0);
 }
 
+/* FP8 training, a note never applied (doc/model.md 3.7, 4.10): on a GPU with FP8 tensor cores,
+ * what fp8=tensor would take off the row's peak and its step, by the model and the cost model
+ * directly; none on a GPU without them, for a row already in FP8, or for adapters on a frozen
+ * base (not modelled in FP8). */
+static void fp8_note(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    struct cheapest c;
+    fix_of(&sc, NULL, &c); /* A100: no FP8 tensor cores */
+    assert_int_equal(c.fp8_saving_bytes, 0);
+    assert_true(c.fp8_time_saved_s == 0);
+    sc.speed.fp8_tflops = 624;
+    fix_of(&sc, NULL, &c);
+    struct scenario trial = sc;
+    trial.fp8 = FP8_TENSOR;
+    struct terms t, t8;
+    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
+    assert_int_equal(model_peak(&trial, &t8), MODEL_OK);
+    assert_true(t8.peak_bytes < t.peak_bytes);
+    assert_int_equal(c.fp8_saving_bytes, t.peak_bytes - t8.peak_bytes);
+    struct cost base, fp8;
+    cost_step(&sc, &t, &base);
+    cost_step(&trial, &t8, &fp8);
+    assert_true(fp8.total_s < base.total_s);
+    assert_true(c.fp8_time_saved_s == base.total_s - fp8.total_s);
+    assert_int_equal(c.sc.fp8, FP8_NONE); /* the fix keeps the arithmetic */
+    sc.fp8 = FP8_TENSOR;
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.fp8_saving_bytes, 0);
+    sc.fp8 = FP8_NONE;
+    sc.finetune = FINETUNE_LORA;
+    sc.lora_rank = 16;
+    struct terms tl;
+    assert_int_equal(model_peak(&sc, &tl), MODEL_OK);
+    assert_false(tl.fits);
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.fp8_saving_bytes, 0);
+}
+
+/* A large vocabulary on one GPU (no layout to change but recomputation and offload, each slower):
+ * the eager loss's 12 s b V bytes (doc/model.md 10.2) tip it over, the fused loss's 4 s b V do
+ * not, and the cost model prices both alike - the fused loss alone is the fix, at no time added.
+ * With room for the eager loss's peak the row fits as it is. */
+static void fused_loss_alone(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    row_lesson(&sc);
+    sc.dp = 1;
+    sc.micro_batch = 1;
+    sc.global_batch = 1;
+    sc.seq = 4096;
+    sc.vocab = 256000;
+    sc.attention = ATTENTION_FLASH;
+    sc.loss = LOSS_EAGER;
+    sc.reserve = 0;
+    struct scenario fused = sc;
+    fused.loss = LOSS_FUSED;
+    struct terms te, tf;
+    assert_int_equal(model_peak(&sc, &te), MODEL_OK);
+    assert_int_equal(model_peak(&fused, &tf), MODEL_OK);
+    assert_true(tf.peak_bytes + 1000000000ull < te.peak_bytes);
+    sc.gpu_mem_bytes = tf.peak_bytes + (te.peak_bytes - tf.peak_bytes) / 2;
+    struct cheapest c;
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.status, CHEAPEST_FOUND);
+    assert_int_equal(c.sc.loss, LOSS_FUSED);
+    assert_int_equal(c.changes, 1);
+    char buf[CHEAPEST_SETTINGS_MAX];
+    assert_int_equal(cheapest_settings(&sc, &c.sc, buf, sizeof buf), 0);
+    assert_string_equal(buf, "loss=fused gpus=1");
+    assert_true(c.step_time_s == c.base_step_time_s);
+    assert_int_equal(c.peak_bytes, tf.peak_bytes);
+    /* the row keeps its eager loss where another change is as fast: the lesson's 8 x 40 GB */
+    row_lesson(&sc);
+    fix_of(&sc, NULL, &c);
+    assert_int_equal(c.sc.loss, LOSS_EAGER);
+}
+
 /* A lock that counts: held at most once at a time, released as often as taken. */
 struct counting_lock {
     unsigned taken, released;
@@ -325,6 +406,11 @@ static void changes_counted_and_written(void **state)
     fix.sp = false;
     fix.attention = ATTENTION_PLAIN;
     assert_int_equal(cheapest_kind(&row, &fix), PLAN_FIX_FULL_CKPT);
+    fix.loss = LOSS_FUSED; /* after attention, before recompute */
+    fix.attention = ATTENTION_FLASH;
+    assert_int_equal(cheapest_changes(&row, &fix), 3);
+    cheapest_settings(&row, &fix, buf, sizeof buf);
+    assert_string_equal(buf, "attention=flash loss=fused recompute=full gpus=8");
     /* a cut text says so */
     assert_int_equal(cheapest_settings(&row, &fix, buf, 8), -1);
 }
@@ -337,6 +423,8 @@ int main(void)
         cmocka_unit_test(fix_changes_the_fewest),
         cmocka_unit_test(memo_answers_as_a_search),
         cmocka_unit_test(adam8_note),
+        cmocka_unit_test(fused_loss_alone),
+        cmocka_unit_test(fp8_note),
         cmocka_unit_test(shared_memo_under_a_lock),
         cmocka_unit_test(search_fix_matches_brute_force),
         cmocka_unit_test(nothing_fits),

@@ -34,6 +34,7 @@ struct search_fixture {
     struct search_result results[SEARCH_FIXTURE_JOBS];
     struct search_layout top[SEARCH_FIXTURE_TOP];
     struct report_search_plot plots[SEARCH_FIXTURE_JOBS - 1]; /* the third job has none */
+    struct report_search_curve curve;                         /* the first job's */
     struct report_search_job rj[SEARCH_FIXTURE_JOBS];
 };
 
@@ -156,7 +157,17 @@ static inline void search_fixture_dense(struct search_fixture *f, size_t n)
                                           .result = &f->results[0],
                                           .top = f->top,
                                           .plot = &f->plots[0],
-                                          .gpus = 64};
+                                          .gpus = 64,
+                                          .curve = &f->curve};
+    /* --gpus-range: its scaling curve, 64 to 512 GPUs, dp doubled */
+    f->curve.n = 4;
+    for (size_t i = 0; i < f->curve.n; i++) {
+        f->curve.gpus[i] = 64u << i;
+        f->curve.best[i] = f->top[0];
+        f->curve.best[i].sc.dp = f->top[0].sc.dp << i;
+        f->curve.best[i].step_time_s =
+            f->top[0].step_time_s / (double)(1u << i) * (1 + 0.1 * (double)i);
+    }
 }
 
 static inline void search_fixture_moe(struct search_fixture *f, size_t n)

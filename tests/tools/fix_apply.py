@@ -8,7 +8,8 @@ time: the fix_plan applied to the row, evaluated again, fits with the same globa
 count and the peak eval gave; `memfit search` with every layout column pinned prices it at
 eval's fix_step_time_s; `memfit search` with none pinned finds no layout more than 2% faster;
 and among the search's 64 fastest within 2% of the best, in the space of the fix's search
-(flash attention; recomputation none, full or the row's every k), none changes fewer settings.
+(flash attention; recomputation none, full or the row's every k; the row's loss and the fused
+one, doc/model.md 10.2), none changes fewer settings.
 Prints "ok NAME" / "not ok NAME" lines like the shell tests.
 """
 import csv
@@ -17,7 +18,7 @@ import subprocess
 import sys
 
 LAYOUT = ["dp", "tp", "pp", "vpp", "cp", "sp", "ep", "etp", "zero", "zero_group", "attention",
-          "recompute", "offload", "micro_batch"]
+          "loss", "recompute", "offload", "micro_batch"]
 DEGREES = {"pp", "vpp", "cp", "ep"}  # empty or 0 means 1
 
 
@@ -57,6 +58,8 @@ def norm(col, v, row):
         return v or "none"
     if col == "recompute":
         return "full" if v in ("full", "1") else (v or "none")
+    if col == "loss":  # the default follows precision (doc/model.md 10.2)
+        return v or ("fused" if (row.get("precision") or "").strip() == "megatron" else "eager")
     return v
 
 
@@ -103,10 +106,15 @@ def main():
         check(f"{name}: search prices the fix at eval's step time",
               len(got) == 1 and abs(float(got[0]["step_time_s"]) - fix_s) <= 1e-5 * fix_s, str(got))
         # The whole search on the same GPUs, nothing pinned.
-        job = {k: v for k, v in row.items() if k not in LAYOUT}
+        # The search keeps a row's loss: searched with the row's and with the fused one.
+        job = {k: v for k, v in row.items() if k not in LAYOUT or k == "loss"}
         job["gpus"] = str(gpus)
-        write(f"{tmp}/job.csv", [job], list(job.keys()))
-        top = memfit_csv(memfit, ["search", "--top", "64"], f"{tmp}/job.csv")
+        top = []
+        for loss in sorted({norm("loss", row.get("loss"), row), "fused"}):
+            job["loss"] = loss
+            write(f"{tmp}/job.csv", [job], list(job.keys()))
+            top += memfit_csv(memfit, ["search", "--top", "64"], f"{tmp}/job.csv")
+        top.sort(key=lambda c: float(c["step_time_s"]))
         best = float(top[0]["step_time_s"])
         check(f"{name}: within 2% of search's best ({fix_s:.4g} s, best {best:.4g} s)",
               fix_s <= best * 1.02)
