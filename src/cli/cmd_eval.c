@@ -52,14 +52,17 @@ static void fixes_unlock(void *ctx)
 }
 
 /* The verdict's fix of a row that does not fit under the step's peak: the cheapest layout on
- * its GPUs (cheapest.h), into f and settings; false when the search gave no answer (the
- * ladder's fix stands). */
+ * its GPUs (cheapest.h), into f and settings, with the notes of 8-bit Adam and FP8 where the
+ * output says them (notes: the table); false when the search gave no answer (the ladder's fix
+ * stands). */
 static bool eval_cheapest(struct eval_lane *lane, const struct scenario *sc, const struct terms *t,
-                          struct evalout_fix *f, char *settings, size_t size)
+                          bool notes, struct evalout_fix *f, char *settings, size_t size)
 {
     struct cheapest c;
     if (cheapest_fix(sc, t, lane->fixes, lane->memo, &c) != 0 || c.status == CHEAPEST_UNSEARCHED)
         return false;
+    if (notes)
+        cheapest_notes(sc, t, lane->memo, &c);
     f->base_step_time_s = c.base_step_time_s;
     f->adam8_saving = c.adam8_saving_bytes;
     f->fp8_saving = c.fp8_saving_bytes;
@@ -95,7 +98,8 @@ static void eval_row(struct evalout *out, struct eval_lane *lane, const struct s
      * first rung that fits (doc/model.md 11.6). */
     if (!t.fits && sc->peak == PEAK_STEP) {
         struct evalout_fix cheap = fix;
-        if (eval_cheapest(lane, sc, &t, &cheap, settings, sizeof settings))
+        if (eval_cheapest(lane, sc, &t, out->format == EVALOUT_TABLE, &cheap, settings,
+                          sizeof settings))
             fix = cheap;
         else
             plan_fix_settings(p, settings, sizeof settings);

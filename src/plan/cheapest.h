@@ -79,6 +79,12 @@ void cheapest_memo_share(struct cheapest_memo *m, const struct cheapest_lock *lk
 int cheapest_fix(const struct scenario *sc, const struct terms *t, struct cheapest_memo *memo,
                  struct model_cache *cache, struct cheapest *out);
 
+/* The notes of a fix already in *out (cheapest_fix of sc and t, which leaves them 0): what
+ * 8-bit Adam and FP8 would save. Apart, since only the table and the report say them, and each
+ * costs a row another peak. */
+void cheapest_notes(const struct scenario *sc, const struct terms *t, struct model_cache *cache,
+                    struct cheapest *out);
+
 /* How many settings fix changes from row: tp, sp (when tp stays), pp, vpp, cp, ep, etp, dp,
  * zero, zero_group, attention, loss, recompute (with its k), offload, micro_batch. */
 unsigned cheapest_changes(const struct scenario *row, const struct scenario *fix);

@@ -629,6 +629,15 @@ static void report_values_tuning(struct report_sc *r, enum units u)
                v[REPORT_PH_OPTIMIZER_NAME], "per_param", per, NULL);
 }
 
+/* The cheapest fix of a row that does not fit, with its notes; false on overflow. */
+static bool report_cheapest(const struct scenario *sc, struct report_sc *r)
+{
+    if (cheapest_fix(sc, &r->t, NULL, NULL, &r->cheap) != 0)
+        return false;
+    cheapest_notes(sc, &r->t, NULL, &r->cheap);
+    return true;
+}
+
 /* The memory terms, checkpointing, and the notes that depend on the model. */
 static void report_values_terms(struct report_sc *r, enum units u)
 {
@@ -705,7 +714,7 @@ int report_sc_init(struct report_sc *r, const struct scenario *sc, enum units u,
     lesson.peak = PEAK_LESSON;
     bool step = sc->peak == PEAK_STEP;
     if (model_eval(sc, &r->t) != MODEL_OK || plan_build(sc, &r->plan) != 0 ||
-        (step && !r->t.fits && cheapest_fix(sc, &r->t, NULL, NULL, &r->cheap) != 0) ||
+        (step && !r->t.fits && !report_cheapest(sc, r)) ||
         (step && (model_peak(&lesson, &r->lesson) != MODEL_OK ||
                   model_step_parts(sc, &r->t, r->t.peak_stage, &r->parts) != MODEL_OK))) {
         diag_report(d, NULL, 0,

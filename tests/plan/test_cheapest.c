@@ -38,6 +38,7 @@ static void fix_of(const struct scenario *sc, struct cheapest_memo *memo, struct
     assert_int_equal(model_peak(sc, &t), MODEL_OK);
     assert_false(t.fits);
     assert_int_equal(cheapest_fix(sc, &t, memo, NULL, c), 0);
+    cheapest_notes(sc, &t, NULL, c);
 }
 
 /* Applied and evaluated again, the fix fits on the same GPUs with the same global batch (a
