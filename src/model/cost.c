@@ -336,13 +336,13 @@ static struct core attention_core(const struct scenario *sc, const struct rates 
 /* Context parallelism's ring, a layer and micro-batch on one GPU (doc/model.md 12.4): Transformer
  * Engine's AttnFuncWithCPAndKVP2P (transformer_engine/pytorch/attention/dot_product_attention/
  * context_parallel.py) runs the attention core in c steps, each on the block of K and V received
- * in the step before, and sends that block on while it computes: a step's send hides behind that
- * step's block of the core (1/c of it) only, the excess is exposed - c - 1 sends of the s/c
- * tokens' K and V forward, K, V and their gradients backward. Each step after the first merges
- * its partial result into the accumulators (flash_attn_fwd_out_correction: the output; the
- * backward's dq, dk and dv), COST_CP_MERGE_BYTES an element at the memory's rate, and launches
- * COST_CP_STEP_KERNELS kernels a pass (the block's attention and two merges), each
- * COST_GEMM_FIXED_S. */
+ * in the step before, and sends that block on while it computes: a step's send, with its latency
+ * (a send's, lat(1)), hides behind that step's block of the core (1/c of it) only, the excess is
+ * exposed - c - 1 sends of the s/c tokens' K and V forward, K, V and their gradients backward. Each
+ * step after the first merges its partial result into the accumulators
+ * (flash_attn_fwd_out_correction: the output; the backward's dq, dk and dv), COST_CP_MERGE_BYTES an
+ * element at the memory's rate, and launches COST_CP_STEP_KERNELS kernels a pass (the block's
+ * attention and two merges), each COST_GEMM_FIXED_S. */
 struct ring {
     double fwd_s, bwd_s;                 /* the merges and the steps' kernels */
     double fwd_exposed_s, bwd_exposed_s; /* the sends beyond their steps' blocks of the core */
@@ -364,12 +364,18 @@ static struct ring cp_ring(const struct scenario *sc, const struct rates *r,
         kv = (double)sc->heads * (dqk + dv);
     }
     double block = tokens * 2.0 * kv / t, steps = c - 1;
-    g.fwd_exposed_s = steps * max0(block / bw - core->fwd_s / c);
-    g.bwd_exposed_s = steps * max0(2 * block / bw - core->bwd_s / c);
+    double fwd_send = block / bw, bwd_send = 2 * block / bw;
+    double fwd_blk = core->fwd_s / c, bwd_blk = core->bwd_s / c;
+    g.fwd_exposed_s = steps * max0(fwd_send - fwd_blk);
+    g.bwd_exposed_s = steps * max0(bwd_send - bwd_blk);
+    /* A send's latency shows where its block is too short to hide it too: counted with the
+     * steps' work, not the exposed traffic (it is m times a time that does not rise with b). */
+    double lat_f = max0(fwd_send + latency(1) - fwd_blk) - max0(fwd_send - fwd_blk);
+    double lat_b = max0(bwd_send + latency(1) - bwd_blk) - max0(bwd_send - bwd_blk);
     double kernels = COST_CP_STEP_KERNELS * COST_GEMM_FIXED_S;
-    g.fwd_s = steps * (COST_CP_MERGE_BYTES * tokens * heads * dv * r->s_per_byte + kernels);
-    g.bwd_s =
-        steps * (COST_CP_MERGE_BYTES * tokens * (heads * dqk + kv / t) * r->s_per_byte + kernels);
+    g.fwd_s = steps * (COST_CP_MERGE_BYTES * tokens * heads * dv * r->s_per_byte + kernels + lat_f);
+    g.bwd_s = steps * (COST_CP_MERGE_BYTES * tokens * (heads * dqk + kv / t) * r->s_per_byte +
+                       kernels + lat_b);
     return g;
 }
 
@@ -673,9 +679,9 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
                     (ring_allreduce(2.0 * mb_tokens * h, tp) / bw + allreduce_latency(tp));
     }
     /* Context parallelism (12.4): what the ring's sends leave exposed beyond their steps' blocks
-     * of the core, forward (again with recomputation) and backward. The sends are posted under
-     * the blocks: no latency is added (so the exposed part, m times a volume beyond a time both
-     * proportional to b, does not fall as b grows, which the search's floor relies on). */
+     * of the core, forward (again with recomputation) and backward: m times a volume beyond a
+     * time, both proportional to b, so it does not fall as b grows, which the search's floor
+     * relies on (the sends' latency is with the steps' work, in the attention's time). */
     out->cp_s = m * layers * ((1 + rf) * ring.fwd_exposed_s + ring.bwd_exposed_s);
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
      * again), of the routed rows the GPU's tokens send, unless the schedule hides them. */
