@@ -146,9 +146,11 @@ struct rates {
     double s_per_flop, s_per_byte;
 };
 
-/* GEMM FLOPs and seconds, added up. */
+/* GEMM FLOPs and seconds, added up; and the elements of the GEMMs' inputs (m k) and outputs
+ * (m n), which FP8 casts before the forward's and the backward's GEMMs (doc/model.md 12.1). */
 struct work {
     double flops, s;
+    double in_elems, out_elems;
 };
 
 /* A (batched) GEMM of m x k by k x n in bf16 (doc/model.md 12.1): at the GEMM rate, or at the
@@ -159,6 +161,8 @@ static void gemm(struct work *w, const struct rates *r, double batch, double m, 
     double compute = flops * r->s_per_flop, memory = bytes * r->s_per_byte;
     w->flops += flops;
     w->s += (compute > memory ? compute : memory) + COST_GEMM_FIXED_S;
+    w->in_elems += m * k * batch;
+    w->out_elems += m * n * batch;
 }
 
 static bool has_mla(const struct scenario *sc)
@@ -201,7 +205,11 @@ static void layer_gemms(const struct scenario *sc, enum layer_kind kind, const s
     double e = (double)(sc->ep ? sc->ep : 1), u = (double)(sc->etp ? sc->etp : sc->tp);
     double experts = (double)sc->experts, fe = (double)sc->expert_ffn;
     double rows = (double)layer_routed_rows(sc, (uint64_t)tokens) * e / experts;
+    /* The router stays in bf16 under FP8 (DeepSeek-V3 report, 3.3): nothing of it is cast. */
+    double in = w->in_elems, out = w->out_elems;
     gemm(w, r, 1, tokens, h, experts);
+    w->in_elems = in;
+    w->out_elems = out;
     gemm(w, r, experts / e, rows, h, 2 * fe / u);
     gemm(w, r, experts / e, rows, fe / u, h);
     if (sc->shared_ffn) {
@@ -219,7 +227,7 @@ static void layer_gemms(const struct scenario *sc, enum layer_kind kind, const s
 static struct work module_forward(const struct scenario *sc, enum layer_kind kind,
                                   const struct rates *r, double tokens)
 {
-    struct work w = {0, 0};
+    struct work w = {0};
     unsigned mods = scenario_recompute_modules(sc);
     double h = (double)sc->hidden, t = (double)(sc->tp ? sc->tp : 1), a = (double)sc->heads;
     double split = sc->sp && t > 1 ? t : 1, bytes = 0;
@@ -316,13 +324,59 @@ static struct core attention_core(const struct scenario *sc, const struct rates 
      * and the dropout over the b (a/t) (s/c) s scores: forward 2 + 2 bytes a score (read the
      * scores, write the probabilities), + 5 with dropout (read, write, the 1-byte mask);
      * backward 6 (the softmax's gradient reads two, writes one), + 5 with dropout. */
-    struct work w = {0, 0};
+    struct work w = {0};
     gemm(&w, r, b * heads, s / c, dqk, s);
     gemm(&w, r, b * heads, s / c, s, dv);
     double scores = b * heads * (s / c) * s;
     out.fwd_s = w.s + scores * (sc->dropout ? 9.0 : 4.0) / r->hbm_byte_s;
     out.bwd_s = 2 * w.s + scores * (sc->dropout ? 11.0 : 6.0) / r->hbm_byte_s;
     return out;
+}
+
+/* Context parallelism's ring, a layer and micro-batch on one GPU (doc/model.md 12.4): Transformer
+ * Engine's AttnFuncWithCPAndKVP2P (transformer_engine/pytorch/attention/dot_product_attention/
+ * context_parallel.py) runs the attention core in c steps, each on the block of K and V received
+ * in the step before, and sends that block on while it computes: a step's send, with its latency
+ * (a send's, lat(1)), hides behind that step's block of the core (1/c of it) only, the excess is
+ * exposed - c - 1 sends of the s/c tokens' K and V forward, K, V and their gradients backward. Each
+ * step after the first merges its partial result into the accumulators
+ * (flash_attn_fwd_out_correction: the output; the backward's dq, dk and dv), COST_CP_MERGE_BYTES an
+ * element at the memory's rate, and launches COST_CP_STEP_KERNELS kernels a pass (the block's
+ * attention and two merges), each COST_GEMM_FIXED_S. */
+struct ring {
+    double fwd_s, bwd_s;                 /* the merges and the steps' kernels */
+    double fwd_exposed_s, bwd_exposed_s; /* the sends beyond their steps' blocks of the core */
+};
+
+static struct ring cp_ring(const struct scenario *sc, const struct rates *r,
+                           const struct core *core, double tokens, double bw)
+{
+    struct ring g = {0};
+    double c = (double)(sc->cp ? sc->cp : 1), t = (double)(sc->tp ? sc->tp : 1);
+    if (c <= 1)
+        return g;
+    double heads = (double)sc->heads / t, dqk = (double)layer_head_dim(sc), dv = dqk;
+    /* K and V, values a token: MLA's expanded a (d_qk + d_v), else 2 g d_h. */
+    double kv = 2.0 * (double)sc->kv_heads * dqk;
+    if (has_mla(sc)) {
+        dqk = (double)(sc->qk_nope_dim + sc->qk_rope_dim);
+        dv = (double)sc->v_head_dim;
+        kv = (double)sc->heads * (dqk + dv);
+    }
+    double block = tokens * 2.0 * kv / t, steps = c - 1;
+    double fwd_send = block / bw, bwd_send = 2 * block / bw;
+    double fwd_blk = core->fwd_s / c, bwd_blk = core->bwd_s / c;
+    g.fwd_exposed_s = steps * max0(fwd_send - fwd_blk);
+    g.bwd_exposed_s = steps * max0(bwd_send - bwd_blk);
+    /* A send's latency shows where its block is too short to hide it too: counted with the
+     * steps' work, not the exposed traffic (it is m times a time that does not rise with b). */
+    double lat_f = max0(fwd_send + latency(1) - fwd_blk) - max0(fwd_send - fwd_blk);
+    double lat_b = max0(bwd_send + latency(1) - bwd_blk) - max0(bwd_send - bwd_blk);
+    double kernels = COST_CP_STEP_KERNELS * COST_GEMM_FIXED_S;
+    g.fwd_s = steps * (COST_CP_MERGE_BYTES * tokens * heads * dv * r->s_per_byte + kernels + lat_f);
+    g.bwd_s = steps * (COST_CP_MERGE_BYTES * tokens * (heads * dqk + kv / t) * r->s_per_byte +
+                       kernels + lat_b);
+    return g;
 }
 
 /* The share of Psi in the layers' FP8 GEMM weights (doc/model.md sections 3.7 and 12.1): the
@@ -375,10 +429,10 @@ static const struct model_gpu *slowest_stage(const struct terms *t, const struct
                                              struct work *out)
 {
     const struct model_gpu *best = &t->stage[0];
-    *out = (struct work){-1, -1};
+    *out = (struct work){.flops = -1, .s = -1};
     for (unsigned i = 0; i < t->n_stages && i < MODEL_STAGES; i++) {
         const struct model_gpu *g = &t->stage[i];
-        struct work w = {0, 0};
+        struct work w = {0};
         for (int k = 0; k < 2; k++) {
             w.flops += (double)g->pipe.layers[k] * lw->gemm[k].flops;
             w.s += (double)g->pipe.layers[k] * lw->gemm[k].s;
@@ -509,15 +563,18 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->pcie_gb_s = or_fallback(sc->speed.pcie_gb_s, COST_FALLBACK_PCIE_GB_S);
     out->net_gb_s = gen->net_gb_s;
     double peak = out->tflops * 1e12;
-    struct rates r = {peak * gen->gemm_eff * COST_GEMM_IN_TRAINING,
+    uint64_t tp = sc->tp ? sc->tp : 1, pp = sc->pp ? sc->pp : 1;
+    uint64_t cp = sc->cp ? sc->cp : 1, vpp = sc->vpp ? sc->vpp : 1, ep = sc->ep ? sc->ep : 1;
+    /* Under DualPipe the all-to-alls' kernels keep their share of the SMs for the whole step, so
+     * the compute-bound kernels they overlap run on the rest (12.4): the GEMMs and attention. */
+    out->comm_sm_share = a2a_overlapped(sc) && ep > 1 && sc->experts ? COST_A2A_SM_SHARE : 0;
+    struct rates r = {peak * gen->gemm_eff * COST_GEMM_IN_TRAINING * (1 - out->comm_sm_share),
                       out->hbm_tb_s * 1e12 * COST_HBM_EFFICIENCY, 0, 0};
     r.s_per_flop = 1 / r.gemm_flop_s;
     r.s_per_byte = 1 / r.hbm_byte_s;
     double link = out->link_gb_s * 1e9 * COST_LINK_EFFICIENCY;
     double net = out->net_gb_s * 1e9 * COST_NET_EFFICIENCY;
 
-    uint64_t tp = sc->tp ? sc->tp : 1, pp = sc->pp ? sc->pp : 1;
-    uint64_t cp = sc->cp ? sc->cp : 1, vpp = sc->vpp ? sc->vpp : 1, ep = sc->ep ? sc->ep : 1;
     double m = (double)pipeline_micro_batches(sc), b = (double)sc->micro_batch;
     double s = (double)sc->seq, mb_tokens = s * b / (double)cp; /* a micro-batch on one GPU */
     out->micro_batches = m;
@@ -573,19 +630,35 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     }
     double layers = layer_share(sc) * (double)(st->pipe.layers[0] + st->pipe.layers[1]);
     out->gemm_s = gemm_rate > 0 ? useful * out->stage_factor / gemm_rate : 0;
-    out->attention_s = m * layers * (lw.core.fwd_s + lw.core.bwd_s);
+    /* Context parallelism's ring (12.4): its merges and kernels join the attention core. */
+    struct ring ring = cp_ring(sc, &r, &lw.core, mb_tokens, group_bw(sc, tp, cp, link, net));
+    out->attention_s = m * layers * (lw.core.fwd_s + lw.core.bwd_s + ring.fwd_s + ring.bwd_s);
     double mem_fwd =
         layer_share(sc) *
         ((double)st->pipe.layers[0] * lw.bytes[0] + (double)st->pipe.layers[1] * lw.bytes[1]) /
         r.hbm_byte_s;
     out->memory_s = m * 3 * mem_fwd; /* the backward pass moves twice the forward's bytes */
+    /* FP8 (12.1): each FP8 GEMM's input is cast before the forward's GEMM and its output's
+     * gradient before the backward's: the bf16 tensor read, the FP8 one written, and a transposed
+     * copy for the other GEMM of the backward unless the GPU reads one copy both ways. */
+    double cast_fwd = 0, cast_bwd = 0;
+    if (sc->fp8 != FP8_NONE) {
+        double per_elem = COST_FP8_CAST_BYTES + (sc->fp8_one_copy ? 0 : 1);
+        for (int k = 0; k < 2; k++) {
+            double n_k = layer_share(sc) * (double)st->pipe.layers[k];
+            cast_fwd += n_k * lw.gemm[k].in_elems * per_elem * r.s_per_byte;
+            cast_bwd += n_k * lw.gemm[k].out_elems * per_elem * r.s_per_byte;
+        }
+        out->fp8_cast_s = m * (cast_fwd + cast_bwd);
+        out->memory_s += out->fp8_cast_s;
+    }
     out->compute_s = out->gemm_s + out->attention_s + out->memory_s;
 
     /* Recomputation (12.2): the layers' forward again, or the plain attention core's. */
     double gemm_fwd = out->gemm_s * fwd_share;
     if (full)
         out->recompute_s = (gemm_rate > 0 ? extra * out->stage_factor / gemm_rate : 0) +
-                           rf * m * (layers * lw.core.fwd_s + mem_fwd);
+                           rf * m * (layers * (lw.core.fwd_s + ring.fwd_s) + mem_fwd);
     else if (sc->recompute == RECOMPUTE_SELECTIVE) { /* the modules' forward again (5.5) */
         bool core = scenario_recompute_modules(sc) & RECOMPUTE_CORE_ATTN;
         out->recompute_s =
@@ -605,20 +678,11 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         out->tp_s = m * layers * n_coll *
                     (ring_allreduce(2.0 * mb_tokens * h, tp) / bw + allreduce_latency(tp));
     }
-    /* Context parallelism (12.4): the ring passes the K and V of s/c tokens c - 1 times in the
-     * forward, K, V and their gradients in the backward (3x), overlapped with the core. */
-    if (cp > 1) {
-        double kv = has_mla(sc) ? (double)sc->heads *
-                                      (double)(sc->qk_nope_dim + sc->qk_rope_dim + sc->v_head_dim)
-                                : 2.0 * (double)sc->kv_heads * (double)layer_head_dim(sc);
-        double bytes = (double)(cp - 1) * mb_tokens * 2.0 * kv / (double)tp;
-        double bw = group_bw(sc, tp, cp, link, net);
-        /* The ring's sends are posted block by block under the core: no latency is added (and
-         * the exposed part does not fall as b grows, which the search's floor relies on). */
-        double traffic = m * layers * (3.0 + rf) * bytes / bw;
-        double core = out->attention_s + rf * m * layers * lw.core.fwd_s;
-        out->cp_s = max0(traffic - core);
-    }
+    /* Context parallelism (12.4): what the ring's sends leave exposed beyond their steps' blocks
+     * of the core, forward (again with recomputation) and backward: m times a volume beyond a
+     * time, both proportional to b, so it does not fall as b grows, which the search's floor
+     * relies on (the sends' latency is with the steps' work, in the attention's time). */
+    out->cp_s = m * layers * ((1 + rf) * ring.fwd_exposed_s + ring.bwd_exposed_s);
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
      * again), of the routed rows the GPU's tokens send, unless the schedule hides them. */
     if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0) {
@@ -645,7 +709,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
 
     /* One micro-batch's forward and backward on the stage, for the overlap of the data-parallel
      * traffic; then the data-parallel traffic (12.3), the offload (12.5), the bubble (12.7). */
-    out->mb_fwd_s = gemm_fwd / m + layers * lw.core.fwd_s + mem_fwd;
+    out->mb_fwd_s = gemm_fwd / m + layers * lw.core.fwd_s + mem_fwd + cast_fwd;
     out->mb_bwd_s = (out->compute_s + out->recompute_s) / m - out->mb_fwd_s;
     data_parallel(sc, t, link, net, out);
     out->offload_s = offload(sc, t, out->pcie_gb_s * 1e9);

@@ -37,10 +37,14 @@
  *   pp       = m v 2 (2 (s b / c) h / t / link + lat)  each micro-batch's activations and their
  *                                                  gradient over each stage boundary, v times
  *                                                  interleaved; on the stage's path
- *   cp       = ring exchange of K and V, (c-1) blocks of s/c tokens, 3x in the backward pass,
- *              overlapped with the attention core: only what exceeds it is exposed
+ *   cp       = ring exchange of K and V, (c-1) steps of s/c tokens, 2x in the backward pass,
+ *              each send hidden behind its own step's block of the attention core (1/c of it):
+ *              only the excess is exposed; each step's merges and kernels join the core
  *   ep       = 4 all-to-alls (6 with full recomputation) of the routed rows' h a MoE layer,
- *              (e-1)/e of them leave the GPU; not overlapped
+ *              (e-1)/e of them leave the GPU; overlapped under DualPipe, whose all-to-all
+ *              kernels keep COST_A2A_SM_SHARE of the SMs from the GEMMs and attention
+ *   fp8 casts = each FP8 GEMM's input (forward) and output gradient (backward) cast from bf16,
+ *              COST_FP8_CAST_BYTES (+1 for Hopper's transposed copy) an element
  *   dp       = ring all-reduce 2 (n-1)/n G of the trained parameters' gradients over the
  *              n = d c GPUs of the ZeRO group (ZeRO-1/2: the same volume), ZeRO-3 per
  *              micro-batch 2 gathers of the weights and a reduce-scatter of the gradients,
@@ -133,6 +137,24 @@
  * and the collectives take SMs and memory bandwidth from the GEMMs they overlap. */
 #define COST_ZERO3_OVERLAP 0.5
 
+/* The share of the SMs DualPipe's all-to-all kernels keep while the computation they overlap runs
+ * on the rest: 20 of an H800's 132 (DeepSeek-V3 report, 3.2.2; the GEMM kernels of the training
+ * profile of deepseek-ai/profile-data, train.json, run on grids of 112 blocks), taken as the
+ * same share of any GPU. */
+#define COST_A2A_SM_SHARE (20.0 / 132.0)
+/* An FP8 GEMM's operand cast from bf16 (doc/model.md 12.1): read in bf16 (2 bytes), written in
+ * FP8 (1), the per-tile scales aside; a Hopper GPU writes a transposed copy as well (1 more) for
+ * the backward's other GEMM (DeepSeek-V3 report, 3.5.2: the activations read from HBM, quantized
+ * and written back before the GEMM reads them again; Transformer Engine's cast-transpose). */
+#define COST_FP8_CAST_BYTES 3.0
+
+/* Context parallelism's ring (doc/model.md 12.4; Transformer Engine's AttnFuncWithCPAndKVP2P):
+ * each step after the first merges its partial result into the accumulators, reading the step's
+ * bf16 values (2 bytes) and reading and writing the accumulator, taken in fp32 (8); and launches
+ * the block's attention kernel and two merges a pass. */
+#define COST_CP_MERGE_BYTES 10.0
+#define COST_CP_STEP_KERNELS 3.0
+
 /* How far the model is from Narayanan et al. 2021, Table 1, on average and at worst (doc/model.md
  * 12.8; test_cost.c holds them), for the report's notes. */
 #define COST_TABLE1_MEAN_GAP 0.032
@@ -222,6 +244,8 @@ struct cost {
     double tflops, hbm_tb_s, link_gb_s, net_gb_s, pcie_gb_s;
     double fp8_tflops;          /* with fp8: the FP8 GEMMs' rate (0 without) */
     double fp8_share;           /* with fp8: the share of Psi whose FLOPs run in FP8 (0 without) */
+    double fp8_cast_s;          /* with fp8: the casts of the FP8 GEMMs' operands (in memory_s) */
+    double comm_sm_share;       /* the SMs the overlapped all-to-alls keep (DualPipe; 0 else) */
     const struct cost_gpu *gpu; /* the generation's row */
 };
 

@@ -8,7 +8,7 @@
 . tests/cli/common.inc
 
 TABLE=tests/model/calibration.csv
-SC_LAST=25
+SC_LAST=27
 cut -d, -f1-$SC_LAST "$TABLE" >"$T/scenarios.csv"
 expect_status "the calibration runs evaluate" 0 eval "$T/scenarios.csv"
 cp "$T/out" "$T/eval.csv"
@@ -58,6 +58,30 @@ expect_status "Llama 3 405B stand-in on 16,384 H100s: searched" 0 search --top 1
 best=$(awk -F, 'NR == 2 { print $3 }' "$T/out")
 check "Llama 3 405B: the published layout ($(step l3-405b-16384) s) within 10% of the best ($best s)" \
     awk -v p="$(step l3-405b-16384)" -v b="$best" 'BEGIN { exit !(p <= 1.10 * b && b > 0) }'
+
+# Context parallelism at 8K tokens (doc/model.md 12.4): its ring's sends hide only behind their own
+# step's block of the attention core, and each step merges its partial result, so on a dense job
+# at 8,192 tokens, where Llama 3 ran cp 1 (Llama Team 2024, 3.3.2: cp for long contexts only),
+# the fastest layout has none (Llama 3.1 70B on 512 and 2,048 H100s: cp 4 before the ring's
+# steps were priced).
+printf 'name,model,seq,global_batch,gpu,gpus\nl70-512,llama3.1-70b,8192,512,H100-80GB,512\nl70-2048,llama3.1-70b,8192,2048,H100-80GB,2048\n' \
+    >"$T/cpjob.csv"
+expect_status "Llama 3.1 70B at 8K on 512 and 2,048 H100s: searched" 0 search --top 1 "$T/cpjob.csv"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "cp") c = i; next } { print $1, $c }' \
+    "$T/out" >"$T/cps"
+check "Llama 3.1 70B at 8K: two fastest layouts" test "$(wc -l <"$T/cps")" -eq 2
+check "Llama 3.1 70B at 8K: the fastest layouts have cp 1 ($(tr '\n' ' ' <"$T/cps"))" \
+    sh -c "! grep -qv ' 1$' '$T/cps'"
+
+# DeepSeek-V3 on 2,048 H800s (doc/model.md 12.8): the published layout (pp 16, ep 64, DualPipe,
+# FP8, routing to at most 4 nodes) not slower than 1.10 times memfit's fastest layout that fits
+# the same job with the same schedule, FP8 and routing.
+printf 'name,model,seq,global_batch,gpu,gpus,fp8,moe_max_nodes,schedule\nds,deepseek-v3,4096,15360,H800-80GB,2048,tensor,4,dualpipe\n' \
+    >"$T/dsjob.csv"
+expect_status "DeepSeek-V3 on 2,048 H800s: searched" 0 search --top 1 "$T/dsjob.csv"
+best=$(awk -F, 'NR == 2 { print $3 }' "$T/out")
+check "DeepSeek-V3: the published layout ($(step ds-v3-2048) s) within 10% of the best ($best s)" \
+    awk -v p="$(step ds-v3-2048)" -v b="$best" 'BEGIN { exit !(p <= 1.10 * b && b > 0) }'
 
 # Topology (doc/model.md 12.6): tp 3 and 6 groups straddle nodes of 8 and run at the network's
 # speed, so none is among the 100 best layouts of Table 1's 145.6B model on 1,536 A100s (before

@@ -310,7 +310,7 @@ limited() { (ulimit -v 81920 && exec "$MEMFIT" search -q --report "$@" -o /dev/n
 if [ -z "$VALGRIND" ] && limited "$T/one.pdf" "$T/one.csv" 2>/dev/null; then
     check "--report of 16 jobs within the memory of one's" limited "$T/many.pdf" "$T/many.csv"
     check "--report of 16 jobs: every job's section" \
-        sh -c "test \"\$(pdftotext '$T/many.pdf' - | grep -c '^Each of the 175,857 layouts')\" -eq 16"
+        sh -c "test \"\$(pdftotext '$T/many.pdf' - | grep -c '^Each of the [0-9,]* layouts evaluated')\" -eq 16"
 else
     echo "ok --report of 16 jobs within the memory of one's # skip: no address-space limit here"
 fi
