@@ -460,7 +460,15 @@ static void report_values_step(struct report_sc *r)
         [OPTIMIZER_FUSED] = REPORT_PHRASE_OPTIMIZER_FUSED,
         [OPTIMIZER_SINGLE] = REPORT_PHRASE_OPTIMIZER_SINGLE,
     };
-    char loss[160], grads[160], opt[160], prec[160];
+    static const enum report_phrase impls[IMPL_COUNT] = {
+        [IMPL_MEMFIT] = REPORT_PHRASE_IMPL_MEMFIT,
+        [IMPL_MEGATRON] = REPORT_PHRASE_IMPL_MEGATRON,
+        [IMPL_HF] = REPORT_PHRASE_IMPL_HF,
+        [IMPL_HF_PEFT] = REPORT_PHRASE_IMPL_HF_PEFT,
+    };
+    char impl[200], loss[160], grads[160], opt[160], prec[160];
+    report_say(impl, sizeof impl, r->ph, NULL,
+               impls[(unsigned)sc->impl < IMPL_COUNT ? sc->impl : IMPL_MEMFIT], NULL);
     report_say(v[REPORT_PH_PHASES_NOTE], n, r->ph, &r->vals, REPORT_PHRASE_PHASES_NOTE, NULL);
     report_say(loss, sizeof loss, r->ph, NULL,
                sc->loss == LOSS_FUSED ? REPORT_PHRASE_LOSS_FUSED : REPORT_PHRASE_LOSS_EAGER, NULL);
@@ -476,8 +484,9 @@ static void report_values_step(struct report_sc *r)
         prec, sizeof prec, r->ph, NULL,
         precision[(unsigned)sc->precision <= PRECISION_FP32 ? sc->precision : PRECISION_MIXED],
         NULL);
-    report_say(v[REPORT_PH_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_STEP_NOTE, "loss", loss,
-               "grad_buffer", grads, "optimizer_impl", opt, "precision_choice", prec, NULL);
+    report_say(v[REPORT_PH_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_STEP_NOTE, "impl_choice", impl,
+               "loss", loss, "grad_buffer", grads, "optimizer_impl", opt, "precision_choice", prec,
+               NULL);
     report_say(v[REPORT_PH_STEP_VALIDATION], n, r->ph, NULL, REPORT_PHRASE_STEP_VALIDATION, NULL);
 }
 

@@ -64,7 +64,7 @@ static void read_csv(struct read *r, const char *csv, enum peak_model peak)
     nameset_init(&names);
     FILE *f = fmemopen((void *)csv, strlen(csv), "r");
     assert_non_null(f);
-    struct config_options opt = {0.15, peak};
+    struct config_options opt = {0.15, peak, IMPL_MEMFIT};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     assert_non_null(rd);
     unsigned long line;
