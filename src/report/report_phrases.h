@@ -87,6 +87,7 @@ struct report_values;
     X(STAGE_MIDDLE, "stage_middle", "rank", REPORT_OWN, 0)                                         \
     X(NORM_NOTE_LAYERNORM, "norm_note_layernorm", "", REPORT_OWN, 0)                               \
     X(NORM_NOTE_RMSNORM, "norm_note_rmsnorm", "", REPORT_OWN, 0)                                   \
+    X(NORM_NOTE_RMSNORM_HF, "norm_note_rmsnorm_hf", "", REPORT_OWN, 0)                             \
     X(NORM_NOTE_LAYERNORM_STEP, "norm_note_layernorm_step", "", REPORT_OWN, 0)                     \
     X(COUNTED_LESSON, "counted_lesson", "", REPORT_OWN, 0)                                         \
     X(COUNTED_STEP, "counted_step", "", REPORT_OWN, 0)                                             \

@@ -8,6 +8,7 @@
 #include "base/checked.h"
 #include "base/numfmt.h"
 #include "model/cost.h"
+#include "model/impl.h"
 #include "report/validation_summary.h"
 
 void report_values_rung_label(struct report_phrases *ph, const struct plan_rung *r, char *buf,
@@ -678,10 +679,12 @@ static void report_values_terms(struct report_sc *r, enum units u)
     report_values_fp8(r, &base, u);
     report_values_tuning(r, u);
     bool step = sc->peak == PEAK_STEP;
+    bool upcast = sc->arch == ARCH_LLAMA && impl_of(sc)->norm_upcast; /* doc/model.md 4.12 */
     report_say(v[REPORT_PH_NORM_NOTE], n, r->ph, NULL,
-               sc->arch == ARCH_LLAMA ? REPORT_PHRASE_NORM_NOTE_RMSNORM
-               : step                 ? REPORT_PHRASE_NORM_NOTE_LAYERNORM_STEP
-                                      : REPORT_PHRASE_NORM_NOTE_LAYERNORM,
+               upcast                   ? REPORT_PHRASE_NORM_NOTE_RMSNORM_HF
+               : sc->arch == ARCH_LLAMA ? REPORT_PHRASE_NORM_NOTE_RMSNORM
+               : step                   ? REPORT_PHRASE_NORM_NOTE_LAYERNORM_STEP
+                                        : REPORT_PHRASE_NORM_NOTE_LAYERNORM,
                NULL);
     report_say(v[REPORT_PH_COUNTED_NOTE], n, r->ph, NULL,
                step ? REPORT_PHRASE_COUNTED_STEP : REPORT_PHRASE_COUNTED_LESSON, NULL);
