@@ -345,6 +345,12 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
         kept_dt(f, "norm statistics (fp32)", 16, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
 }
 
+/* Whether the norms' weights are trained: full training of an unfrozen model (4.9). */
+static bool norms_trained(const struct scenario *sc)
+{
+    return sc->finetune == FINETUNE_FULL && sc->precision != PRECISION_FROZEN;
+}
+
 /* A Llama-family norm's input (doc/model.md 4.5): the fused norm keeps it as the residual stream
  * holds it; transformers' LlamaRMSNorm (4.12) upcasts it and keeps the fp32 x and x^2 (what its
  * pow and, in PyTorch 1.13, its mean save) and, when its weight is trained, x-hat in the
@@ -359,7 +365,7 @@ static void norm_input(struct filler *f, const struct scenario *sc, const char *
         return;
     }
     kept_dt(f, fp32_name, ck_mul(&f->ck, 8, h), LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
-    if (sc->finetune != FINETUNE_FULL || sc->precision == PRECISION_FROZEN)
+    if (!norms_trained(sc))
         return; /* a frozen weight's product keeps the weight alone */
     bool was = f->recomputing;
     f->recomputing = was || recomputes(sc, RECOMPUTE_LAYERNORM);
@@ -388,8 +394,14 @@ static void llama_attention_kept(struct filler *f, const struct scenario *sc)
         linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                      false);
     f->recomputing = false;
-    if (sc->qk_norm)
+    if (sc->qk_norm && f->impl->norm_upcast) { /* Qwen3RMSNorm upcasts as LlamaRMSNorm (4.12) */
+        kept_dt(f, "q, k norm inputs, squares (fp32)", ck_mul(ck, 4, ck_add(ck, q, kv)),
+                LAYER_PER_TOKEN, LAYER_SPLIT, DT_FIXED);
+        if (norms_trained(sc))
+            kept(f, "q, k norm x-hat", ck_add(ck, q, kv), LAYER_PER_TOKEN, LAYER_SPLIT);
+    } else if (sc->qk_norm) {
         kept(f, "q, k norm inputs", ck_add(ck, q, kv), LAYER_PER_TOKEN, LAYER_SPLIT);
+    }
     kept(f, "Q (rotary)", q, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "K (rotary)", kv_core, LAYER_PER_TOKEN, LAYER_SPLIT);
     kept(f, "V", kv_core, LAYER_PER_TOKEN, LAYER_SPLIT);

@@ -47,7 +47,7 @@ import torch.nn.functional as F
 from measure import (DTYPE, P_DROP, FusedAttention, FusedRMSNorm, GPTLayer, MoEBlock,
                      balanced_choice, llama_default_ffn, saved_bytes, write_csv)
 
-COLUMNS = ["layer", "impl", "kind", "attention", "seq", "micro_batch", "hidden", "heads",
+COLUMNS = ["layer", "impl", "kind", "attention", "qk_norm", "seq", "micro_batch", "hidden", "heads",
            "kv_heads", "ffn", "experts", "top_k", "expert_ffn", "shared_ffn", "lora_targets",
            "lora_rank", "held_out", "saved_bytes"]
 
@@ -166,9 +166,14 @@ def flash_attention_forward(query, key, value):
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, s, h, a, kvh, attention):
+    """LlamaAttention.forward; with qk_norm, Qwen3Attention's (models/qwen3/modeling_qwen3.py):
+    Qwen3RMSNorm (LlamaRMSNorm's upcast) over each head's d of q and k, before the transpose."""
+
+    def __init__(self, s, h, a, kvh, attention, qk_norm=False):
         super().__init__()
         self.head_dim, self.groups, self.attention = h // a, a // kvh, attention
+        self.q_norm = LlamaRMSNorm(h // a) if qk_norm else None
+        self.k_norm = LlamaRMSNorm(h // a) if qk_norm else None
         self.scaling = self.head_dim ** -0.5
         self.q_proj = nn.Linear(h, a * self.head_dim, bias=False)
         self.k_proj = nn.Linear(h, kvh * self.head_dim, bias=False)
@@ -185,8 +190,11 @@ class LlamaAttention(nn.Module):
     def forward(self, hidden_states):                           # (b, s, h)
         input_shape = hidden_states.shape[:-1]
         hidden_shape = (*input_shape, -1, self.head_dim)
-        q = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
-        k = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        q = self.q_proj(hidden_states).view(hidden_shape)
+        k = self.k_proj(hidden_states).view(hidden_shape)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
         cos, sin = self.cos.unsqueeze(1), self.sin.unsqueeze(1)  # apply_rotary_pos_emb
         q = (q * cos) + (rotate_half(q) * sin)
@@ -223,10 +231,10 @@ class HFMoE(nn.Module):
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, s, h, a, kvh, f, attention, moe=None):
+    def __init__(self, s, h, a, kvh, f, attention, moe=None, qk_norm=False):
         super().__init__()
         self.input_layernorm, self.post_attention_layernorm = LlamaRMSNorm(h), LlamaRMSNorm(h)
-        self.self_attn = LlamaAttention(s, h, a, kvh, attention)
+        self.self_attn = LlamaAttention(s, h, a, kvh, attention, qk_norm)
         self.mlp = HFMoE(h, *moe) if moe else LlamaMLP(h, f)
 
     def forward(self, hidden_states):
@@ -415,9 +423,18 @@ def rows():
     for held, shapes in ((0, DEV), (1, HELD_OUT)):
         for s, b, h, a, kvh, f in shapes:
             f = f or llama_default_ffn(h)
-            base = dict(kind="llama", seq=s, micro_batch=b, hidden=h, heads=a, kv_heads=kvh,
-                        ffn=f, experts=0, top_k=0, expert_ffn=0, shared_ffn=0,
+            base = dict(kind="llama", qk_norm=0, seq=s, micro_batch=b, hidden=h, heads=a,
+                        kv_heads=kvh, ffn=f, experts=0, top_k=0, expert_ffn=0, shared_ffn=0,
                         lora_targets="none", lora_rank=0, held_out=held)
+            # Qwen3: q and k norms per head (full training and LoRA on every linear)
+            yield (dict(base, impl="hf", attention="flash_attention_2", qk_norm=1),
+                   lambda s=s, h=h, a=a, kvh=kvh, f=f:
+                   LlamaDecoderLayer(s, h, a, kvh, f, "flash_attention_2", qk_norm=True), "bsh")
+            yield (dict(base, impl="hf-peft", attention="eager", qk_norm=1,
+                        lora_targets="all-linear", lora_rank=16),
+                   lambda s=s, h=h, a=a, kvh=kvh, f=f: peft_layer(
+                       LlamaDecoderLayer(s, h, a, kvh, f, "eager", qk_norm=True), "all-linear", 16),
+                   "bsh")
             for attention in ("eager", "sdpa", "flash_attention_2"):
                 yield (dict(base, impl="hf", attention=attention),
                        lambda s=s, h=h, a=a, kvh=kvh, f=f, at=attention:
@@ -436,7 +453,7 @@ def rows():
                    lambda h=h, a=a, kvh=kvh: GPTLayer(h, a, kvh, 4 * h, P_DROP, True), "sbh")
     for held, shapes in ((0, MOE_DEV), (1, MOE_HELD_OUT)):
         for s, b, h, a, kvh, E, k, f_e, f_s in shapes:
-            base = dict(kind="moe", seq=s, micro_batch=b, hidden=h, heads=a, kv_heads=kvh,
+            base = dict(kind="moe", qk_norm=0, seq=s, micro_batch=b, hidden=h, heads=a, kv_heads=kvh,
                         ffn=0, experts=E, top_k=k, expert_ffn=f_e, shared_ffn=f_s,
                         lora_targets="none", lora_rank=0, held_out=held)
             yield (dict(base, impl="megatron", attention="flash"),
@@ -455,7 +472,8 @@ def label(r):
     size += f"-E{r['experts']}-k{r['top_k']}-fe{r['expert_ffn']}-fs{r['shared_ffn']}" \
         if r["kind"] == "moe" else f"-f{r['ffn']}"
     lora = f"-{r['lora_targets']}-r{r['lora_rank']}" if r["lora_rank"] else ""
-    return f"{r['impl']}-{r['kind']}-{r['attention']}{lora}-{size}"
+    qkn = "-qk-norm" if r["qk_norm"] else ""
+    return f"{r['impl']}-{r['kind']}-{r['attention']}{qkn}{lora}-{size}"
 
 
 def main(argv):

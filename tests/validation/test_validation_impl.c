@@ -3,12 +3,12 @@
  * PyTorch (tests/validation/impl.csv, measured by impl.py with saved-tensor hooks, bf16, CPU):
  * one layer written op for op as Megatron-Core (fused norms and SwiGLU, FlashAttention, the MoE
  * layer's permute and unpermute; GPT layers), transformers (LlamaRMSNorm, eager, sdpa and
- * flash_attention_2 attention, LlamaMLP, Mixtral's MoE block) and PEFT (fp32 LoRA adapters under
- * autocast, on q and v or on every linear) write it. Every row must agree with memfit under the
- * row's profile within 2%, the rows of shapes measured after the profiles were written
- * (held_out) included; the count also holds PEFT's bf16 copies of the adapters, which memfit
- * adds to the weights. memfit's own profile misses the Llama and MoE rows by more than 2%, so
- * the agreement is the profiles', and --peak lesson keeps memfit's.
+ * flash_attention_2 attention, LlamaMLP, Mixtral's MoE block, Qwen3's q and k norms) and PEFT (fp32
+ * LoRA adapters under autocast, on q and v or on every linear) write it. Every row must agree with
+ * memfit under the row's profile within 2%, the rows of shapes measured after the profiles were
+ * written (held_out) included; the count also holds PEFT's bf16 copies of the adapters, which
+ * memfit adds to the weights. memfit's own profile misses the Llama and MoE rows by more than 2%,
+ * so the agreement is the profiles', and --peak lesson keeps memfit's.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,6 +67,7 @@ static void row_of(const struct csvin_record *rec, const struct fixture_header *
         sc->finetune = FINETUNE_LORA;
         sc->lora_targets = fixture_is(rec, h, "lora_targets", "qv") ? LORA_QV : LORA_ALL_LINEAR;
     }
+    sc->qk_norm = fixture_u64(rec, h, "qk_norm") ? QK_NORM_HEAD : QK_NORM_NONE; /* Qwen3 */
     r->held_out = fixture_u64(rec, h, "held_out") != 0;
     r->saved_bytes = fixture_u64(rec, h, "saved_bytes");
 }
