@@ -394,7 +394,7 @@ static void llama_attention_kept(struct filler *f, const struct scenario *sc)
         linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                      false);
     f->recomputing = false;
-    if (sc->qk_norm && f->impl->norm_upcast) { /* Qwen3RMSNorm upcasts as LlamaRMSNorm (4.12) */
+    if (sc->qk_norm == QK_NORM_HEAD && f->impl->norm_upcast) { /* Qwen3RMSNorm (4.12) */
         kept_dt(f, "q, k norm inputs, squares (fp32)", ck_mul(ck, 4, ck_add(ck, q, kv)),
                 LAYER_PER_TOKEN, LAYER_SPLIT, DT_FIXED);
         if (norms_trained(sc))
