@@ -6,9 +6,10 @@
  * the norms' fp32 upcast (transformers' LlamaRMSNorm), the eager attention's fp32 softmax
  * and K and V repeated to every head (repeat_kv), a SwiGLU fused to keep only its input
  * (Megatron-Core's bias_swiglu), an MoE combine that keeps no weighted outputs (Megatron-Core's
- * unpermute with scatter_add_), and PEFT's fp32 adapters under autocast (a bf16 copy of each
- * adapter's input and weights). memfit's profile chooses none of them; `--peak lesson` always
- * uses it.
+ * unpermute with scatter_add_), PEFT's fp32 adapters under autocast (a bf16 copy of each
+ * adapter's input and weights), and autocast's cast of a norm's fp32 output once per linear
+ * that reads it (transformers' separate q, k, v and gate, up projections). memfit's profile chooses
+ * none of them; `--peak lesson` always uses it.
  *
  * Pure: static tables, no state.
  */
@@ -27,6 +28,8 @@ struct impl_profile {
     bool swiglu_fused;      /* SwiGLU keeps its input (gate, up) only: 4 f, not 6 f */
     bool scatter_unpermute; /* the MoE combine keeps no weighted outputs */
     bool adapter_casts;     /* LoRA: each adapter keeps a bf16 copy of its input and weights */
+    bool split_casts;       /* q, k, v and gate, up are separate linears: under autocast each
+                             * keeps its own bf16 copy of the fp32 norm output */
 };
 
 /* The profile of impl (memfit's for an unknown value). */

@@ -24,6 +24,7 @@ struct filler {
     bool fp8; /* FP8 training: the linears keep their inputs in FP8 (linear_input) */
     const struct impl_profile *impl; /* the implementation's choices (impl_of; 4.12) */
     bool casts; /* PEFT's fp32 adapters under autocast: each adapter its own bf16 input (4.12) */
+    bool split; /* autocast: each of q, k, v and gate, up its own bf16 copy of its input (4.12) */
 };
 
 /*
@@ -390,6 +391,8 @@ static void llama_attention_kept(struct filler *f, const struct scenario *sc)
     if (f->casts) /* each adapter's own bf16 copy, the norm's output kept by none (4.12) */
         kept(f, "adapter input copies (q, k, v)", ck_mul(ck, 2 * h, f->tune.qkv_copies),
              LAYER_PER_TOKEN, LAYER_WHOLE);
+    else if (f->tune.qkv_input && f->split)
+        kept(f, "norm 1 output, cast for q, k, v", 6 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     else if (f->tune.qkv_input)
         linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                      false);
@@ -577,6 +580,8 @@ static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_k
         kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     else if (f->tune.mlp_input && f->casts) /* PEFT: gate's and up's adapters, a copy each */
         kept(f, "adapter input copies (gate, up)", 4 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    else if (f->tune.mlp_input && f->split) /* autocast casts it for gate and for up (4.12) */
+        kept(f, "norm 2 output, cast for gate, up", 4 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     else if (f->tune.mlp_input)
         linear_input(f, "norm 2 output", "norm 2 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                      false);
@@ -609,8 +614,11 @@ static bool inventory(const struct scenario *sc, enum layer_kind kind, bool list
                        tuning_of(sc),
                        sc->fp8 != FP8_NONE,
                        impl_of(sc),
+                       false,
                        false};
     f.casts = f.impl->adapter_casts && sc->finetune != FINETUNE_FULL && !fp32;
+    f.split = f.impl->split_casts && step && sc->precision == PRECISION_AUTOCAST && !f.fp8 &&
+              sc->finetune == FINETUNE_FULL;
     inv->kind = kind;
     inv->n_params = inv->n_kept = 0;
     inv->sums = (struct layer_act_sums){0, 0, 0, 0, 0, 0};

@@ -10,7 +10,8 @@ import subprocess
 def profile_delta(r):
     """Section 4.12's table: what a profile adds to one layer's activations (bytes) against
     memfit's own, for a Llama layer or an MoE one (dropless), one GPU (no tp, cp or
-    recomputation), full training in bf16 under the step's peak (which applies the profiles)."""
+    recomputation), full training in bf16 or under autocast, under the step's peak (which
+    applies the profiles)."""
     T = r["seq"] * r["micro_batch"]
     h, a, g, f = r["hidden"], r["heads"], r["kv_heads"], r["ffn"]
     d = h // a
@@ -20,8 +21,11 @@ def profile_delta(r):
             return -2 * f * T
         rows = int(r["top_k"]) * T
         return -2 * int(r["expert_ffn"]) * rows - 2 * h * rows
-    # hf: two norms upcast (10 h for the fused 2 h), and the attention's implementation
+    # hf: two norms upcast (10 h for the fused 2 h), under autocast a bf16 copy of the norm
+    # output for each of q, k, v (and gate, up in a dense layer), and the attention's kernel
     delta = 2 * 8 * h * T
+    if r["precision"] == "autocast":
+        delta += 4 * h * T + (0 if moe else 2 * h * T)
     if r["attention"] in ("plain", "eager"):
         delta += 4 * a * r["seq"] * r["seq"] * r["micro_batch"] + 4 * T * (a - g) * d
     elif r["attention"] == "sdpa":
@@ -46,13 +50,15 @@ def check_profiles(memfit, rng, n=60):
             r.update(experts=str(E), top_k=str(rng.randint(1, min(E, 4))),
                      expert_ffn=str(rng.randint(1, 32) * 64))
         r["impl"] = rng.choice(["megatron", "hf"])
+        r["precision"] = rng.choice(["mixed", "autocast"])
         r["attention"] = rng.choice(["eager", "sdpa", "flash_attention_2"]) \
             if r["impl"] == "hf" else rng.choice(["plain", "flash"])
         own = dict(r, name=f"o{i}", impl="memfit",
                    attention="plain" if r["attention"] in ("plain", "eager") else "flash")
         rows += [r, own]
     cols = ["name", "arch", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn", "seq",
-            "micro_batch", "gpu_mem_gb", "impl", "attention", "experts", "top_k", "expert_ffn"]
+            "micro_batch", "gpu_mem_gb", "impl", "attention", "experts", "top_k", "expert_ffn",
+            "precision"]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(cols)

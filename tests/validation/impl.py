@@ -47,7 +47,7 @@ import torch.nn.functional as F
 from measure import (DTYPE, P_DROP, FusedAttention, FusedRMSNorm, GPTLayer, MoEBlock,
                      balanced_choice, llama_default_ffn, saved_bytes, write_csv)
 
-COLUMNS = ["layer", "impl", "kind", "attention", "qk_norm", "seq", "micro_batch", "hidden", "heads",
+COLUMNS = ["layer", "impl", "precision", "kind", "attention", "qk_norm", "seq", "micro_batch", "hidden", "heads",
            "kv_heads", "ffn", "experts", "top_k", "expert_ffn", "shared_ffn", "lora_targets",
            "lora_rank", "held_out", "saved_bytes"]
 
@@ -155,13 +155,18 @@ def sdpa_attention_forward(groups, query, key, value):
     output comes back (b, a, s, d) over (b, s, a, d) memory, so the transpose and contiguous
     after it copy nothing."""
     key, value = repeat_kv(key, groups), repeat_kv(value, groups)
+    if torch.is_autocast_cpu_enabled() and query.dtype == torch.float32:  # autocast's SDPA cast
+        query, key, value = (t.to(torch.bfloat16) for t in (query, key, value))
     o = FlashKernel.apply(query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2))
     return o.transpose(1, 2).transpose(1, 2).contiguous()
 
 
 def flash_attention_forward(query, key, value):
     """integrations/flash_attention.py: (b, heads, s, d) transposed to (b, s, heads, d) views,
-    flash_attn_func on the kv heads (no repeat)."""
+    flash_attn_func on the kv heads (no repeat); fp32 q, k, v (rotary with fp32 tables under
+    autocast) cast to the autocast dtype first, as flash_attention_forward does."""
+    if torch.is_autocast_cpu_enabled() and query.dtype == torch.float32:
+        query, key, value = (t.to(torch.bfloat16) for t in (query, key, value))
     return FlashKernel.apply(query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2))
 
 
@@ -439,6 +444,10 @@ def rows():
                 yield (dict(base, impl="hf", attention=attention),
                        lambda s=s, h=h, a=a, kvh=kvh, f=f, at=attention:
                        LlamaDecoderLayer(s, h, a, kvh, f, at), "bsh")
+                # Trainer's bf16=True: fp32 weights and residual stream under autocast
+                yield (dict(base, impl="hf", attention=attention, precision="autocast"),
+                       lambda s=s, h=h, a=a, kvh=kvh, f=f, at=attention:
+                       Autocast(LlamaDecoderLayer(s, h, a, kvh, f, at)), "bsh")
                 for targets in TARGETS:
                     for r in RANKS:
                         if attention == "sdpa":
@@ -473,7 +482,8 @@ def label(r):
         if r["kind"] == "moe" else f"-f{r['ffn']}"
     lora = f"-{r['lora_targets']}-r{r['lora_rank']}" if r["lora_rank"] else ""
     qkn = "-qk-norm" if r["qk_norm"] else ""
-    return f"{r['impl']}-{r['kind']}-{r['attention']}{qkn}{lora}-{size}"
+    ac = "-autocast" if r["precision"] == "autocast" else ""
+    return f"{r['impl']}{ac}-{r['kind']}-{r['attention']}{qkn}{lora}-{size}"
 
 
 def main(argv):
@@ -482,15 +492,17 @@ def main(argv):
         return 2
     out, start = [], time.time()
     for row, make, layout in rows():
+        row.setdefault("precision", "mixed")
+        ac = row["precision"] == "autocast"  # fp32 weights, buffers and input
         torch.manual_seed(0)
-        layer = make().to(DTYPE)
+        layer = make() if ac else make().to(DTYPE)
         for m in layer.modules():  # PEFT's adapters stay fp32 (autocast_adapter_dtype)
             if isinstance(m, LoraLinear):
                 m.lora_A.float()
                 m.lora_B.float()
         s, b, h = row["seq"], row["micro_batch"], row["hidden"]
-        x = torch.randn((b, s, h) if layout == "bsh" else (s, b, h), dtype=DTYPE,
-                        requires_grad=True)
+        x = torch.randn((b, s, h) if layout == "bsh" else (s, b, h),
+                        dtype=torch.float32 if ac else DTYPE, requires_grad=True)
         row["saved_bytes"] = saved_bytes(layer, x, False)
         row["layer"] = label(row)
         print(f"{row['layer']}: {row['saved_bytes']} bytes = "

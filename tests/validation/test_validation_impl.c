@@ -3,7 +3,8 @@
  * PyTorch (tests/validation/impl.csv, measured by impl.py with saved-tensor hooks, bf16, CPU):
  * one layer written op for op as Megatron-Core (fused norms and SwiGLU, FlashAttention, the MoE
  * layer's permute and unpermute; GPT layers), transformers (LlamaRMSNorm, eager, sdpa and
- * flash_attention_2 attention, LlamaMLP, Mixtral's MoE block, Qwen3's q and k norms) and PEFT (fp32
+ * flash_attention_2 attention, LlamaMLP, Mixtral's MoE block, Qwen3's q and k norms; in bf16 and
+ * with fp32 weights under autocast, as Trainer's bf16=True runs it) and PEFT (fp32
  * LoRA adapters under autocast, on q and v or on every linear) write it. Every row must agree with
  * memfit under the row's profile within 2%, the rows of shapes measured after the profiles were
  * written (held_out) included; the count also holds PEFT's bf16 copies of the adapters, which
@@ -21,6 +22,7 @@
 
 #include "fixture_csv.h"
 #include "model/impl.h"
+#include "model/layer.h"
 #include "model/model.h"
 
 #define IMPL_PATH "tests/validation/impl.csv"
@@ -68,6 +70,8 @@ static void row_of(const struct csvin_record *rec, const struct fixture_header *
         sc->lora_targets = fixture_is(rec, h, "lora_targets", "qv") ? LORA_QV : LORA_ALL_LINEAR;
     }
     sc->qk_norm = fixture_u64(rec, h, "qk_norm") ? QK_NORM_HEAD : QK_NORM_NONE; /* Qwen3 */
+    if (fixture_is(rec, h, "precision", "autocast")) /* fp32 weights under autocast */
+        sc->precision = PRECISION_AUTOCAST;
     r->held_out = fixture_u64(rec, h, "held_out") != 0;
     r->saved_bytes = fixture_u64(rec, h, "saved_bytes");
 }
@@ -91,13 +95,20 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The bytes memfit counts for the measured layer under sc's profile: its activations, and the
- * adapters' bf16 copies that the profile adds to the weights (the weights against the same
- * scenario without the profile's copies: hf keeps the hf-peft layer's tensors but for them). */
+/* The bytes memfit counts for the measured layer under sc's profile: its activations; under
+ * precision=autocast autocast's bf16 copies of the layer's GEMM weights, which the step model
+ * counts (doc/model.md 10.2); and the adapters' bf16 copies that hf-peft adds to the weights
+ * (the weights against the same scenario without them: hf keeps the hf-peft layer's tensors but
+ * for them). */
 static uint64_t predicted(const struct scenario *sc)
 {
     struct model_layer_act a;
     assert_int_equal(model_layer_act(sc, &a), MODEL_OK);
+    if (sc->precision == PRECISION_AUTOCAST) {
+        uint64_t gemm, routed;
+        assert_true(layer_gemm_params(sc, LAYER_DENSE, &gemm, &routed));
+        return a.total + 2 * gemm;
+    }
     if (sc->impl != IMPL_HF_PEFT)
         return a.total;
     struct scenario no_copies = *sc;
