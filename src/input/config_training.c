@@ -249,9 +249,9 @@ bool config_check_tuning(struct row *row, const struct scenario *sc)
     if ((sc->impl == IMPL_HF || sc->impl == IMPL_HF_PEFT) && sc->arch == ARCH_GPT)
         return config_row_error(
             row, COL_IMPL,
-            "'%s' follows transformers' Llama-family layer (modeling_llama.py): "
+            "'%s'%s follows transformers' Llama-family layer (modeling_llama.py): "
             "not possible with arch=gpt",
-            sc->impl == IMPL_HF ? "hf" : "hf-peft");
+            sc->impl == IMPL_HF ? "hf" : "hf-peft", row->cell[COL_IMPL] ? "" : " (--impl)");
     if (sc->finetune == FINETUNE_FULL) {
         static const enum col adapter_cols[] = {COL_LORA_RANK, COL_LORA_TARGETS};
         for (size_t i = 0; i < 2; i++)

@@ -124,6 +124,9 @@ check "impl=hf: more activations a layer and a higher fix peak than memfit's" \
 run eval --impl hf "$T/impl.csv" >"$T/out" 2>"$T/err"
 check "--impl hf reaches a row without its own" \
     sh -c "awk -F, '\$1 == \"hf\" { b = \$7 } \$1 == \"opt\" { c = \$7 } END { exit !(b == c) }' '$T/out'"
+expect_status "--impl hf on a GPT row: exit 1" 1 eval --impl hf configs/examples.csv
+expect_err "... with the row and the option named" \
+    "examples.csv:2: column 'impl': 'hf' (--impl) follows transformers' Llama-family layer"
 run eval --peak lesson "$T/impl.csv" >"$T/out" 2>"$T/err"
 check "--peak lesson: memfit's activations whatever the profile" \
     sh -c "awk -F, '\$1 == \"own\" { a = \$7 } \$1 == \"hf\" { b = \$7 } END { exit !(a == b) }' '$T/out'"
