@@ -159,6 +159,7 @@ validate: $(BUILD)/tests/validation_summary
 	/usr/bin/python3 tests/validation/measure.py tests/validation/activations.csv tests/validation/modern.csv
 	$(BUILD)/tests/validation_summary tests/validation/activations.csv src/report/validation_summary.h
 	/usr/bin/python3 tests/validation/lora.py tests/validation/lora.csv
+	/usr/bin/python3 tests/validation/impl.py tests/validation/impl.csv
 	/usr/bin/python3 tests/validation/step.py tests/validation/step.csv
 	/usr/bin/python3 tests/validation/recompute.py tests/validation/recompute.csv
 

@@ -9,7 +9,7 @@ _memfit_commands="eval report figures search import-config help"
 # The options of each command (those of `memfit help COMMAND`).
 _memfit_options() {
     local common="-q --quiet -h --help"
-    local presets="--units --peak --reserve --models --gpus --progress"
+    local presets="--units --peak --impl --reserve --models --gpus --progress"
     case $1 in
     eval) echo "-o --out --format --wide --threads $presets $common" ;;
     report) echo "-o --out --split --template --paper $presets $common" ;;
@@ -23,7 +23,7 @@ _memfit_options() {
 # The options whose value is the next word.
 _memfit_takes_value() {
     case $1 in
-    -o | --out | --format | --template | --paper | --units | --peak | --reserve | --models | \
+    -o | --out | --format | --template | --paper | --units | --peak | --impl | --reserve | --models | \
         --gpus | --progress | --top | --gpus-range | --tokens | --days | --price | --report) return 0 ;;
     esac
     return 1
@@ -36,6 +36,7 @@ _memfit_value() {
     --format) mapfile -t COMPREPLY < <(compgen -W "csv json table" -- "$cur") ;;
     --units) mapfile -t COMPREPLY < <(compgen -W "GB GiB" -- "$cur") ;;
     --peak) mapfile -t COMPREPLY < <(compgen -W "lesson step" -- "$cur") ;;
+    --impl) mapfile -t COMPREPLY < <(compgen -W "memfit megatron hf hf-peft" -- "$cur") ;;
     --paper) mapfile -t COMPREPLY < <(compgen -W "a4 letter" -- "$cur") ;;
     --progress) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur") ;;
     --reserve) mapfile -t COMPREPLY < <(compgen -W "0.1 0.15 0.2" -- "$cur") ;;

@@ -95,6 +95,7 @@ static const char *const paper_words[] = {"a4", "letter", NULL};               /
 static const char *const units_words[] = {"GB", "GiB", NULL};                  /* UNITS_ */
 static const char *const progress_words[] = {"auto", "always", "never", NULL}; /* PROGRESS_ */
 static const char *const peak_words[] = {"lesson", "step", NULL};              /* PEAK_ */
+static const char *const impl_words[] = {"memfit", "megatron", "hf", "hf-peft", NULL}; /* IMPL_ */
 
 /*
  * Every option, in the order of the help. An option may have one entry per command when its
@@ -146,6 +147,10 @@ static const struct option_spec option_specs[] = {
      "the units of sizes for people (default GB = 10^9 bytes)"},
     {"peak", required_argument, OPT_PEAK, CMD_EVAL | CMD_REPORT | CMD_SEARCH, NULL, peak_words,
      "the peak that decides: a real step's phases (default step) or the lesson's sum"},
+    {"impl", required_argument, OPT_IMPL, CMD_EVAL | CMD_REPORT | CMD_SEARCH, NULL, impl_words,
+     "the implementation whose kept tensors the activations follow: memfit's assumptions "
+     "(default; always under --peak lesson), Megatron-Core, transformers, transformers with PEFT "
+     "(the CSV column wins)"},
     {"reserve", required_argument, OPT_RESERVE, CMD_EVAL | CMD_REPORT | CMD_SEARCH, "FRACTION",
      NULL, "GPU memory kept free (default 0.15; the CSV column wins)"},
     {"models", required_argument, OPT_MODELS, CMD_EVAL | CMD_REPORT | CMD_SEARCH, "FILE", NULL,

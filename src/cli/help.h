@@ -41,7 +41,7 @@ struct command {
 
 /* The entries of help_commands and help_option_specs (help.c checks the counts). */
 #define HELP_N_COMMANDS 6
-#define HELP_N_OPTIONS 24
+#define HELP_N_OPTIONS 25
 
 extern const struct command *const help_commands; /* HELP_N_COMMANDS of them */
 
@@ -58,6 +58,7 @@ enum {
     OPT_PROGRESS,
     OPT_PAPER,
     OPT_PEAK,
+    OPT_IMPL,
     OPT_TOP,
     OPT_THREADS,
     OPT_GPUS_RANGE,

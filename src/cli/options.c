@@ -154,6 +154,9 @@ static int parse_option(struct options *o, int key, const char *arg)
     case OPT_PEAK:
         o->peak = (enum peak_model)i;
         return -1;
+    case OPT_IMPL:
+        o->impl = (enum impl)i;
+        return -1;
     case OPT_PROGRESS:
         o->progress = (enum progress_mode)i;
         return -1;

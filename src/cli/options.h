@@ -27,6 +27,7 @@ struct options {
     const char *template_path;
     enum units units;
     enum peak_model peak;
+    enum impl impl; /* --impl: the default of the impl column */
     double reserve;
     const char *models_path, *gpus_path;
     enum progress_mode progress;

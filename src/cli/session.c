@@ -74,7 +74,7 @@ static bool read_file(const struct options *o, const char *path, const struct co
         setvbuf(f, block, _IOFBF, READ_BUFFER);
     if (rd->opened)
         rd->opened(rd->ctx);
-    struct config_options copt = {o->reserve, o->peak};
+    struct config_options copt = {o->reserve, o->peak, o->impl};
     struct config_reader *r = config_reader_new(f, label, pr, &copt, names, d);
     if (r && o->command->bit == CMD_SEARCH)
         config_reader_read_jobs(r);

@@ -437,11 +437,14 @@ static void copy_bounded(char *dst, size_t size, const char *src)
  * parse_* functions on every valid row: a memset of the whole scenario (about 400 bytes, mostly
  * names) first was a noticeable part of config's time. A new member of struct scenario must be
  * set here or there. */
-static void scenario_defaults(struct scenario *sc, double reserve, enum peak_model peak)
+static void scenario_defaults(struct scenario *sc, double reserve, enum peak_model peak,
+                              enum impl impl)
 {
     sc->arch = ARCH_GPT;
     sc->precision = PRECISION_MIXED;
     sc->attention = ATTENTION_PLAIN;
+    sc->sdpa = false;
+    sc->impl = impl;
     sc->offload = OFFLOAD_NONE;
     sc->sp = false;
     sc->dp = sc->tp = sc->pp = 1;
@@ -476,7 +479,7 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
 static bool row_to_scenario(struct config_reader *r, struct row *row, struct scenario *sc)
 {
     struct gpu_speed speed;
-    scenario_defaults(sc, r->opt.reserve, r->opt.peak);
+    scenario_defaults(sc, r->opt.reserve, r->opt.peak, r->opt.impl);
     if (!parse_name(row, sc) || !merge_presets(r, row, &speed) ||
         !config_parse_model_shape(row, sc) || !config_parse_layer_shape(row, sc) ||
         !config_parse_training(row, sc) || !config_parse_gpu(row, sc))

@@ -33,6 +33,7 @@ void config_presets_free(struct config_presets *p);
 struct config_options {
     double reserve;       /* --reserve: the default of the reserve column */
     enum peak_model peak; /* --peak: the lesson's sum or a real step's phases */
+    enum impl impl;       /* --impl: the default of the impl column */
 };
 
 /* Reads one CSV file of scenarios. */

@@ -1,8 +1,9 @@
 /*
  * config_training: how a row trains (config_internal.h): seq, micro_batch, global_batch,
- * precision, fp8, attention, offload, recompute, the step's implementation (loss, grad_buffer,
- * optimizer_impl), the optimizer and fine-tuning (finetune, lora_rank, lora_targets); the layout
- * columns are read here in their order (config_parallel.c checks them), and fine-tuning's rules.
+ * precision, fp8, the implementation profile (impl) and the attention, offload, recompute, the
+ * step's implementation (loss, grad_buffer, optimizer_impl), the optimizer and fine-tuning
+ * (finetune, lora_rank, lora_targets); the layout columns are read here in their order
+ * (config_parallel.c checks them), and fine-tuning's rules.
  */
 #include "input/config_internal.h"
 
@@ -142,10 +143,39 @@ static bool parse_tuning(struct row *row, struct scenario *sc)
     return config_opt_uint(row, COL_LORA_RANK, &sc->lora_rank, false);
 }
 
+/* The implementation profile (doc/model.md 4.12) and the attention: plain or flash, and under
+ * hf and hf-peft also transformers' attn_implementation names (eager is plain,
+ * flash_attention_2 flash, sdpa flash on K and V repeated to every head). */
+static bool parse_impl(struct row *row, struct scenario *sc)
+{
+    static const char *const impls[] = {"memfit", "megatron", "hf", "hf-peft"};
+    static const char *const attentions[] = {"plain", "flash", "eager", "flash_attention_2",
+                                             "sdpa"};
+    int w;
+    if (row->cell[COL_IMPL]) {
+        if ((w = config_parse_word(row, COL_IMPL, impls, IMPL_COUNT)) < 0)
+            return false;
+        sc->impl = (enum impl)w;
+    }
+    bool hf = sc->impl == IMPL_HF || sc->impl == IMPL_HF_PEFT;
+    if (!row->cell[COL_ATTENTION])
+        return true;
+    for (size_t i = 2; i < 5 && !hf; i++)
+        if (config_is_word(row->cell[COL_ATTENTION], attentions[i]))
+            return config_row_error(row, COL_ATTENTION,
+                                    "'%s' is transformers' attn_implementation: it needs impl=hf "
+                                    "or hf-peft (else plain or flash)",
+                                    row->cell[COL_ATTENTION]);
+    if ((w = config_parse_word(row, COL_ATTENTION, attentions, hf ? 5 : 2)) < 0)
+        return false;
+    sc->attention = w == 0 || w == 2 ? ATTENTION_PLAIN : ATTENTION_FLASH;
+    sc->sdpa = w == 4;
+    return true;
+}
+
 bool config_parse_training(struct row *row, struct scenario *sc)
 {
     static const char *const precisions[] = {"mixed", "autocast", "megatron", "frozen", "fp32"};
-    static const char *const attentions[] = {"plain", "flash"};
     static const char *const offloads[] = {"none", "optimizer", "checkpoints"};
     int w;
     if (!config_require(row, COL_SEQ) || !config_parse_uint(row, COL_SEQ, &sc->seq, false))
@@ -166,11 +196,8 @@ bool config_parse_training(struct row *row, struct scenario *sc)
             return false;
         sc->fp8 = (enum fp8)w;
     }
-    if (row->cell[COL_ATTENTION]) {
-        if ((w = config_parse_word(row, COL_ATTENTION, attentions, 2)) < 0)
-            return false;
-        sc->attention = (enum attention)w;
-    }
+    if (!parse_impl(row, sc))
+        return false;
     if (row->cell[COL_SCHEDULE]) {
         static const char *const schedules[] = {"1f1b", "zb1p", "dualpipe"};
         if ((w = config_parse_word(row, COL_SCHEDULE, schedules, 3)) < 0)
@@ -212,12 +239,19 @@ bool config_parse_training(struct row *row, struct scenario *sc)
     return true;
 }
 
-/* Fine-tuning (doc/model.md sections 3.6 and 13.2): the adapter columns need adapters; a frozen
+/* Fine-tuning (doc/model.md sections 3.6 and 13.2) and the profile it runs under: hf and hf-peft
+ * are transformers' Llama-family layer (4.12); the adapter columns need adapters; a frozen
  * base without adapters (precision=frozen) contradicts them; QLoRA computes in bf16; latent
  * attention has no q and v projections to take qv adapters. */
 bool config_check_tuning(struct row *row, const struct scenario *sc)
 {
     static const char *const names[] = {"full", "lora", "qlora"};
+    if ((sc->impl == IMPL_HF || sc->impl == IMPL_HF_PEFT) && sc->arch == ARCH_GPT)
+        return config_row_error(
+            row, COL_IMPL,
+            "'%s'%s follows transformers' Llama-family layer (modeling_llama.py): "
+            "not possible with arch=gpt",
+            sc->impl == IMPL_HF ? "hf" : "hf-peft", row->cell[COL_IMPL] ? "" : " (--impl)");
     if (sc->finetune == FINETUNE_FULL) {
         static const enum col adapter_cols[] = {COL_LORA_RANK, COL_LORA_TARGETS};
         for (size_t i = 0; i < 2; i++)

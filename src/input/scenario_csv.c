@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "input/columns.h"
+#include "model/impl.h"
 
 /* The written columns of columns.h (all but model and gpus), in its order. */
 #define C_ITEM(id) C_##id,
@@ -194,7 +195,7 @@ static void run_cells(struct filler *f, const struct scenario *sc)
     put_u64_or_empty(f, C_GLOBAL_BATCH, sc->global_batch);
     put_word(f, C_PRECISION, scenario_precision_name(sc->precision));
     put_word(f, C_FP8, scenario_fp8_name(sc->fp8));
-    put_word(f, C_ATTENTION, scenario_attention_name(sc->attention));
+    put_word(f, C_ATTENTION, impl_attention_name(sc));
     const char *recompute = scenario_recompute_name(sc, k, sizeof k);
     put_text(f, C_RECOMPUTE, SCENARIO_CSV_TEXT, "%s", recompute);
     put_u64_or_empty(f, C_RECOMPUTE_LAYERS, sc->recompute_layers);
@@ -239,4 +240,5 @@ void scenario_csv_row(const struct scenario *sc, struct scenario_csv_row *out)
     put_gb(&f, C_GPU_MEM_GB, sc->gpu_mem_bytes);
     put_double(&f, C_RESERVE, sc->reserve);
     put_u64(&f, C_GPUS_PER_NODE, sc->gpus_per_node);
+    put_word(&f, C_IMPL, impl_name(sc->impl));
 }

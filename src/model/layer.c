@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "base/checked.h"
+#include "model/impl.h"
 
 /* The list being filled: entries past the capacity are counted and make layer_inventory fail. */
 struct filler {
@@ -18,8 +19,12 @@ struct filler {
     struct tuning {    /* what fine-tuning leaves of the linears' inputs (tuning_of) */
         bool qkv_input, proj_input, mlp_input, down_input;
         uint64_t attn_adapters, mlp_adapters; /* LoRA adapters on attention's, the MLP's linears */
+        uint64_t qkv_copies;                  /* of attn_adapters, on q, k or v */
     } tune;
     bool fp8; /* FP8 training: the linears keep their inputs in FP8 (linear_input) */
+    const struct impl_profile *impl; /* the implementation's choices (impl_of; 4.12) */
+    bool casts; /* PEFT's fp32 adapters under autocast: each adapter its own bf16 input (4.12) */
+    bool split; /* autocast: each of q, k, v and gate, up its own bf16 copy of its input (4.12) */
 };
 
 /*
@@ -240,10 +245,10 @@ static struct tuning tuning_of(const struct scenario *sc)
 {
     bool lora = sc->finetune != FINETUNE_FULL;
     if (!lora && sc->precision != PRECISION_FROZEN)
-        return (struct tuning){true, true, true, true, 0, 0};
+        return (struct tuning){true, true, true, true, 0, 0, 0};
     bool every = lora && sc->lora_targets == LORA_ALL_LINEAR;
     uint64_t attn = !lora ? 0 : every ? 4 : 2, mlp = every ? (sc->arch == ARCH_GPT ? 2u : 3u) : 0;
-    return (struct tuning){lora, every, every, every, attn, mlp};
+    return (struct tuning){lora, every, every, every, attn, mlp, every ? 3u : lora ? 2u : 0u};
 }
 
 /* The x A of `adapters` LoRA adapters of rank r, 2r bytes a token each: whole under tensor
@@ -283,6 +288,8 @@ static void core_kept(struct filler *f, const struct scenario *sc)
     }
     f->recomputing = recomputes(sc, RECOMPUTE_CORE_ATTN);
     kept(f, "softmax output", 2, LAYER_PER_HEAD_SCORE, LAYER_SPLIT);
+    if (f->impl->softmax_fp32 && f->scale[DT_ACT] == 2) /* its fp32 input to the cast (4.12) */
+        kept_dt(f, "softmax output (fp32)", 4, LAYER_PER_HEAD_SCORE, LAYER_SPLIT, DT_FIXED);
     if (sc->qkv_bias == QKV_BIAS_SINKS) /* the softmax runs over s + 1 columns, the sink's last */
         kept(f, "softmax sink column", 2, LAYER_PER_HEAD_ROW, LAYER_SPLIT);
     if (sc->arch == ARCH_GPT && sc->dropout) {
@@ -339,6 +346,34 @@ static void gpt_kept(struct filler *f, const struct scenario *sc)
         kept_dt(f, "norm statistics (fp32)", 16, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
 }
 
+/* Whether the norms' weights are trained: full training of an unfrozen model (4.9). */
+static bool norms_trained(const struct scenario *sc)
+{
+    return sc->finetune == FINETUNE_FULL && sc->precision != PRECISION_FROZEN;
+}
+
+/* A Llama-family norm's input (doc/model.md 4.5): the fused norm keeps it as the residual stream
+ * holds it; transformers' LlamaRMSNorm (4.12) upcasts it and keeps the fp32 x and x^2 (what its
+ * pow and, in PyTorch 1.13, its mean save) and, when its weight is trained, x-hat in the
+ * input's dtype (the weight's product saves it for the weight's gradient), which a
+ * recomputation of the norms rebuilds. */
+static void norm_input(struct filler *f, const struct scenario *sc, const char *name,
+                       const char *fp32_name, const char *hat_name)
+{
+    uint64_t h = sc->hidden;
+    if (!f->impl->norm_upcast) {
+        kept_dt(f, name, 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+        return;
+    }
+    kept_dt(f, fp32_name, ck_mul(&f->ck, 8, h), LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
+    if (!norms_trained(sc))
+        return; /* a frozen weight's product keeps the weight alone */
+    bool was = f->recomputing;
+    f->recomputing = was || recomputes(sc, RECOMPUTE_LAYERNORM);
+    kept_dt(f, hat_name, 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    f->recomputing = was;
+}
+
 /* Llama-style attention (doc/model.md 4.5): rotary q and k, GQA with K and V of g d_h, Qwen3's
  * q/k norms keeping their inputs, Gemma 2's post-attention norm keeping the output projection's
  * result; a qkv bias keeps nothing. Measured: tests/validation/modern.csv. A frozen base drops
@@ -348,21 +383,37 @@ static void llama_attention_kept(struct filler *f, const struct scenario *sc)
     struct checked *ck = &f->ck;
     uint64_t h = sc->hidden, dh = layer_head_dim(sc);
     uint64_t q = ck_mul3(ck, 2, sc->heads, dh), kv = ck_mul3(ck, 2, sc->kv_heads, dh);
-    kept_dt(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    bool flash = sc->attention == ATTENTION_FLASH;
+    /* repeat_kv (4.12): the core keeps K and V of every head, not of the g groups */
+    uint64_t kv_core = f->impl->repeat_kv && (!flash || sc->sdpa) ? q : kv;
+    norm_input(f, sc, "norm 1 input", "norm 1 input, its square (fp32)", "norm 1 x-hat");
     f->recomputing = recomputes(sc, RECOMPUTE_LAYERNORM);
-    if (f->tune.qkv_input)
+    if (f->casts) /* each adapter's own bf16 copy, the norm's output kept by none (4.12) */
+        kept(f, "adapter input copies (q, k, v)", ck_mul(ck, 2 * h, f->tune.qkv_copies),
+             LAYER_PER_TOKEN, LAYER_WHOLE);
+    else if (f->tune.qkv_input && f->split)
+        kept(f, "norm 1 output, cast for q, k, v", 6 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    else if (f->tune.qkv_input)
         linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                      false);
     f->recomputing = false;
-    if (sc->qk_norm)
+    if (sc->qk_norm == QK_NORM_HEAD && f->impl->norm_upcast) { /* Qwen3RMSNorm (4.12) */
+        kept_dt(f, "q, k norm inputs, squares (fp32)", ck_mul(ck, 4, ck_add(ck, q, kv)),
+                LAYER_PER_TOKEN, LAYER_SPLIT, DT_FIXED);
+        if (norms_trained(sc))
+            kept(f, "q, k norm x-hat", ck_add(ck, q, kv), LAYER_PER_TOKEN, LAYER_SPLIT);
+    } else if (sc->qk_norm) {
         kept(f, "q, k norm inputs", ck_add(ck, q, kv), LAYER_PER_TOKEN, LAYER_SPLIT);
+    }
     kept(f, "Q (rotary)", q, LAYER_PER_TOKEN, LAYER_SPLIT);
-    kept(f, "K (rotary)", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
-    kept(f, "V", kv, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "K (rotary)", kv_core, LAYER_PER_TOKEN, LAYER_SPLIT);
+    kept(f, "V", kv_core, LAYER_PER_TOKEN, LAYER_SPLIT);
     core_kept(f, sc);
-    if (sc->attention == ATTENTION_FLASH || f->tune.proj_input)
+    if (flash || (f->tune.proj_input && !f->casts))
         linear_input(f, "projection input", "projection input (FP8)", q, LAYER_PER_TOKEN,
-                     LAYER_SPLIT, sc->attention == ATTENTION_FLASH);
+                     LAYER_SPLIT, flash);
+    if (f->casts && f->tune.proj_input)
+        kept(f, "adapter input copy (o)", q, LAYER_PER_TOKEN, LAYER_SPLIT);
     adapters_kept(f, "LoRA x A (attention)", f->tune.attn_adapters);
 }
 
@@ -378,7 +429,7 @@ static void mla_kept(struct filler *f, const struct scenario *sc)
     uint64_t h = sc->hidden, a = sc->heads, dn = sc->qk_nope_dim, dr = sc->qk_rope_dim;
     uint64_t dv = sc->v_head_dim, rkv = sc->kv_lora_rank;
     uint64_t qk = ck_mul3(ck, 2, a, ck_add(ck, dn, dr));
-    kept_dt(f, "norm 1 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+    norm_input(f, sc, "norm 1 input", "norm 1 input, its square (fp32)", "norm 1 x-hat");
     f->recomputing = recomputes(sc, RECOMPUTE_LAYERNORM);
     linear_input(f, "norm 1 output", "norm 1 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                  false);
@@ -404,16 +455,23 @@ static void mla_kept(struct filler *f, const struct scenario *sc)
                  LAYER_PER_TOKEN, LAYER_SPLIT, sc->attention == ATTENTION_FLASH);
 }
 
-/* SwiGLU keeps gate, up, silu(gate) and the product, 2f each (doc/model.md 4.5); the product,
- * the down projection's input, only if down is trained (4.9). */
+/* SwiGLU keeps gate, up, silu(gate) and the product, 2f each (doc/model.md 4.5), fused
+ * (Megatron-Core, 4.12) gate and up and the product; the product, the down projection's input,
+ * only if down is trained (4.9), PEFT's adapter on down its own copy of it instead (4.12). */
 static void swiglu_kept(struct filler *f, const struct scenario *sc)
 {
     uint64_t fb = ck_mul(&f->ck, 2, sc->ffn);
     f->recomputing = recomputes(sc, RECOMPUTE_MLP); /* what the MLP keeps beyond its input */
-    kept(f, "gate", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
-    kept(f, "up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
-    kept(f, "silu(gate)", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
-    if (f->tune.down_input)
+    if (f->impl->swiglu_fused) { /* bias_swiglu: its input, gate and up, alone (4.12) */
+        kept(f, "gate, up (fused SwiGLU input)", 2 * fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    } else {
+        kept(f, "gate", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+        kept(f, "up", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+        kept(f, "silu(gate)", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    }
+    if (f->tune.down_input && f->casts)
+        kept(f, "adapter input copy (down)", fb, LAYER_PER_TOKEN, LAYER_SPLIT);
+    else if (f->tune.down_input)
         linear_input(f, "silu(gate) \xc3\x97 up", "silu(gate) \xc3\x97 up (FP8)", fb,
                      LAYER_PER_TOKEN, LAYER_SPLIT, false);
     adapters_kept(f, "LoRA x A (MLP)", f->tune.mlp_adapters);
@@ -454,7 +512,7 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
     /* FP8 (4.10): the product, the down projection's input, in 1 byte of its 2. gpt-oss's
      * clamped SwiGLU keeps 14 f_e (4.7): gate_up's output, the sigmoid, the clamped gate,
      * up + 1, glu and their product. */
-    uint64_t glu = gpt_oss ? 14 : 8, all = f->fp8 ? glu - 2 : glu;
+    uint64_t glu = gpt_oss ? 14 : f->impl->swiglu_fused ? 6 : 8, all = f->fp8 ? glu - 2 : glu;
     if (!act) {
         kept(f, gpt_oss ? "expert clamped SwiGLU" : "expert SwiGLU",
              ck_mul(ck, all, sc->expert_ffn), LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_WIDTH);
@@ -470,12 +528,14 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
                 LAYER_EXPERT_WIDTH, DT_FIXED);
     f->recomputing = moe;
     kept(f, "expert outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
-    kept(f, "weighted outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
+    if (!f->impl->scatter_unpermute) /* scatter_add_ keeps none (4.12) */
+        kept(f, "weighted outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
     kept_dt(f, "dispatch indices", 18, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS, DT_FIXED);
     f->recomputing = shared; /* shared_experts: theirs, the gate's too (5.5) */
     if (sc->shared_ffn > 0)
-        kept(f, "shared SwiGLU", ck_mul(ck, f->fp8 ? 6 : 8, sc->shared_ffn), LAYER_PER_TOKEN,
-             LAYER_SPLIT);
+        kept(f, "shared SwiGLU",
+             ck_mul(ck, (f->fp8 ? 6u : 8u) - (f->impl->swiglu_fused ? 2u : 0u), sc->shared_ffn),
+             LAYER_PER_TOKEN, LAYER_SPLIT);
     if (sc->shared_ffn > 0 && f->fp8) { /* the inputs of gate and up, and of down (4.10) */
         kept_dt(f, "norm 2 output (FP8)", h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_FIXED);
         kept_dt(f, "shared products (FP8)", sc->shared_ffn, LAYER_PER_TOKEN, LAYER_SPLIT, DT_FIXED);
@@ -512,11 +572,16 @@ static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_k
     else
         llama_attention_kept(f, sc);
     if (sc->layer_norms >= 4)
-        kept_dt(f, "post-attention norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
-    kept_dt(f, "norm 2 input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+        norm_input(f, sc, "post-attention norm input", "post-attention norm input, square (fp32)",
+                   "post-attention norm x-hat");
+    norm_input(f, sc, "norm 2 input", "norm 2 input, its square (fp32)", "norm 2 x-hat");
     f->recomputing = recomputes(sc, RECOMPUTE_LAYERNORM);
     if (kind == LAYER_MOE) /* the router keeps it in bf16 (with FP8, see moe_kept) */
         kept(f, "norm 2 output", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    else if (f->tune.mlp_input && f->casts) /* PEFT: gate's and up's adapters, a copy each */
+        kept(f, "adapter input copies (gate, up)", 4 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
+    else if (f->tune.mlp_input && f->split) /* autocast casts it for gate and for up (4.12) */
+        kept(f, "norm 2 output, cast for gate, up", 4 * h, LAYER_PER_TOKEN, LAYER_WHOLE);
     else if (f->tune.mlp_input)
         linear_input(f, "norm 2 output", "norm 2 output (FP8)", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE,
                      false);
@@ -526,7 +591,8 @@ static void llama_kept(struct filler *f, const struct scenario *sc, enum layer_k
     else
         swiglu_kept(f, sc);
     if (sc->layer_norms >= 4)
-        kept_dt(f, "post-MLP norm input", 2 * h, LAYER_PER_TOKEN, LAYER_WHOLE, DT_RESIDUAL);
+        norm_input(f, sc, "post-MLP norm input", "post-MLP norm input, square (fp32)",
+                   "post-MLP norm x-hat");
     if (f->step)
         norm_statistics(f, sc);
 }
@@ -546,7 +612,13 @@ static bool inventory(const struct scenario *sc, enum layer_kind kind, bool list
                        {step && fp32 ? 4u : 2u, step && fp32_residual ? 4u : 2u, 2u},
                        step,
                        tuning_of(sc),
-                       sc->fp8 != FP8_NONE};
+                       sc->fp8 != FP8_NONE,
+                       impl_of(sc),
+                       false,
+                       false};
+    f.casts = f.impl->adapter_casts && sc->finetune != FINETUNE_FULL && !fp32;
+    f.split = f.impl->split_casts && step && sc->precision == PRECISION_AUTOCAST && !f.fp8 &&
+              sc->finetune == FINETUNE_FULL;
     inv->kind = kind;
     inv->n_params = inv->n_kept = 0;
     inv->sums = (struct layer_act_sums){0, 0, 0, 0, 0, 0};

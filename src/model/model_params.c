@@ -78,8 +78,8 @@ struct layer_key {
     double capacity_factor;
     int arch, attention, recompute, recompute_modules, precision, peak, fp8, finetune, lora_targets,
         optimizer;
-    int qkv_bias, qk_norm, router_bias;
-    bool dropout, shared_gate;
+    int qkv_bias, qk_norm, router_bias, impl;
+    bool dropout, shared_gate, sdpa;
 };
 
 struct model_cache_entry {
@@ -139,6 +139,8 @@ static void cache_key(const struct scenario *sc, struct layer_key *k)
     k->qk_norm = (int)sc->qk_norm;
     k->shared_gate = sc->shared_gate;
     k->router_bias = (int)sc->router_bias;
+    k->impl = (int)sc->impl;
+    k->sdpa = sc->sdpa;
 }
 
 /* The kinds of sc: the memo's entry, or *k built (then memoised) ; NULL on overflow. */

@@ -14,6 +14,7 @@
 
 #include "base/checked.h"
 #include "model/layer.h"
+#include "model/impl.h"
 #include "model/model_internal.h"
 #include "model/step.h"
 
@@ -121,6 +122,14 @@ static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct ch
     g->fp8_bytes = 0;
     if (sc->fp8 != FP8_NONE)
         fp8_copies(sc, g, ck); /* with the weights (doc/model.md section 3.7) */
+    /* PEFT's fp32 adapters on a bf16 base (4.12): autocast's bf16 copies of them, kept by their
+     * layers' graphs; with precision=autocast the step counts them (10.2), fp32 has none. */
+    if (impl_of(sc)->adapter_casts && sc->finetune != FINETUNE_FULL &&
+        sc->precision != PRECISION_FP32 && sc->precision != PRECISION_AUTOCAST) {
+        uint64_t copies = ck_mul(ck, 2, g->trained_params);
+        g->weights_bytes = ck_add(ck, g->weights_bytes, copies);
+        g->states_bytes = ck_add(ck, g->states_bytes, copies);
+    }
 }
 
 /* The CPU memory of GPU g's optimizer offload (doc/model.md 12.5): the optimizer states its GPU

@@ -37,6 +37,12 @@ enum peak_model { PEAK_LESSON, PEAK_STEP };
 
 enum attention { ATTENTION_PLAIN, ATTENTION_FLASH };
 
+/* The implementation the activations follow (column impl; doc/model.md section 4.12): memfit's
+ * own assumptions (the lesson's), Megatron-Core with Transformer Engine, Hugging Face
+ * transformers' Llama-family code, or that with PEFT's LoRA adapters. model/impl.h holds what
+ * each keeps. */
+enum impl { IMPL_MEMFIT, IMPL_MEGATRON, IMPL_HF, IMPL_HF_PEFT, IMPL_COUNT };
+
 /* The pipeline schedule (doc/model.md 6.4; DeepSeek-V3 report, Table 2): 1F1B (interleaved when
  * vpp > 1), zero bubble ZB1P (ZB-H1), or DualPipe (two stages per GPU, one of each direction). */
 enum schedule { SCHEDULE_1F1B, SCHEDULE_ZB1P, SCHEDULE_DUALPIPE };
@@ -158,6 +164,9 @@ struct scenario {
     uint64_t seq, micro_batch, global_batch;
     enum precision precision;
     enum attention attention;
+    bool sdpa;      /* impl hf: attention=sdpa, PyTorch's scaled_dot_product_attention (a flash
+                     * kernel on K and V repeated to every head); with attention=flash */
+    enum impl impl; /* the implementation profile (model/impl.h) */
     enum recompute recompute;
     uint64_t ckpt_every;        /* k of RECOMPUTE_EVERY_K */
     unsigned recompute_modules; /* with RECOMPUTE_SELECTIVE: enum recompute_module bits;

@@ -88,6 +88,7 @@ struct report_values;
     X(STAGE_MIDDLE, "stage_middle", "rank", REPORT_OWN, 0)                                         \
     X(NORM_NOTE_LAYERNORM, "norm_note_layernorm", "", REPORT_OWN, 0)                               \
     X(NORM_NOTE_RMSNORM, "norm_note_rmsnorm", "", REPORT_OWN, 0)                                   \
+    X(NORM_NOTE_RMSNORM_HF, "norm_note_rmsnorm_hf", "", REPORT_OWN, 0)                             \
     X(NORM_NOTE_LAYERNORM_STEP, "norm_note_layernorm_step", "", REPORT_OWN, 0)                     \
     X(COUNTED_LESSON, "counted_lesson", "", REPORT_OWN, 0)                                         \
     X(COUNTED_STEP, "counted_step", "", REPORT_OWN, 0)                                             \
@@ -105,7 +106,8 @@ struct report_values;
     X(KCURVE_NOTE_OPTIMIZER_RANGE, "kcurve_note_optimizer_range", "act_none act_best k_lo k_hi",   \
       REPORT_SC, 0)                                                                                \
     X(CHART_KCURVE_ACT, "chart_kcurve_act", "", REPORT_SC, 0)                                      \
-    X(STEP_NOTE, "step_note", "loss grad_buffer optimizer_impl precision_choice", REPORT_OWN, 0)   \
+    X(STEP_NOTE, "step_note", "impl_choice loss grad_buffer optimizer_impl precision_choice",      \
+      REPORT_OWN, 0)                                                                               \
     X(PIPELINE_NOTE_1F1B, "pipeline_note_1f1b", "pp split rank m recompute", REPORT_OWN, 0)        \
     X(PIPELINE_NOTE_INTERLEAVED, "pipeline_note_interleaved", "pp vpp split rank m recompute",     \
       REPORT_OWN, 0)                                                                               \
@@ -113,6 +115,10 @@ struct report_values;
     X(PIPELINE_NOTE_DUALPIPE, "pipeline_note_dualpipe", "pp split rank m recompute", REPORT_OWN,   \
       0)                                                                                           \
     X(STEP_VALIDATION, "step_validation", "", REPORT_OWN, 0)                                       \
+    X(IMPL_MEMFIT, "impl_memfit", "", REPORT_OWN, 0)                                               \
+    X(IMPL_MEGATRON, "impl_megatron", "", REPORT_OWN, 0)                                           \
+    X(IMPL_HF, "impl_hf", "", REPORT_OWN, 0)                                                       \
+    X(IMPL_HF_PEFT, "impl_hf_peft", "", REPORT_OWN, 0)                                             \
     X(LOSS_EAGER, "loss_eager", "", REPORT_OWN, 0)                                                 \
     X(LOSS_FUSED, "loss_fused", "", REPORT_OWN, 0)                                                 \
     X(GRAD_ON_DEMAND, "grad_on_demand", "", REPORT_OWN, 0)                                         \

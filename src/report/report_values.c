@@ -8,6 +8,7 @@
 #include "base/checked.h"
 #include "base/numfmt.h"
 #include "model/cost.h"
+#include "model/impl.h"
 #include "report/validation_summary.h"
 
 void report_values_rung_label(struct report_phrases *ph, const struct plan_rung *r, char *buf,
@@ -460,7 +461,15 @@ static void report_values_step(struct report_sc *r)
         [OPTIMIZER_FUSED] = REPORT_PHRASE_OPTIMIZER_FUSED,
         [OPTIMIZER_SINGLE] = REPORT_PHRASE_OPTIMIZER_SINGLE,
     };
-    char loss[160], grads[160], opt[160], prec[160];
+    static const enum report_phrase impls[IMPL_COUNT] = {
+        [IMPL_MEMFIT] = REPORT_PHRASE_IMPL_MEMFIT,
+        [IMPL_MEGATRON] = REPORT_PHRASE_IMPL_MEGATRON,
+        [IMPL_HF] = REPORT_PHRASE_IMPL_HF,
+        [IMPL_HF_PEFT] = REPORT_PHRASE_IMPL_HF_PEFT,
+    };
+    char impl[200], loss[160], grads[160], opt[160], prec[160];
+    report_say(impl, sizeof impl, r->ph, NULL,
+               impls[(unsigned)sc->impl < IMPL_COUNT ? sc->impl : IMPL_MEMFIT], NULL);
     report_say(v[REPORT_PH_PHASES_NOTE], n, r->ph, &r->vals, REPORT_PHRASE_PHASES_NOTE, NULL);
     report_say(loss, sizeof loss, r->ph, NULL,
                sc->loss == LOSS_FUSED ? REPORT_PHRASE_LOSS_FUSED : REPORT_PHRASE_LOSS_EAGER, NULL);
@@ -476,8 +485,9 @@ static void report_values_step(struct report_sc *r)
         prec, sizeof prec, r->ph, NULL,
         precision[(unsigned)sc->precision <= PRECISION_FP32 ? sc->precision : PRECISION_MIXED],
         NULL);
-    report_say(v[REPORT_PH_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_STEP_NOTE, "loss", loss,
-               "grad_buffer", grads, "optimizer_impl", opt, "precision_choice", prec, NULL);
+    report_say(v[REPORT_PH_STEP_NOTE], n, r->ph, NULL, REPORT_PHRASE_STEP_NOTE, "impl_choice", impl,
+               "loss", loss, "grad_buffer", grads, "optimizer_impl", opt, "precision_choice", prec,
+               NULL);
     report_say(v[REPORT_PH_STEP_VALIDATION], n, r->ph, NULL, REPORT_PHRASE_STEP_VALIDATION, NULL);
 }
 
@@ -678,10 +688,12 @@ static void report_values_terms(struct report_sc *r, enum units u)
     report_values_fp8(r, &base, u);
     report_values_tuning(r, u);
     bool step = sc->peak == PEAK_STEP;
+    bool upcast = sc->arch == ARCH_LLAMA && impl_of(sc)->norm_upcast; /* doc/model.md 4.12 */
     report_say(v[REPORT_PH_NORM_NOTE], n, r->ph, NULL,
-               sc->arch == ARCH_LLAMA ? REPORT_PHRASE_NORM_NOTE_RMSNORM
-               : step                 ? REPORT_PHRASE_NORM_NOTE_LAYERNORM_STEP
-                                      : REPORT_PHRASE_NORM_NOTE_LAYERNORM,
+               upcast                   ? REPORT_PHRASE_NORM_NOTE_RMSNORM_HF
+               : sc->arch == ARCH_LLAMA ? REPORT_PHRASE_NORM_NOTE_RMSNORM
+               : step                   ? REPORT_PHRASE_NORM_NOTE_LAYERNORM_STEP
+                                        : REPORT_PHRASE_NORM_NOTE_LAYERNORM,
                NULL);
     report_say(v[REPORT_PH_COUNTED_NOTE], n, r->ph, NULL,
                step ? REPORT_PHRASE_COUNTED_STEP : REPORT_PHRASE_COUNTED_LESSON, NULL);

@@ -113,6 +113,23 @@ check "step: the fix is still flash, at 55.8 GB, the step's peak" \
     sh -c "awk -F, '\$1 == \"lesson-1.3b\" { printf \"%s %.1f %s %s\", \$15, \$16 / 1e9, \$17, \$18 }' '$T/out' | grep -qx 'flash 55.8 8 attention=flash gpus=1'"
 check "step: the fix's peak is the scenario's own when it fits as it is" \
     sh -c "awk -F, '\$1 == \"lesson-1.3b-flash\" && \$15 == \"none\" && \$16 == \$10 { ok = 1 } END { exit !ok }' '$T/out'"
+# The implementation profile (doc/model.md 4.12): transformers' eager Llama keeps more a layer
+# than memfit's kernels, and the cheapest fix, searched under the row's profile, has a higher
+# peak; --impl is the column's default; under --peak lesson both are memfit's.
+printf 'name,model,seq,micro_batch,gpu,impl,attention\n%s\n%s\n%s\n' "own,llama3.1-8b,4096,1,H100-80GB,,plain" \
+    "hf,llama3.1-8b,4096,1,H100-80GB,hf,eager" "opt,llama3.1-8b,4096,1,H100-80GB,,plain" >"$T/impl.csv"
+run eval "$T/impl.csv" >"$T/out" 2>"$T/err"
+check "impl=hf: more activations a layer and a higher fix peak than memfit's" \
+    sh -c "awk -F, '\$1 == \"own\" { a = \$7; f = \$16 } \$1 == \"hf\" { b = \$7; g = \$16 } END { exit !(b > a && g > f) }' '$T/out'"
+run eval --impl hf "$T/impl.csv" >"$T/out" 2>"$T/err"
+check "--impl hf reaches a row without its own" \
+    sh -c "awk -F, '\$1 == \"hf\" { b = \$7 } \$1 == \"opt\" { c = \$7 } END { exit !(b == c) }' '$T/out'"
+expect_status "--impl hf on a GPT row: exit 1" 1 eval --impl hf configs/examples.csv
+expect_err "... with the row and the option named" \
+    "examples.csv:2: column 'impl': 'hf' (--impl) follows transformers' Llama-family layer"
+run eval --peak lesson "$T/impl.csv" >"$T/out" 2>"$T/err"
+check "--peak lesson: memfit's activations whatever the profile" \
+    sh -c "awk -F, '\$1 == \"own\" { a = \$7 } \$1 == \"hf\" { b = \$7 } END { exit !(a == b) }' '$T/out'"
 printf 'name,model,seq,micro_batch,gpu,gpus_per_node\nhuge,llama2-70b,4096,1,H100-80GB,1\n' >"$T/nothing.csv"
 expect_status "nothing fits" 0 eval --format table "$T/nothing.csv"
 expect_out "nothing fits names the GPUs the states need" "nothing fits: the model states alone need 13 GPUs"

@@ -7,10 +7,10 @@
 # search finds a layout.
 . tests/cli/common.inc
 
-# The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 61
-# (name .. gpus_per_node), peak_bytes, budget_bytes.
+# The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 65
+# (name .. impl), peak_bytes, budget_bytes.
 SC_FIRST=6
-SC_LAST=69
+SC_LAST=70
 
 cat >"$T/jobs.csv" <<'EOF'
 name,model,seq,global_batch,gpu,gpus,tp,zero
@@ -44,10 +44,10 @@ head -n 1 "$T/csv" | tr ',' '\n' >"$T/header"
 check "the header starts job,rank,step_time_s,layouts_tried,layouts_fit,name,model" \
     sh -c "head -n 1 '$T/csv' | grep -q '^job,rank,step_time_s,layouts_tried,layouts_fit,name,model,arch,'"
 check "the header ends peak_bytes,budget_bytes" \
-    sh -c "head -n 1 '$T/csv' | grep -q ',gpus_per_node,peak_bytes,budget_bytes\$'"
+    sh -c "head -n 1 '$T/csv' | grep -q ',gpus_per_node,impl,peak_bytes,budget_bytes\$'"
 check "no gpus column without a range" sh -c "! grep -qx gpus '$T/header'"
 check "the scenario's columns are $SC_FIRST to $SC_LAST" \
-    sh -c "test \"\$(sed -n '${SC_FIRST}p;${SC_LAST}p' '$T/header' | tr '\n' ' ')\" = 'name gpus_per_node '"
+    sh -c "test \"\$(sed -n '${SC_FIRST}p;${SC_LAST}p' '$T/header' | tr '\n' ' ')\" = 'name impl '"
 # Every column eval reads (src/input/columns.h) but gpus, and none else.
 grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*"' src/input/columns.h | grep -o '"[a-z_0-9]*"' | tr -d '"' |
     grep -vx -e gpus >"$T/columns"
@@ -82,7 +82,7 @@ back_through_eval "search" "$T/csv" "$SC_FIRST"
 run search "$T/jobs.csv" --top 3 --peak lesson --reserve 0.3 >"$T/lesson" 2>/dev/null
 back_through_eval "--peak lesson --reserve 0.3" "$T/lesson" "$SC_FIRST" \
     --peak lesson
-check "--reserve reaches the rows" sh -c "cut -d, -f$((SC_LAST - 1)) '$T/lesson' | sed -n 2p | grep -qx 0.3"
+check "--reserve reaches the rows" sh -c "cut -d, -f$((SC_LAST - 2)) '$T/lesson' | sed -n 2p | grep -qx 0.3"
 
 # Block and per-module recomputation a job gives (doc/model.md 5.4, 5.5) are pinned: every
 # layout keeps them, and eval reads each with the search's peak.
@@ -92,6 +92,19 @@ printf 'name,model,seq,global_batch,gpu,gpus,recompute,recompute_layers,recomput
 run search "$T/rjobs.csv" --top 3 >"$T/rsearch" 2>/dev/null
 check "recompute_layers and recompute_modules are kept (3 and layernorm+moe_act)" sh -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if (\$i == \"recompute_layers\") l = i; if (\$i == \"recompute_modules\") m = i } } NR > 1 && !((\$1 == \"blk\" && \$l == 3) || (\$1 == \"mods\" && \$m == \"layernorm+moe_act\")) { bad = 1 } NR > 1 { n++ } END { exit bad || n != 6 }' '$T/rsearch'"
 back_through_eval "pinned recomputation" "$T/rsearch" "$SC_FIRST"
+
+# The implementation profile (doc/model.md 4.12) is the job's: every layout keeps it and
+# transformers' attention name, and eval reads each with the search's peak; --impl is the
+# default of the column. Under hf the same job's peaks are those of another model than memfit's.
+printf 'name,model,seq,global_batch,gpu,gpus,impl,attention\n%s\n%s\n' \
+    "hf8b,llama3.1-8b,4096,32,H100-80GB,8,hf,sdpa" "mg8b,llama3.1-8b,4096,32,H100-80GB,8,megatron," \
+    >"$T/ijobs.csv"
+run search "$T/ijobs.csv" --top 3 >"$T/isearch" 2>/dev/null
+check "impl and hf's attention name are kept (hf with sdpa, megatron)" sh -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if (\$i == \"impl\") p = i; if (\$i == \"attention\") a = i } } NR > 1 && !((\$1 == \"hf8b\" && \$p == \"hf\" && \$a == \"sdpa\") || (\$1 == \"mg8b\" && \$p == \"megatron\")) { bad = 1 } NR > 1 { n++ } END { exit bad || n != 6 }' '$T/isearch'"
+back_through_eval "a job's profile" "$T/isearch" "$SC_FIRST"
+printf 'name,model,seq,global_batch,gpu,gpus\nopt8b,llama3.1-8b,4096,32,H100-80GB,8\n' >"$T/ojob.csv"
+run search "$T/ojob.csv" --top 1 --impl hf-peft >"$T/osearch" 2>/dev/null
+check "--impl reaches the rows" sh -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if (\$i == \"impl\") p = i } NR == 2 && \$p == \"hf-peft\" { ok = 1 } END { exit !ok }' '$T/osearch'"
 
 # A job's name of 64 characters (two bytes each): JOB-RANK is cut to 64 characters, at a
 # character, and eval takes every one.

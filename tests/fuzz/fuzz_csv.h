@@ -69,7 +69,7 @@ static int fuzz_csv_one(const uint8_t *data, size_t size)
     diag_init(&d, NULL, NULL);
     struct nameset names;
     nameset_init(&names);
-    struct config_options opt = {0.15, PEAK_STEP}; /* the command line's default */
+    struct config_options opt = {0.15, PEAK_STEP, IMPL_MEMFIT}; /* the command line's default */
     struct config_reader *r = config_reader_new(f, "fuzz.csv", presets, &opt, &names, &d);
     struct scenario sc;
     unsigned long line;

@@ -1,5 +1,7 @@
 #!/usr/bin/python3
 """An independent implementation of doc/model.md sections 2-8 and the eval columns (section 8.5).
+Rows carry an implementation profile (section 4.12), which --peak lesson must ignore; and
+impl_ref.check_profiles holds what each profile adds to a layer under --peak step to section 4.12's table.
 
 These are the lesson's formulas, the peak of section 8.1 (states + activations + logits): memfit
 is run with `--peak lesson`, which keeps them (its default, `--peak step`, is section 10.2's
@@ -33,6 +35,8 @@ import random
 import subprocess
 import sys
 from fractions import Fraction as F
+
+import impl_ref
 
 BPP = {"mixed": (2, 2, 12), "autocast": (4, 4, 8), "megatron": (2, 4, 12), "frozen": (2, 0, 0),
        "fp32": (4, 4, 8)}
@@ -93,6 +97,10 @@ def resolve(row):
     c["recompute_layers"] = num("recompute_layers", 0)              # 5.4: 0 is every layer
     names = (row.get("recompute_modules") or "core_attn").replace("+", " ").split()
     c["modules"] = set(names) if c.get("recompute") == "selective" else set()  # 5.5
+    # 4.12: under --peak lesson every implementation profile keeps memfit's tensors; hf's
+    # attention names are its plain (eager) and flash (sdpa, flash_attention_2) attention.
+    c["attention"] = {"eager": "plain", "sdpa": "flash",
+                      "flash_attention_2": "flash"}.get(c.get("attention"), c.get("attention"))
     return c
 
 
@@ -763,6 +771,12 @@ def random_scenario(rng, i):
         "gpu_mem_gb": rng.choice([16, 24, 40, 80, 141, 192, 1000]), "reserve": rng.choice([0, 0.1, 0.15, 0.3]),
     }
     row.update(cell)
+    # 4.12: a profile, and under hf and hf-peft transformers' attention names; the lesson's
+    # numbers must not change with them.
+    row["impl"] = "memfit" if arch == "gpt" else rng.choice(["memfit", "megatron", "hf", "hf-peft"])
+    if row["impl"].startswith("hf") and rng.random() < 0.7:
+        row["attention"] = "eager" if row["attention"] == "plain" else \
+            rng.choice(["sdpa", "flash_attention_2"])
     # 5.5: with recompute=selective, a set of the modules the model has (empty: core_attn).
     row["recompute_modules"] = ""
     if rec == "selective" and rng.random() < 0.7:
@@ -780,7 +794,7 @@ def random_scenario(rng, i):
 
 COLUMNS = ["name", "arch", "layers", "hidden", "heads", "kv_heads", "vocab", "ffn", "tied", "positions",
            "dropout", "seq", "micro_batch", "precision", "attention", "recompute", "dp", "tp", "pp", "sp",
-           "zero", "offload", "gpu_mem_gb", "reserve"] + MODERN + PARALLEL + RECOMPUTE
+           "zero", "offload", "gpu_mem_gb", "reserve", "impl"] + MODERN + PARALLEL + RECOMPUTE
 
 # The published counts of doc/model.md section 2.5, from this file's own reading of section 2.
 PUBLISHED = [
@@ -814,7 +828,7 @@ def published_layouts():
     DualPipe, BLOOM's 70 on 12, MT-NLG's 105 on 35. Checked as the random scenarios are."""
     base = dict({k: "" for k in MODERN + PARALLEL + RECOMPUTE}, tied=False, positions=0, dropout=False,
                 precision="megatron", attention="flash", recompute="full", sp=False, zero=1,
-                offload="none", gpu_mem_gb=80, reserve=0, micro_batch=1, arch="llama")
+                offload="none", gpu_mem_gb=80, reserve=0, micro_batch=1, arch="llama", impl="")
     llama = dict(name="published-llama3.1-405b", layers=126, hidden=16384, heads=128, kv_heads=8,
                  vocab=128256, ffn=53248, seq=8192, tp=8, sp=True, pp=16, dp=128,
                  global_batch="2048")
@@ -912,6 +926,7 @@ def main():
             check(row, got[row["name"]], failures)
         print(("not ok " if failures else "ok ") + row["name"] + ("".join("\n# " + f for f in failures)))
         bad += bool(failures)
+    bad += impl_ref.check_profiles(memfit, rng)
     seen = coverage(rows)
     print("# coverage: " + ", ".join(f"{k} {v}" for k, v in seen.items()))
     if n >= 400:

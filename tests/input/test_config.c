@@ -68,7 +68,7 @@ static void run_csv_mode(struct run *r, const char *csv, enum peak_model peak, b
     nameset_init(&names);
     FILE *f = fmemopen((void *)csv, strlen(csv), "r");
     assert_non_null(f);
-    struct config_options opt = {0.15, peak};
+    struct config_options opt = {0.15, peak, IMPL_MEMFIT};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     assert_non_null(rd);
     if (jobs)
@@ -491,6 +491,32 @@ static void step_columns_default_by_precision(void **state)
     assert_int_equal(t.optimizer_bytes, 8 * 1311528960ull);
 }
 
+/* The impl column and transformers' attention names (doc/model.md 4.12): eager is plain, sdpa
+ * and flash_attention_2 flash, sdpa on K and V repeated; the default is memfit's. */
+static void impl_column_parses(void **state)
+{
+    (void)state;
+    struct run r;
+    run_csv(&r, "name,model,seq,micro_batch,gpu_mem_gb,impl,attention\n"
+                "a,llama3.1-8b,4096,1,80,,\n"
+                "b,llama3.1-8b,4096,1,80,Megatron,flash\n"
+                "c,llama3.1-8b,4096,1,80,hf,eager\n"
+                "d,llama3.1-8b,4096,1,80,hf,sdpa\n"
+                "e,llama3.1-8b,4096,1,80,hf-peft,flash_attention_2\n"
+                "f,llama3.1-8b,4096,1,80,hf,plain\n");
+    assert_int_equal(r.n_messages, 0);
+    assert_int_equal(r.n, 6);
+    static const enum impl impls[] = {IMPL_MEMFIT, IMPL_MEGATRON, IMPL_HF,
+                                      IMPL_HF,     IMPL_HF_PEFT,  IMPL_HF};
+    static const enum attention attns[] = {ATTENTION_PLAIN, ATTENTION_FLASH, ATTENTION_PLAIN,
+                                           ATTENTION_FLASH, ATTENTION_FLASH, ATTENTION_PLAIN};
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(r.sc[i].impl, impls[i]);
+        assert_int_equal(r.sc[i].attention, attns[i]);
+        assert_int_equal(r.sc[i].sdpa, i == 3);
+    }
+}
+
 /* --peak reaches every scenario read: the worked example peaks at 116.1 GB under --peak lesson
  * and at 120.2 GB at the start of the backward pass under --peak step (doc/model.md 9.4, 10.2). */
 static void the_peak_option_reaches_every_row(void **state)
@@ -767,6 +793,20 @@ struct bad_input {
 #define NAME65 "00000000000000000000000000000000000000000000000000000000000000007"
 
 static const struct bad_input BAD[] = {
+    /* the implementation profile (doc/model.md 4.12): an unknown one; transformers' attention
+     * names outside hf and hf-peft; hf with a GPT layer */
+    {"name,model,seq,micro_batch,gpu_mem_gb,impl,attention\n"
+     "a,llama3.1-8b,4096,1,80,tf,\n"
+     "b,llama3.1-8b,4096,1,80,megatron,sdpa\n"
+     "c,gpt-1.3b,2048,8,80,hf,eager\n"
+     "d,llama3.1-8b,4096,1,80,hf-peft,flash_attention_2\n",
+     "d",
+     "in.csv:2: column 'impl': 'tf' is not one of memfit, megatron, hf, hf-peft\n"
+     "in.csv:3: column 'attention': 'sdpa' is transformers' attn_implementation: it needs "
+     "impl=hf or hf-peft (else plain or flash)\n"
+     "in.csv:4: column 'impl': 'hf' follows transformers' Llama-family layer (modeling_llama.py): "
+     "not possible with arch=gpt\n"},
+
     /* a value or a whole column missing */
     {HEADER "a,24,2048,16,50257,,8,80\n"
             "b,24,2048,16,50257,2048,8,80\n",
@@ -1462,7 +1502,7 @@ static void run_bytes(struct run *r, const char *csv, size_t len)
     assert_non_null(f);
     assert_int_equal(fwrite(csv, 1, len, f), len);
     rewind(f);
-    struct config_options opt = {0.15, PEAK_LESSON};
+    struct config_options opt = {0.15, PEAK_LESSON, IMPL_MEMFIT};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     assert_non_null(rd);
     struct scenario sc;
@@ -1540,7 +1580,7 @@ static void a_full_name_table_stops_loudly(void **state)
     names.max_cap = 1024; /* 512 names */
     FILE *f = fmemopen(csv, n, "r");
     assert_non_null(f);
-    struct config_options opt = {0.15, PEAK_LESSON};
+    struct config_options opt = {0.15, PEAK_LESSON, IMPL_MEMFIT};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     struct scenario sc;
     unsigned long line;
@@ -1716,6 +1756,7 @@ int main(void)
         cmocka_unit_test(recompute_and_booleans),
         cmocka_unit_test(reserve_column_wins),
         cmocka_unit_test(step_columns_default_by_precision),
+        cmocka_unit_test(impl_column_parses),
         cmocka_unit_test(the_peak_option_reaches_every_row),
         cmocka_unit_test(modern_columns_default_when_empty),
         cmocka_unit_test(modern_columns_parse),

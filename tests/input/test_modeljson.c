@@ -53,7 +53,7 @@ static void run_csv_with(struct run *r, const char *csv, const struct config_pre
     nameset_init(&names);
     FILE *f = fmemopen((void *)csv, strlen(csv), "r");
     assert_non_null(f);
-    struct config_options opt = {0.15, PEAK_LESSON};
+    struct config_options opt = {0.15, PEAK_LESSON, IMPL_MEMFIT};
     struct config_reader *rd = config_reader_new(f, "in.csv", p, &opt, &names, &d);
     assert_non_null(rd);
     struct scenario sc;

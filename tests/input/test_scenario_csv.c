@@ -64,7 +64,7 @@ static void read_csv(struct read *r, const char *csv, enum peak_model peak)
     nameset_init(&names);
     FILE *f = fmemopen((void *)csv, strlen(csv), "r");
     assert_non_null(f);
-    struct config_options opt = {0.15, peak};
+    struct config_options opt = {0.15, peak, IMPL_MEMFIT};
     struct config_reader *rd = config_reader_new(f, "in.csv", presets, &opt, &names, &d);
     assert_non_null(rd);
     unsigned long line;
@@ -239,6 +239,15 @@ static void every_value_round_trips(void **state)
         "o,gpt-1.3b,2048,8,selective,,mlp,H100-80GB,1\n";
     assert_all_round_trip(recompute, PEAK_STEP, 4);
     assert_all_round_trip(recompute, PEAK_LESSON, 4);
+    /* the implementation profiles and transformers' attention names (doc/model.md 4.12) */
+    static const char impls[] = "name,model,seq,micro_batch,impl,attention,finetune,gpu\n"
+                                "p,llama3-8b,4096,1,megatron,flash,,H100-80GB\n"
+                                "q,llama3-8b,4096,1,hf,eager,,H100-80GB\n"
+                                "r,llama3-8b,4096,1,hf,sdpa,,H100-80GB\n"
+                                "s,llama3-8b,4096,1,hf-peft,flash_attention_2,lora,H100-80GB\n"
+                                "t,gpt-1.3b,2048,8,memfit,plain,,H100-80GB\n";
+    assert_all_round_trip(impls, PEAK_STEP, 5);
+    assert_all_round_trip(impls, PEAK_LESSON, 5);
 }
 
 /* The GPU's memory is written in GB exactly, however it was given (mem_mib, a fraction). */

@@ -872,6 +872,10 @@ static void memo_matches_the_model(void **state)
         random_scenario(&st, &sc);
         if (i % 2)
             sc.peak = PEAK_STEP;
+        if (sc.arch == ARCH_LLAMA) { /* the profiles of doc/model.md 4.12, in the key */
+            sc.impl = (enum impl)rs_range(&st, 0, IMPL_COUNT - 1);
+            sc.sdpa = sc.attention == ATTENTION_FLASH && rs_range(&st, 0, 1);
+        }
         for (int v = 0; v < 3; v++) {
             if (v > 0) { /* the members outside the key */
                 sc.seq = rs_range(&st, 1, 8) * 512;

@@ -441,7 +441,8 @@ static const char fp8_csv[] = "name,model,seq,micro_batch,attention,dp,zero,gpu,
 
 /* The optimizers and fine-tuning (doc/model.md sections 3.5, 3.6): full training with bf16 and
  * 8-bit moments; LoRA on q and v; LoRA on every linear in fp32 with SGD, sharded by ZeRO-3;
- * QLoRA with the optimizer offloaded. */
+ * QLoRA with the optimizer offloaded; the first three implementation profiles' phrases
+ * (doc/model.md 4.12: transformers with sdpa, Megatron-Core, PEFT). */
 /* The ladder's tp and pp rungs (and a pipeline's bubble in the cost of a fix) under --peak lesson,
  * where the verdict's fix is the ladder's (under --peak step it is the cheapest layout). */
 static const char ladder_csv[] =
@@ -452,12 +453,13 @@ static const char ladder_csv[] =
 
 static const char tuning_csv[] =
     "name,model,seq,micro_batch,attention,recompute,dp,zero,offload,gpu,precision,optimizer,"
-    "finetune,lora_rank,lora_targets\n"
-    "full-bf16,llama3.1-8b,4096,1,flash,full,1,0,,H100-80GB,,adamw-bf16,,,\n"
-    "full-8bit,llama3.1-8b,4096,1,flash,full,1,0,,H100-80GB,,adamw8bit,,,\n"
-    "lora-qv,llama3.1-8b,4096,1,flash,full,1,0,,H100-80GB,,,lora,16,qv\n"
-    "lora-all,llama3.1-8b,4096,1,flash,full,8,3,,H100-80GB,autocast,sgd,lora,8,all-linear\n"
-    "qlora-offload,llama3.1-70b,4096,1,flash,full,1,0,optimizer,H100-80GB,,,qlora,64,\n";
+    "finetune,lora_rank,lora_targets,impl\n"
+    "full-bf16,llama3.1-8b,4096,1,sdpa,full,1,0,,H100-80GB,,adamw-bf16,,,,hf\n"
+    "full-8bit,llama3.1-8b,4096,1,flash,full,1,0,,H100-80GB,,adamw8bit,,,,megatron\n"
+    "lora-qv,llama3.1-8b,4096,1,flash,full,1,0,,H100-80GB,,,lora,16,qv,\n"
+    "lora-all,llama3.1-8b,4096,1,flash,full,8,3,,H100-80GB,autocast,sgd,lora,8,all-linear,"
+    "hf-peft\n"
+    "qlora-offload,llama3.1-70b,4096,1,flash,full,1,0,optimizer,H100-80GB,,,qlora,64,,\n";
 
 /* The scenarios of csv (its length len), read with --peak peak; appended to out[0..cap). */
 static size_t read_csv(const char *csv, size_t len, enum peak_model peak, struct scenario *out,
@@ -469,7 +471,7 @@ static size_t read_csv(const char *csv, size_t len, enum peak_model peak, struct
     assert_non_null(pre);
     struct nameset seen;
     nameset_init(&seen);
-    struct config_options opt = {0.15, peak};
+    struct config_options opt = {0.15, peak, IMPL_MEMFIT};
     FILE *in = fmemopen((void *)csv, len, "r");
     assert_non_null(in);
     struct config_reader *r = config_reader_new(in, "phrases.csv", pre, &opt, &seen, &d);
@@ -989,11 +991,11 @@ static void test_step_words(void **state)
         "backward pass",
         "forward end backward start backward end optimizer step the static sum",
         "as configured: peak 120.2 GB at the start of the backward pass",
-        "The step's peak assumes loss=eager (cross-entropy on fp32 logits: three s·b·V/t tensors); "
-        "grad_buffer=on_demand",
-        "optimizer_impl=foreach (two fp32 temporaries per parameter, as PyTorch 1.13's AdamW); "
+        "The step's peak assumes impl=memfit (the kernels of doc/model.md 4); loss=eager",
+        "(cross-entropy on fp32 logits: three s·b·V/t tensors); grad_buffer=on_demand",
+        "optimizer_impl=foreach (two fp32 temporaries per",
         "precision=mixed",
-        "columns loss, grad_buffer, optimizer_impl and precision change them",
+        "the columns of those names change them",
         "tracked; tests/validation/step.csv): every measured peak within 0.5% of the model's, at "
         "the same "
         "phase.",
