@@ -70,7 +70,9 @@ void numfmt_u64(char *buf, size_t size, uint64_t n)
 /* Seconds for people: "1.23 s", "45 ms". */
 void numfmt_seconds(char *buf, size_t size, double s)
 {
-    if (s >= 1)
+    if (s == 0) /* nothing added: not "0.00 ms" */
+        numfmt(buf, size, "0 s");
+    else if (s >= 1)
         numfmt(buf, size, "%.2f s", s);
     else if (s >= 1e-3)
         numfmt(buf, size, "%.0f ms", s * 1e3);

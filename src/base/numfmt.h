@@ -39,7 +39,7 @@ void numfmt_short(char *buf, size_t size, uint64_t n);
 /* A count as plain digits: "1311528960". */
 void numfmt_u64(char *buf, size_t size, uint64_t n);
 
-/* Seconds for people: "1.23 s", "45 ms", "0.25 ms". */
+/* Seconds for people: "1.23 s", "45 ms", "0.25 ms", and "0 s" for none. */
 void numfmt_seconds(char *buf, size_t size, double s);
 
 #endif
