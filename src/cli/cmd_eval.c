@@ -20,6 +20,12 @@
 #include "plan/cheapest.h"
 #include "plan/plan.h"
 
+/* The lock of the fixes' memo, and the condition its searches end on (cheapest.h). */
+struct fixes_sync {
+    pthread_mutex_t mutex;
+    pthread_cond_t searched;
+};
+
 /* What evaluating rows needs of its own in each thread. */
 struct eval_lane {
     struct plan plan;            /* reused for every row */
@@ -38,17 +44,28 @@ struct eval_ctx {
     bool write_failed;                /* a worker could not keep its rows' text (no memory) */
     struct diag rows;                 /* the rows' messages */
     unsigned long accepted, rejected; /* rows config accepted and rejected (session.h) */
-    pthread_mutex_t fixes_lock;       /* around lane.fixes, which every thread shares */
+    struct fixes_sync fixes_sync;     /* around lane.fixes, which every thread shares */
 };
 
 static void fixes_lock(void *ctx)
 {
-    pthread_mutex_lock(ctx);
+    pthread_mutex_lock(&((struct fixes_sync *)ctx)->mutex);
 }
 
 static void fixes_unlock(void *ctx)
 {
-    pthread_mutex_unlock(ctx);
+    pthread_mutex_unlock(&((struct fixes_sync *)ctx)->mutex);
+}
+
+static void fixes_wait(void *ctx)
+{
+    struct fixes_sync *f = ctx;
+    pthread_cond_wait(&f->searched, &f->mutex);
+}
+
+static void fixes_wake(void *ctx)
+{
+    pthread_cond_broadcast(&((struct fixes_sync *)ctx)->searched);
 }
 
 /* The verdict's fix of a row that does not fit under the step's peak: the cheapest layout on
@@ -400,8 +417,9 @@ int cmd_eval(const struct options *o)
     e->lane.memo = model_cache_new(); /* NULL only makes eval slower */
     /* One memo of fixes for every thread, under a lock: each job is searched once. */
     e->lane.fixes = cheapest_memo_new(); /* NULL only makes eval slower */
-    pthread_mutex_init(&e->fixes_lock, NULL);
-    struct cheapest_lock lk = {fixes_lock, fixes_unlock, &e->fixes_lock};
+    pthread_mutex_init(&e->fixes_sync.mutex, NULL);
+    pthread_cond_init(&e->fixes_sync.searched, NULL);
+    struct cheapest_lock lk = {fixes_lock, fixes_unlock, fixes_wait, fixes_wake, &e->fixes_sync};
     cheapest_memo_share(e->lane.fixes, &lk);
     e->begun = e->aborted = e->write_failed = false;
     e->accepted = e->rejected = 0;
@@ -428,7 +446,8 @@ int cmd_eval(const struct options *o)
     evalout_release(&e->out);
     model_cache_free(e->lane.memo);
     cheapest_memo_free(e->lane.fixes);
-    pthread_mutex_destroy(&e->fixes_lock);
+    pthread_cond_destroy(&e->fixes_sync.searched);
+    pthread_mutex_destroy(&e->fixes_sync.mutex);
     free(e);
     if (write_failed || !io_ok)
         return EXIT_USAGE;

@@ -22,6 +22,7 @@ struct job_answer {
     size_t n;
     struct search_layout *layouts; /* with the fused loss */
     uint64_t *eager_peak; /* each layout's peak with the eager loss; 0: it does not fit so */
+    bool pending;         /* a thread is searching it: the others wait for it */
 };
 
 struct cheapest_memo {
@@ -58,6 +59,18 @@ static void memo_unlock(struct cheapest_memo *m)
 {
     if (m->shared)
         m->lk.unlock(m->lk.ctx);
+}
+
+/* Under the lock: until another thread's search of a pending answer ends. */
+static void memo_wait(struct cheapest_memo *m)
+{
+    m->lk.wait(m->lk.ctx);
+}
+
+static void memo_wake(struct cheapest_memo *m)
+{
+    if (m->shared)
+        m->lk.wake(m->lk.ctx);
 }
 
 static void answer_free(struct job_answer *a)
@@ -101,8 +114,8 @@ static void job_key(const struct scenario *sc, struct scenario *key)
      * 4.2, 12.1): the fix's layouts use it, a fifth of the search's families. So is the fused
      * (vocabulary-parallel) cross-entropy against the eager one: 4 s b V / t bytes where the
      * eager loss holds 8 and 12 (section 10.2), priced alike by the cost model (section 12). The
-     * layouts are searched with it, and each is checked with the eager loss as well (answer_new),
-     * so that a fix changes the loss only where it must. */
+     * layouts are searched with it, and each is checked with the eager loss as well
+     * (answer_search), so that a fix changes the loss only where it must. */
     key->pinned = SCENARIO_PIN_ATTENTION;
     key->loss = LOSS_FUSED;
     key->dp = key->tp = key->pp = key->cp = key->vpp = key->ep = key->etp = 1;
@@ -133,25 +146,19 @@ static uint64_t key_hash(const struct scenario *key)
     return h ^ (h >> 32);
 }
 
-/* Searches key's layouts into a new answer (NULL when out of memory); seed_s as search_fix's.
- * Each layout within the tolerance is evaluated again with the eager loss: a layout that fits
- * so is as fast (the cost model prices both losses alike), so a row with an eager loss keeps it
- * there; the search with the fused loss lists every layout that fits with the eager one (it fits
- * with the fused loss too, at the same step). */
-static struct job_answer *answer_new(const struct scenario *key, double seed_s,
-                                     struct model_cache *cache)
+/* Searches key's layouts into a (its key set, nothing else); seed_s as search_fix's. Out of
+ * memory, a has no answer (CHEAPEST_UNSEARCHED). Each layout within the tolerance is evaluated
+ * again with the eager loss: a layout that fits so is as fast (the cost model prices both losses
+ * alike), so a row with an eager loss keeps it there; the search with the fused loss lists every
+ * layout that fits with the eager one (it fits with the fused loss too, at the same step). */
+static void answer_search(struct job_answer *a, double seed_s, struct model_cache *cache)
 {
-    struct job_answer *a = calloc(1, sizeof *a);
+    const struct scenario *key = &a->key;
     struct search_layout *top = malloc(CHEAPEST_TOP * sizeof *top);
-    if (!a || !top) {
-        free(a);
-        free(top);
-        return NULL;
-    }
-    a->key = *key;
     struct search_result res;
     enum search_status st =
-        search_fix(key, key->ckpt_every, seed_s, CHEAPEST_TOP, top, cache, &res);
+        top ? search_fix(key, key->ckpt_every, seed_s, CHEAPEST_TOP, top, cache, &res)
+            : SEARCH_NO_MEMORY;
     if (st != SEARCH_OK && st != SEARCH_NO_SPLIT && st != SEARCH_PIN_CLASH) {
         a->status = CHEAPEST_UNSEARCHED;
     } else if (st != SEARCH_OK || res.n_top == 0) {
@@ -172,12 +179,19 @@ static struct job_answer *answer_new(const struct scenario *key, double seed_s,
                 a->eager_peak[i] = t.peak_bytes;
         }
         if (!a->eager_peak) {
-            a->layouts = top;
-            answer_free(a);
-            return NULL;
+            a->status = CHEAPEST_UNSEARCHED;
+            a->n = 0;
         }
     }
     a->layouts = top;
+}
+
+/* A new answer of key, not yet searched (NULL when out of memory). */
+static struct job_answer *answer_new(const struct scenario *key)
+{
+    struct job_answer *a = calloc(1, sizeof *a);
+    if (a)
+        a->key = *key;
     return a;
 }
 
@@ -221,39 +235,49 @@ static struct job_answer *memo_find(struct cheapest_memo *m, const struct scenar
     return NULL;
 }
 
-/* The answer for key: from the memo, or searched (outside the lock) and kept there. NULL: out
- * of memory. *own: the caller frees it (not kept). */
+/* The answer for key: from the memo, or searched and kept there - under the memo's lock the
+ * answer goes in pending, the search runs outside it, and a thread that needs the same job in
+ * the meantime waits for it rather than searching it twice. NULL: out of memory. *own: the
+ * caller frees it (not kept: no room in its neighbourhood, or no memo). */
 static struct job_answer *answer_for(const struct scenario *key, const struct scenario *row,
                                      struct cheapest_memo *m, struct model_cache *cache, bool *own)
 {
-    *own = m == NULL;
-    if (!m)
-        return answer_new(key, seed_of(key, row, cache), cache);
-    unsigned home = (unsigned)(key_hash(key) % MEMO_SLOTS), free_slot;
-    memo_lock(m);
-    struct job_answer *a = memo_find(m, key, home, &free_slot);
-    memo_unlock(m);
-    if (a)
-        return a;
-    a = answer_new(key, seed_of(key, row, cache), cache);
-    if (!a)
-        return NULL;
-    memo_lock(m);
-    struct job_answer *kept = memo_find(m, key, home, &free_slot);
-    if (kept) { /* another thread searched it meanwhile */
+    *own = true;
+    struct job_answer *a;
+    if (m) {
+        unsigned home = (unsigned)(key_hash(key) % MEMO_SLOTS), free_slot;
+        memo_lock(m);
+        while ((a = memo_find(m, key, home, &free_slot)) && a->pending)
+            memo_wait(m);
+        if (a) {
+            memo_unlock(m);
+            *own = false;
+            return a;
+        }
+        if (free_slot == MEMO_SLOTS && !m->shared) { /* a full neighbourhood: its home anew */
+            answer_free(m->slot[home]);
+            m->slot[home] = NULL;
+            free_slot = home;
+        }
+        a = free_slot == MEMO_SLOTS ? NULL : answer_new(key);
+        if (a) {
+            a->pending = true;
+            m->slot[free_slot] = a;
+            *own = false;
+        }
         memo_unlock(m);
-        answer_free(a);
-        return kept;
+        if (a) {
+            answer_search(a, seed_of(key, row, cache), cache);
+            memo_lock(m);
+            a->pending = false;
+            memo_wake(m);
+            memo_unlock(m);
+            return a;
+        }
     }
-    if (free_slot != MEMO_SLOTS) {
-        m->slot[free_slot] = a;
-    } else if (!m->shared) {
-        answer_free(m->slot[home]);
-        m->slot[home] = a;
-    } else {
-        *own = true; /* a shared answer may be in use: none is replaced */
-    }
-    memo_unlock(m);
+    a = answer_new(key); /* the caller's own */
+    if (a)
+        answer_search(a, seed_of(key, row, cache), cache);
     return a;
 }
 

@@ -64,12 +64,14 @@ void cheapest_memo_free(struct cheapest_memo *m);
 struct cheapest_lock {
     void (*lock)(void *ctx);
     void (*unlock)(void *ctx);
+    void (*wait)(void *ctx); /* locked: until a wake, unlocked meanwhile (a condition's wait) */
+    void (*wake)(void *ctx); /* every waiting thread (a condition's broadcast) */
     void *ctx;
 };
 
 /* Makes m shareable by threads: its table is read and written under lk (a search runs outside
- * it; two threads may search the same job once each), and an answer once kept is never replaced
- * (a full neighbourhood keeps the new answer the caller's only). */
+ * it; a thread that needs a job another is searching waits for that search), and an answer once
+ * kept is never replaced (a full neighbourhood keeps the new answer the caller's only). */
 void cheapest_memo_share(struct cheapest_memo *m, const struct cheapest_lock *lk);
 
 /*

@@ -7,6 +7,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -242,9 +244,10 @@ static void fused_loss_alone(void **state)
     assert_int_equal(c.sc.loss, LOSS_EAGER);
 }
 
-/* A lock that counts: held at most once at a time, released as often as taken. */
+/* A lock that counts: held at most once at a time, released as often as taken; one thread
+ * never waits, and wakes under the lock. */
 struct counting_lock {
-    unsigned taken, released;
+    unsigned taken, released, woken;
     bool held;
 };
 
@@ -264,14 +267,27 @@ static void count_unlock(void *ctx)
     c->released++;
 }
 
+static void count_wait(void *ctx)
+{
+    (void)ctx;
+    fail_msg("one thread waited for itself");
+}
+
+static void count_wake(void *ctx)
+{
+    struct counting_lock *c = ctx;
+    assert_true(c->held);
+    c->woken++;
+}
+
 /* A shared memo answers as an own one, every look under the caller's lock. */
 static void shared_memo_under_a_lock(void **state)
 {
     (void)state;
     struct cheapest_memo *shared = cheapest_memo_new();
     assert_non_null(shared);
-    struct counting_lock c = {0, 0, false};
-    struct cheapest_lock lk = {count_lock, count_unlock, &c};
+    struct counting_lock c = {0, 0, 0, false};
+    struct cheapest_lock lk = {count_lock, count_unlock, count_wait, count_wake, &c};
     cheapest_memo_share(shared, &lk);
     for (unsigned round = 0; round < 2; round++) {
         struct scenario sc;
@@ -283,9 +299,89 @@ static void shared_memo_under_a_lock(void **state)
         assert_true(with.step_time_s == without.step_time_s);
         assert_memory_equal(&with.sc, &without.sc, sizeof with.sc);
     }
-    assert_int_equal(c.taken, 3); /* a miss looks twice (before and after its search), a hit once */
+    /* a miss takes it twice (to leave its answer pending, then to finish it), a hit once */
+    assert_int_equal(c.taken, 3);
     assert_int_equal(c.released, c.taken);
+    assert_int_equal(c.woken, 1);
     cheapest_memo_free(shared);
+}
+
+/* Threads that need the same job at once: one searches it, the others wait for its answer (a
+ * pthread lock and condition, as eval's); all get the fix a memo of their own gives. */
+struct sync {
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+};
+
+static void sync_lock(void *ctx)
+{
+    pthread_mutex_lock(&((struct sync *)ctx)->mutex);
+}
+
+static void sync_unlock(void *ctx)
+{
+    pthread_mutex_unlock(&((struct sync *)ctx)->mutex);
+}
+
+static void sync_wait(void *ctx)
+{
+    struct sync *y = ctx;
+    pthread_cond_wait(&y->cond, &y->mutex);
+}
+
+static void sync_wake(void *ctx)
+{
+    pthread_cond_broadcast(&((struct sync *)ctx)->cond);
+}
+
+struct asker {
+    struct cheapest_memo *memo;
+    struct cheapest fix;
+    int rc;
+};
+
+static void *ask(void *p)
+{
+    struct asker *a = p;
+    struct scenario sc;
+    struct terms t;
+    row_lesson(&sc);
+    a->rc = model_peak(&sc, &t) == MODEL_OK ? cheapest_fix(&sc, &t, a->memo, NULL, &a->fix) : -1;
+    return NULL;
+}
+
+static void threads_share_one_search(void **state)
+{
+    (void)state;
+    enum { THREADS = 4 };
+    struct sync y;
+    pthread_mutex_init(&y.mutex, NULL);
+    pthread_cond_init(&y.cond, NULL);
+    struct cheapest_lock lk = {sync_lock, sync_unlock, sync_wait, sync_wake, &y};
+    struct cheapest_memo *shared = cheapest_memo_new();
+    assert_non_null(shared);
+    cheapest_memo_share(shared, &lk);
+    struct asker askers[THREADS];
+    pthread_t threads[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        askers[i] = (struct asker){shared, {0}, -1};
+        assert_int_equal(pthread_create(&threads[i], NULL, ask, &askers[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+    struct scenario sc;
+    row_lesson(&sc);
+    struct cheapest alone;
+    fix_of(&sc, NULL, &alone);
+    for (int i = 0; i < THREADS; i++) {
+        assert_int_equal(askers[i].rc, 0);
+        assert_int_equal(askers[i].fix.status, alone.status);
+        assert_true(askers[i].fix.step_time_s == alone.step_time_s);
+        assert_memory_equal(&askers[i].fix.sc, &alone.sc, sizeof alone.sc);
+    }
+    cheapest_memo_free(shared);
+    pthread_cond_destroy(&y.cond);
+    pthread_mutex_destroy(&y.mutex);
 }
 
 /* A small GPT (8 layers of h = 512, s = 512) on 8 H100s cut to 0.55 GB, global batch 32. */
@@ -427,6 +523,7 @@ int main(void)
         cmocka_unit_test(fused_loss_alone),
         cmocka_unit_test(fp8_note),
         cmocka_unit_test(shared_memo_under_a_lock),
+        cmocka_unit_test(threads_share_one_search),
         cmocka_unit_test(search_fix_matches_brute_force),
         cmocka_unit_test(nothing_fits),
         cmocka_unit_test(changes_counted_and_written),
