@@ -137,12 +137,12 @@ static void offer_top(struct run *r, const struct scenario *sc, const struct pro
     toplist_offer(&r->top, sc, p->peak_bytes, p->budget_bytes, p->time_s, &pl);
 }
 
-/* The least exposed data-parallel time of sc's step over the stages that can be the most
- * loaded: the cost model reads the parameters of that stage, and which one it is can change with
- * b. c is sc's own cost, t its terms. */
-static double least_exposed_dp(const struct scenario *sc, struct terms *t, const struct cost *c)
+/* The least exposed data-parallel and offload time of sc's step over the stages that can be the
+ * most loaded: the cost model reads the parameters of that stage, and which one it is can change
+ * with b. c is sc's own cost, t its terms. */
+static double least_exposed(const struct scenario *sc, struct terms *t, const struct cost *c)
 {
-    double least = c->dp_exposed_s;
+    double least = c->dp_exposed_s + c->offload_s;
     unsigned peak = t->peak_stage;
     for (unsigned i = 0; i < t->n_stages; i++) {
         if (i == peak)
@@ -150,7 +150,8 @@ static double least_exposed_dp(const struct scenario *sc, struct terms *t, const
         struct cost other;
         t->peak_stage = i;
         cost_step(sc, t, &other);
-        least = other.dp_exposed_s < least ? other.dp_exposed_s : least;
+        double v = other.dp_exposed_s + other.offload_s;
+        least = v < least ? v : least;
     }
     t->peak_stage = peak;
     return least;
@@ -261,7 +262,7 @@ static double exposed_dp_at(struct run *r, struct scenario *sc, size_t i)
     if (model_peak_cached(sc, r->memo, &t) != MODEL_OK)
         return p->dp_s = 0; /* evaluated before: not reached */
     cost_step(sc, &t, &c);
-    return p->dp_s = least_exposed_dp(sc, &t, &c);
+    return p->dp_s = least_exposed(sc, &t, &c);
 }
 
 /* A floor of a stage's work with the bubble, as a factor of the work, at m micro-batches or fewer:
@@ -475,6 +476,84 @@ static bool optimizer_host_fits(struct run *r, const struct scenario *sc)
     return model_peak_cached(&off, r->memo, &t) == MODEL_OK && t.host_fits;
 }
 
+/* sc's peak (t) and step (c) at micro-batch b; false when the peak cannot be computed. */
+static bool priced(struct run *r, struct scenario *sc, uint64_t b, struct terms *t, struct cost *c)
+{
+    sc->micro_batch = b;
+    r->evaluated++;
+    if (model_peak_cached(sc, r->memo, t) != MODEL_OK)
+        return false;
+    cost_step(sc, t, c);
+    return true;
+}
+
+/*
+ * A floor of the step of every layout of sc's family (all but b): a stage's work but context
+ * parallelism, the least exposed data-parallel and offload time at the largest valid b, context
+ * parallelism's exposed traffic at the smallest, the bubble at the most micro-batches
+ * (family_cannot_enter's, over the family's every b: doc/model.md 11.5, 11.6). Two peaks priced
+ * at most; 0 (no floor) when a peak cannot be computed.
+ */
+static double family_floor(struct run *r, struct scenario sc)
+{
+    struct terms t;
+    struct cost c;
+    double cp_s = 0;
+    if (or_one(sc.cp) > 1) { /* the ring's exposed traffic does not fall as b grows */
+        if (!priced(r, &sc, r->bs[0], &t, &c))
+            return 0;
+        cp_s = c.cp_s;
+    }
+    if (!priced(r, &sc, r->bs[r->nb - 1], &t, &c))
+        return 0;
+    double m = (double)(r->gb / (r->bs[0] * sc.dp));
+    double work = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s + cp_s;
+    return work * with_bubble(&sc, m) + least_exposed(&sc, &t, &c);
+}
+
+/*
+ * search_fix: a floor of the step of every layout of sc's structure with recompute option
+ * `option` (0: none, the floor of every option): family_floor with FlashAttention, the lowest
+ * ZeRO stage and no offload - a higher stage, an offload or more recomputation add more to the
+ * work than they can take off the exposed traffic (at most one micro-batch's backward).
+ */
+static double step_floor(struct run *r, const struct scenario *sc0, uint64_t option)
+{
+    struct scenario sc = *sc0;
+    set_recompute(r, &sc, option);
+    if (!pinned(r, SCENARIO_PIN_ATTENTION))
+        sc.attention = ATTENTION_FLASH; /* the faster kernel (12.1) */
+    sc.zero = sc.zero_group ? 1 : 0;
+    sc.offload = OFFLOAD_NONE;
+    return family_floor(r, sc);
+}
+
+/* search_fix: whether a floor rules a step out, against the fastest so far and r->near. */
+static bool ruled_out(const struct run *r, double floor_s)
+{
+    return r->best_s > 0 && floor_s * (1 - SEARCH_FLOOR_MARGIN) > r->best_s * r->near;
+}
+
+/* search_fix: whether no layout of sc's structure with recompute option `option` can come
+ * within r->near of the fastest so far. */
+static bool too_slow(struct run *r, const struct scenario *sc, uint64_t option)
+{
+    if (r->near <= 0 || !(r->best_s > 0) || !r->floors || r->nb == 0)
+        return false;
+    return ruled_out(r, step_floor(r, sc, option));
+}
+
+/* search_fix: whether a family whose ZeRO-3 traffic or offload adds to the structure's floor
+ * cannot come within r->near of the fastest so far, by its own floor: such a family is not
+ * searched at all, its fitting micro-batches not even counted (the fix counts none). */
+static bool family_too_slow(struct run *r, const struct scenario *sc)
+{
+    if (r->near <= 0 || !(r->best_s > 0) || !r->floors ||
+        (sc->offload == OFFLOAD_NONE && sc->zero < 3))
+        return false;
+    return ruled_out(r, family_floor(r, *sc));
+}
+
 /* One recompute option of a structure: its families of every ZeRO stage, offload and attention
  * whose states may fit (states_fit[zero][offload]), in the orders above, each bounded by those
  * before it (doc/model.md 11.5): what fits with ZeRO lower fits here; what does not fit with ZeRO
@@ -517,69 +596,14 @@ static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo
                     bound_by(r, z, OFFLOAD_OPTIMIZER, a, false, &bd);
                 if (off == OFFLOAD_NONE && sc->host_mem_bytes == 0)
                     bound_by(r, z, OFFLOAD_CHECKPOINTS, a, false, &bd);
+                if (family_too_slow(r, sc)) {
+                    k->serial = 0; /* not searched: it bounds no other family */
+                    continue;
+                }
                 family(r, sc, &bd, k);
             }
         }
     }
-}
-
-/* sc's peak (t) and step (c) at micro-batch b; false when the peak cannot be computed. */
-static bool priced(struct run *r, struct scenario *sc, uint64_t b, struct terms *t, struct cost *c)
-{
-    sc->micro_batch = b;
-    r->evaluated++;
-    if (model_peak_cached(sc, r->memo, t) != MODEL_OK)
-        return false;
-    cost_step(sc, t, c);
-    return true;
-}
-
-/*
- * search_fix: a floor of the step of every layout of sc's structure with recompute option
- * `option` (0: none, the floor of every option), family_cannot_enter's taken over all its
- * families (doc/model.md 11.6): a stage's work but context parallelism and the least exposed
- * data-parallel time at the largest valid b, context parallelism's exposed traffic at the
- * smallest, the bubble at the most micro-batches - with FlashAttention, the lowest ZeRO stage and
- * no offload: a higher stage, an offload or more recomputation add more to the work than they
- * can take off the exposed traffic (at most one micro-batch's backward). Two peaks priced at
- * most; 0 (no floor) when a peak cannot be computed.
- */
-static double step_floor(struct run *r, const struct scenario *sc0, uint64_t option)
-{
-    struct scenario sc = *sc0;
-    set_recompute(r, &sc, option);
-    if (!pinned(r, SCENARIO_PIN_ATTENTION))
-        sc.attention = ATTENTION_FLASH; /* the faster kernel (12.1) */
-    sc.zero = sc.zero_group ? 1 : 0;
-    sc.offload = OFFLOAD_NONE;
-    struct terms t;
-    struct cost c;
-    double cp_s = 0;
-    if (or_one(sc.cp) > 1) { /* the ring's exposed traffic does not fall as b grows */
-        if (!priced(r, &sc, r->bs[0], &t, &c))
-            return 0;
-        cp_s = c.cp_s;
-    }
-    if (!priced(r, &sc, r->bs[r->nb - 1], &t, &c))
-        return 0;
-    double m = (double)(r->gb / (r->bs[0] * sc.dp));
-    double work = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s + cp_s;
-    return work * with_bubble(&sc, m) + least_exposed_dp(&sc, &t, &c);
-}
-
-/* search_fix: whether a floor rules a step out, against the fastest so far and r->near. */
-static bool ruled_out(const struct run *r, double floor_s)
-{
-    return r->best_s > 0 && floor_s * (1 - SEARCH_FLOOR_MARGIN) > r->best_s * r->near;
-}
-
-/* search_fix: whether no layout of sc's structure with recompute option `option` can come
- * within r->near of the fastest so far. */
-static bool too_slow(struct run *r, const struct scenario *sc, uint64_t option)
-{
-    if (r->near <= 0 || !(r->best_s > 0) || !r->floors || r->nb == 0)
-        return false;
-    return ruled_out(r, step_floor(r, sc, option));
 }
 
 /*
