@@ -489,17 +489,18 @@ static bool priced(struct run *r, struct scenario *sc, uint64_t b, struct terms 
 
 /*
  * A floor of the step of every layout of sc's family (all but b): a stage's work but context
- * parallelism, the least exposed data-parallel and offload time at the largest valid b, context
- * parallelism's exposed traffic at the smallest, the bubble at the most micro-batches
- * (family_cannot_enter's, over the family's every b: doc/model.md 11.5, 11.6). Two peaks priced
- * at most; 0 (no floor) when a peak cannot be computed.
+ * parallelism at the largest valid b, the bubble at the most micro-batches - and when tight, the
+ * least exposed data-parallel and offload time at the largest b and context parallelism's
+ * exposed traffic at the smallest (family_cannot_enter's, over the family's every b:
+ * doc/model.md 11.5, 11.6). One peak priced, two at most when tight; 0 (no floor) when a peak
+ * cannot be computed.
  */
-static double family_floor(struct run *r, struct scenario sc)
+static double family_floor(struct run *r, struct scenario sc, bool tight)
 {
     struct terms t;
     struct cost c;
     double cp_s = 0;
-    if (or_one(sc.cp) > 1) { /* the ring's exposed traffic does not fall as b grows */
+    if (tight && or_one(sc.cp) > 1) { /* the ring's exposed traffic does not fall as b grows */
         if (!priced(r, &sc, r->bs[0], &t, &c))
             return 0;
         cp_s = c.cp_s;
@@ -508,7 +509,7 @@ static double family_floor(struct run *r, struct scenario sc)
         return 0;
     double m = (double)(r->gb / (r->bs[0] * sc.dp));
     double work = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s + cp_s;
-    return work * with_bubble(&sc, m) + least_exposed(&sc, &t, &c);
+    return work * with_bubble(&sc, m) + (tight ? least_exposed(&sc, &t, &c) : 0);
 }
 
 /*
@@ -517,7 +518,7 @@ static double family_floor(struct run *r, struct scenario sc)
  * ZeRO stage and no offload - a higher stage, an offload or more recomputation add more to the
  * work than they can take off the exposed traffic (at most one micro-batch's backward).
  */
-static double step_floor(struct run *r, const struct scenario *sc0, uint64_t option)
+static double step_floor(struct run *r, const struct scenario *sc0, uint64_t option, bool tight)
 {
     struct scenario sc = *sc0;
     set_recompute(r, &sc, option);
@@ -525,7 +526,7 @@ static double step_floor(struct run *r, const struct scenario *sc0, uint64_t opt
         sc.attention = ATTENTION_FLASH; /* the faster kernel (12.1) */
     sc.zero = sc.zero_group ? 1 : 0;
     sc.offload = OFFLOAD_NONE;
-    return family_floor(r, sc);
+    return family_floor(r, sc, tight);
 }
 
 /* search_fix: whether a floor rules a step out, against the fastest so far and r->near. */
@@ -540,7 +541,7 @@ static bool too_slow(struct run *r, const struct scenario *sc, uint64_t option)
 {
     if (r->near <= 0 || !(r->best_s > 0) || !r->floors || r->nb == 0)
         return false;
-    return ruled_out(r, step_floor(r, sc, option));
+    return ruled_out(r, step_floor(r, sc, option, true));
 }
 
 /* search_fix: whether a family whose ZeRO-3 traffic or offload adds to the structure's floor
@@ -551,7 +552,7 @@ static bool family_too_slow(struct run *r, const struct scenario *sc)
     if (r->near <= 0 || !(r->best_s > 0) || !r->floors ||
         (sc->offload == OFFLOAD_NONE && sc->zero < 3))
         return false;
-    return ruled_out(r, family_floor(r, *sc));
+    return ruled_out(r, family_floor(r, *sc, true));
 }
 
 /* One recompute option of a structure: its families of every ZeRO stage, offload and attention
@@ -661,7 +662,7 @@ static void structure(struct run *r, struct scenario *sc)
 {
     r->at.structure++;
     if (r->best_first) {
-        if (!shapes_push(&r->shapes, sc, r->at.structure, step_floor(r, sc, 0)))
+        if (!shapes_push(&r->shapes, sc, r->at.structure, step_floor(r, sc, 0, false)))
             r->no_memory = r->stop = true;
         return;
     }
@@ -821,22 +822,27 @@ static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t 
     }
 }
 
-/* search_fix: the structures degrees() collected, searched fastest floor first, each numbered as
- * the enumeration numbered it (the top list's order is the enumeration's, whatever the order of
- * the search); once a floor rules a structure out, it rules out every one after it. */
+/* search_fix: the structures degrees() collected with a first floor, searched fastest floor
+ * first, each numbered as the enumeration numbered it (the top list's order is the enumeration's,
+ * whatever the order of the search). The lowest is given its tight floor and put back, or, tight
+ * already, searched; once the lowest floor rules a structure out, it rules out every one left. */
 static void best_first(struct run *r, uint64_t gpus)
 {
     struct scenario sc;
     layout_base(r, gpus, &sc);
-    shapes_sort(&r->shapes);
+    shapes_heapify(&r->shapes);
     r->best_first = false;
-    for (size_t i = 0; i < r->shapes.n && !r->stop; i++) {
-        const struct shape *s = &r->shapes.at[i];
-        if (ruled_out(r, s->floor_s))
-            break;
-        shape_apply(s, &sc);
+    while (r->shapes.n > 0 && !r->stop && !ruled_out(r, r->shapes.at[0].floor_s)) {
+        struct shape s = shapes_pop(&r->shapes);
+        shape_apply(&s, &sc);
         micro_batches(r, sc.dp, or_one(sc.pp), or_one(sc.vpp), sc.schedule);
-        r->at.structure = s->index;
+        if (!s.tight) {
+            s.floor_s = step_floor(r, &sc, 0, true);
+            s.tight = true;
+            shapes_put(&r->shapes, &s);
+            continue;
+        }
+        r->at.structure = s.index;
         search_structure(r, &sc);
     }
 }

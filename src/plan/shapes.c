@@ -13,23 +13,60 @@ bool shapes_push(struct shapes *l, const struct scenario *sc, uint64_t index, do
         l->at = grown;
         l->cap = cap;
     }
-    l->at[l->n++] = (struct shape){sc->tp,  sc->pp,       sc->vpp, sc->cp, sc->dp, sc->ep,
-                                   sc->etp, sc->schedule, sc->sp,  index,  floor_s};
+    l->at[l->n++] = (struct shape){sc->tp,  sc->pp,       sc->vpp, sc->cp, sc->dp,  sc->ep,
+                                   sc->etp, sc->schedule, sc->sp,  index,  floor_s, false};
     return true;
 }
 
-static int by_floor(const void *pa, const void *pb)
+/* Whether a comes before b: the lower floor, then the earlier. */
+static bool before(const struct shape *a, const struct shape *b)
 {
-    const struct shape *a = pa, *b = pb;
     if (a->floor_s != b->floor_s)
-        return a->floor_s < b->floor_s ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
+        return a->floor_s < b->floor_s;
+    return a->index < b->index;
 }
 
-void shapes_sort(struct shapes *l)
+static void sift_down(struct shapes *l, size_t i)
 {
-    if (l->n > 1)
-        qsort(l->at, l->n, sizeof *l->at, by_floor);
+    for (;;) {
+        size_t least = i, c = 2 * i + 1;
+        if (c < l->n && before(&l->at[c], &l->at[least]))
+            least = c;
+        if (c + 1 < l->n && before(&l->at[c + 1], &l->at[least]))
+            least = c + 1;
+        if (least == i)
+            return;
+        struct shape t = l->at[i];
+        l->at[i] = l->at[least];
+        l->at[least] = t;
+        i = least;
+    }
+}
+
+void shapes_heapify(struct shapes *l)
+{
+    for (size_t i = l->n / 2; i-- > 0;)
+        sift_down(l, i);
+}
+
+struct shape shapes_pop(struct shapes *l)
+{
+    struct shape top = l->at[0];
+    l->at[0] = l->at[--l->n];
+    sift_down(l, 0);
+    return top;
+}
+
+void shapes_put(struct shapes *l, const struct shape *s)
+{
+    size_t i = l->n++;
+    l->at[i] = *s;
+    while (i > 0 && before(&l->at[i], &l->at[(i - 1) / 2])) {
+        struct shape t = l->at[i];
+        l->at[i] = l->at[(i - 1) / 2];
+        l->at[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
 }
 
 void shape_apply(const struct shape *s, struct scenario *sc)

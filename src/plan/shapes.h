@@ -23,6 +23,7 @@ struct shape {
     bool sp;
     uint64_t index; /* the structure's number in the enumeration (which breaks ties) */
     double floor_s; /* no layout of it steps faster (0: none known) */
+    bool tight;     /* floor_s is the tighter floor (a first one is cheaper to price) */
 };
 
 struct shapes {
@@ -30,11 +31,15 @@ struct shapes {
     size_t n, cap;
 };
 
-/* Appends sc's structure; false when out of memory (the list is unchanged). */
+/* Appends sc's structure with a first floor; false when out of memory (the list is unchanged). */
 bool shapes_push(struct shapes *l, const struct scenario *sc, uint64_t index, double floor_s);
 
-/* Orders the list by floor, then by index: a total order, whatever the order of the pushes. */
-void shapes_sort(struct shapes *l);
+/* The list as a heap, the lowest floor (then index: a total order) at at[0]: shapes_heapify once
+ * after the pushes, then take the lowest with shapes_pop and put one back with shapes_put (at
+ * most as many as were taken). */
+void shapes_heapify(struct shapes *l);
+struct shape shapes_pop(struct shapes *l); /* l not empty */
+void shapes_put(struct shapes *l, const struct shape *s);
 
 /* Sets sc's degrees to those of s. */
 void shape_apply(const struct shape *s, struct scenario *sc);
