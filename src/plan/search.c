@@ -82,6 +82,10 @@ struct run {
     /* search_fix: the enumeration collects the structures with their floors (shapes.h), then
      * searches them fastest floor first, until a floor rules out the rest. */
     bool best_first;
+    /* search_fix: the floor of the current recompute option of the structure (no ZeRO, no
+     * offload; 0: none), and the least offload time of the optimizer offload at each ZeRO stage
+     * (0: none known), which add up to a floor of an offload's families. */
+    double option_floor, offload_least[4];
     struct shapes shapes;
     bool stop;
 };
@@ -137,12 +141,13 @@ static void offer_top(struct run *r, const struct scenario *sc, const struct pro
     toplist_offer(&r->top, sc, p->peak_bytes, p->budget_bytes, p->time_s, &pl);
 }
 
-/* The least exposed data-parallel and offload time of sc's step over the stages that can be the
- * most loaded: the cost model reads the parameters of that stage, and which one it is can change
- * with b. c is sc's own cost, t its terms. */
-static double least_exposed(const struct scenario *sc, struct terms *t, const struct cost *c)
+/* The least exposed data-parallel (with dp) and offload time of sc's step over the stages that
+ * can be the most loaded: the cost model reads the parameters of that stage, and which one it is
+ * can change with b. c is sc's own cost, t its terms. */
+static double least_over_stages(const struct scenario *sc, struct terms *t, const struct cost *c,
+                                bool dp)
 {
-    double least = c->dp_exposed_s + c->offload_s;
+    double least = (dp ? c->dp_exposed_s : 0) + c->offload_s;
     unsigned peak = t->peak_stage;
     for (unsigned i = 0; i < t->n_stages; i++) {
         if (i == peak)
@@ -150,11 +155,16 @@ static double least_exposed(const struct scenario *sc, struct terms *t, const st
         struct cost other;
         t->peak_stage = i;
         cost_step(sc, t, &other);
-        double v = other.dp_exposed_s + other.offload_s;
+        double v = (dp ? other.dp_exposed_s : 0) + other.offload_s;
         least = v < least ? v : least;
     }
     t->peak_stage = peak;
     return least;
+}
+
+static double least_exposed(const struct scenario *sc, struct terms *t, const struct cost *c)
+{
+    return least_over_stages(sc, t, c, true);
 }
 
 /*
@@ -446,6 +456,11 @@ static uint64_t states_floor(struct run *r, const struct scenario *sc0)
     r->evaluated++;
     if (model_peak_cached(&sc, r->memo, &t) != MODEL_OK)
         return 0;
+    if (r->near > 0 && sc.offload == OFFLOAD_OPTIMIZER) { /* search_fix: family_too_slow's */
+        struct cost c;
+        cost_step(&sc, &t, &c);
+        r->offload_least[sc.zero] = least_over_stages(&sc, &t, &c, false);
+    }
     uint64_t floor = 0;
     for (unsigned i = 0; i < t.n_stages; i++) {
         const struct model_gpu *g = &t.stage[i];
@@ -539,20 +554,22 @@ static bool ruled_out(const struct run *r, double floor_s)
  * within r->near of the fastest so far. */
 static bool too_slow(struct run *r, const struct scenario *sc, uint64_t option)
 {
+    r->option_floor = 0;
     if (r->near <= 0 || !(r->best_s > 0) || !r->floors || r->nb == 0)
         return false;
-    return ruled_out(r, step_floor(r, sc, option, true));
+    r->option_floor = step_floor(r, sc, option, true);
+    return ruled_out(r, r->option_floor);
 }
 
-/* search_fix: whether a family whose ZeRO-3 traffic or offload adds to the structure's floor
- * cannot come within r->near of the fastest so far, by its own floor: such a family is not
- * searched at all, its fitting micro-batches not even counted (the fix counts none). */
-static bool family_too_slow(struct run *r, const struct scenario *sc)
+/* search_fix: whether a family of the optimizer's offload cannot come within r->near of the
+ * fastest so far, by its option's floor plus the least offload time (the offload adds that to
+ * every step and takes nothing off, doc/model.md 12.5): such a family is not searched at all, its
+ * fitting micro-batches not even counted (the fix counts none). No peak priced. */
+static bool family_too_slow(const struct run *r, const struct scenario *sc)
 {
-    if (r->near <= 0 || !(r->best_s > 0) || !r->floors ||
-        (sc->offload == OFFLOAD_NONE && sc->zero < 3))
+    if (r->near <= 0 || !r->floors || sc->offload != OFFLOAD_OPTIMIZER || !(r->option_floor > 0))
         return false;
-    return ruled_out(r, family_floor(r, *sc, true));
+    return ruled_out(r, r->option_floor + r->offload_least[sc->zero]);
 }
 
 /* One recompute option of a structure: its families of every ZeRO stage, offload and attention
@@ -617,6 +634,8 @@ static void search_structure(struct run *r, struct scenario *sc)
 {
     const struct scenario *job = r->job;
     uint64_t chunk = pipeline_max_stage_layers(sc) / or_one(sc->vpp);
+    for (int z = 0; z < 4; z++)
+        r->offload_least[z] = 0;                      /* states_floor's, of this structure */
     unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3; /* an HSDP group needs ZeRO (13.2) */
     if (pinned(r, SCENARIO_PIN_ZERO))
         z_lo = z_hi = job->zero;
@@ -843,6 +862,7 @@ static void best_first(struct run *r, uint64_t gpus)
             continue;
         }
         r->at.structure = s.index;
+        r->option_floor = s.floor_s; /* recompute option 0's */
         search_structure(r, &sc);
     }
 }
