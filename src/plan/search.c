@@ -7,6 +7,7 @@
 #include "base/divisors.h"
 #include "model/cost.h"
 #include "model/pipeline.h"
+#include "plan/floors.h"
 #include "plan/shapes.h"
 #include "plan/toplist.h"
 
@@ -141,32 +142,6 @@ static void offer_top(struct run *r, const struct scenario *sc, const struct pro
     toplist_offer(&r->top, sc, p->peak_bytes, p->budget_bytes, p->time_s, &pl);
 }
 
-/* The least exposed data-parallel (with dp) and offload time of sc's step over the stages that
- * can be the most loaded: the cost model reads the parameters of that stage, and which one it is
- * can change with b. c is sc's own cost, t its terms. */
-static double least_over_stages(const struct scenario *sc, struct terms *t, const struct cost *c,
-                                bool dp)
-{
-    double least = (dp ? c->dp_exposed_s : 0) + c->offload_s;
-    unsigned peak = t->peak_stage;
-    for (unsigned i = 0; i < t->n_stages; i++) {
-        if (i == peak)
-            continue;
-        struct cost other;
-        t->peak_stage = i;
-        cost_step(sc, t, &other);
-        double v = (dp ? other.dp_exposed_s : 0) + other.offload_s;
-        least = v < least ? v : least;
-    }
-    t->peak_stage = peak;
-    return least;
-}
-
-static double least_exposed(const struct scenario *sc, struct terms *t, const struct cost *c)
-{
-    return least_over_stages(sc, t, c, true);
-}
-
 /*
  * Whether sc at micro-batch b[i] fits, evaluated once per family (later calls answer from its
  * probe): its exact peak by model_peak_cached and, when it fits or the caller watches every
@@ -272,17 +247,7 @@ static double exposed_dp_at(struct run *r, struct scenario *sc, size_t i)
     if (model_peak_cached(sc, r->memo, &t) != MODEL_OK)
         return p->dp_s = 0; /* evaluated before: not reached */
     cost_step(sc, &t, &c);
-    return p->dp_s = least_exposed(sc, &t, &c);
-}
-
-/* A floor of a stage's work with the bubble, as a factor of the work, at m micro-batches or fewer:
- * 1F1B's bubble is (pp - 1) / (m vpp) of it; ZB1P's and DualPipe's, whose backward splits off the
- * weight gradients to fill it, can fall to none (doc/model.md 6.4): 1. */
-static double with_bubble(const struct scenario *sc, double m)
-{
-    if (sc->schedule != SCHEDULE_1F1B)
-        return 1;
-    return 1 + (double)(or_one(sc->pp) - 1) / (m * (double)or_one(sc->vpp));
+    return p->dp_s = floor_least_exposed(sc, &t, &c);
 }
 
 /*
@@ -306,7 +271,7 @@ static bool family_cannot_enter(struct run *r, struct scenario *sc, const struct
     double m = (double)(r->gb / (r->bs[first] * sc->dp)), worst = toplist_worst_s(&r->top);
     if (r->near > 0 && (r->top.n < r->top_cap || r->best_s * r->near < worst))
         worst = r->best_s * r->near; /* search_fix: slower than that is no candidate */
-    double bubble = with_bubble(sc, m);
+    double bubble = floor_with_bubble(sc, m);
     double floor_s = hi->work_s * bubble;
     if (floor_s * (1 - SEARCH_FLOOR_MARGIN) > worst)
         return true;
@@ -459,7 +424,7 @@ static uint64_t states_floor(struct run *r, const struct scenario *sc0)
     if (r->near > 0 && sc.offload == OFFLOAD_OPTIMIZER) { /* search_fix: family_too_slow's */
         struct cost c;
         cost_step(&sc, &t, &c);
-        r->offload_least[sc.zero] = least_over_stages(&sc, &t, &c, false);
+        r->offload_least[sc.zero] = floor_least_over_stages(&sc, &t, &c, false);
     }
     uint64_t floor = 0;
     for (unsigned i = 0; i < t.n_stages; i++) {
@@ -524,7 +489,7 @@ static double family_floor(struct run *r, struct scenario sc, bool tight)
         return 0;
     double m = (double)(r->gb / (r->bs[0] * sc.dp));
     double work = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s + cp_s;
-    return work * with_bubble(&sc, m) + (tight ? least_exposed(&sc, &t, &c) : 0);
+    return work * floor_with_bubble(&sc, m) + (tight ? floor_least_exposed(&sc, &t, &c) : 0);
 }
 
 /*
