@@ -448,6 +448,25 @@ static void test_schedule_bubbles(void **state)
     assert_close(zb.total_s - zb.bubble_s, one.total_s - one.bubble_s, 1e-12);
 }
 
+/* Llama 3.1 8B at 8,192 tokens, one sequence, with FlashAttention on one H100. */
+static void llama31_8b_h100(struct scenario *sc)
+{
+    scenario_lesson_example(sc);
+    sc->arch = ARCH_LLAMA;
+    sc->tied = sc->dropout = false;
+    sc->layers = 32;
+    sc->hidden = 4096;
+    sc->heads = 32;
+    sc->kv_heads = 8;
+    sc->ffn = 14336;
+    sc->vocab = 128256;
+    sc->seq = 8192;
+    sc->micro_batch = sc->global_batch = 1;
+    sc->attention = ATTENTION_FLASH;
+    sc->speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
+    snprintf(sc->gpu_preset, sizeof sc->gpu_preset, "H100-80GB");
+}
+
 /* FP8 (12.1): the layers' GEMMs, q = 6,979,321,856 / 8,030,261,248 of Llama 3.1 8B's Psi, at
  * the FP8 rate (H100: 1979 TFLOP/s at its measured 0.709 instead of bf16's 0.803), the rest at
  * bf16's; the FLOPs do not change. Without an FP8 rate, twice bf16's. */
@@ -455,20 +474,7 @@ static void test_fp8(void **state)
 {
     (void)state;
     struct scenario sc;
-    scenario_lesson_example(&sc);
-    sc.arch = ARCH_LLAMA;
-    sc.tied = sc.dropout = false;
-    sc.layers = 32;
-    sc.hidden = 4096;
-    sc.heads = 32;
-    sc.kv_heads = 8;
-    sc.ffn = 14336;
-    sc.vocab = 128256;
-    sc.seq = 8192;
-    sc.micro_batch = sc.global_batch = 1;
-    sc.attention = ATTENTION_FLASH;
-    sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
-    snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H100-80GB");
+    llama31_8b_h100(&sc);
     struct terms t;
     struct cost bf, c;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);
@@ -496,20 +502,7 @@ static void test_fp8_casts(void **state)
 {
     (void)state;
     struct scenario sc;
-    scenario_lesson_example(&sc);
-    sc.arch = ARCH_LLAMA;
-    sc.tied = sc.dropout = false;
-    sc.layers = 32;
-    sc.hidden = 4096;
-    sc.heads = 32;
-    sc.kv_heads = 8;
-    sc.ffn = 14336;
-    sc.vocab = 128256;
-    sc.seq = 8192;
-    sc.micro_batch = sc.global_batch = 1;
-    sc.attention = ATTENTION_FLASH;
-    sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
-    snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H100-80GB");
+    llama31_8b_h100(&sc);
     struct terms t;
     struct cost bf, c;
     assert_int_equal(model_peak(&sc, &t), MODEL_OK);

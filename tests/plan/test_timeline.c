@@ -219,22 +219,28 @@ static void test_pipeline_uneven_first_stage(void **state)
     free(ev);
 }
 
+/* The lesson's example as a Llama-style MoE model of `layers` layers, the first `dense` dense. */
+static void moe_model(struct scenario *sc, uint64_t layers, uint64_t dense)
+{
+    scenario_lesson_example(sc);
+    sc->arch = ARCH_LLAMA;
+    sc->dropout = sc->tied = false;
+    sc->attention = ATTENTION_FLASH;
+    sc->layers = layers;
+    sc->dense_layers = dense;
+    sc->experts = 16;
+    sc->top_k = 2;
+    sc->expert_ffn = 1024;
+    sc->ffn = 8192;
+}
+
 /* A stage of dense and MoE layers (doc/model.md sections 4.7 and 10): each layer adds its own
  * kind's A, so the walk without checkpointing peaks at the model's peak. */
 static void test_mixed_layer_kinds(void **state)
 {
     (void)state;
     struct scenario sc;
-    scenario_lesson_example(&sc);
-    sc.arch = ARCH_LLAMA;
-    sc.dropout = sc.tied = false;
-    sc.attention = ATTENTION_FLASH;
-    sc.layers = 8;
-    sc.dense_layers = 3;
-    sc.experts = 16;
-    sc.top_k = 2;
-    sc.expert_ffn = 1024;
-    sc.ffn = 8192;
+    moe_model(&sc, 8, 3);
     struct timeline_event *ev;
     struct timeline_summary sum;
     build(&sc, &ev, &sum);
@@ -281,16 +287,7 @@ static void test_dualpipe_two_stages(void **state)
 {
     (void)state;
     struct scenario sc;
-    scenario_lesson_example(&sc);
-    sc.arch = ARCH_LLAMA;
-    sc.dropout = sc.tied = false;
-    sc.attention = ATTENTION_FLASH;
-    sc.layers = 13; /* 4 stages: 3, 4, 3, 3 */
-    sc.dense_layers = 2;
-    sc.experts = 16;
-    sc.top_k = 2;
-    sc.expert_ffn = 1024;
-    sc.ffn = 8192;
+    moe_model(&sc, 13, 2); /* 4 stages: 3, 4, 3, 3 */
     sc.pp = 4;
     sc.schedule = SCHEDULE_DUALPIPE;
     sc.global_batch = 8 * sc.micro_batch * sc.dp;
