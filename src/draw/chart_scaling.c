@@ -113,7 +113,7 @@ void chart_scaling_draw(struct canvas *c, double x, double y, double w, double h
     };
     struct frame f;
     chart_frame_begin(&f, c, x, y, w, h, &s);
-    double xs[CHART_SCALING_MAX], ys[CHART_SCALING_MAX], yr[CHART_SCALING_MAX];
+    double xs[CHART_SCALING_MAX] = {0}, ys[CHART_SCALING_MAX] = {0}, yr[CHART_SCALING_MAX] = {0};
     for (size_t i = 0; i < n; i++) {
         xs[i] = chart_frame_x(&f, chart_scaling_share(d, i));
         ys[i] = chart_frame_y(&f, d->step_s[i]);
