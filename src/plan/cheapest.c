@@ -290,6 +290,16 @@ static bool fix_before(unsigned changes_a, double time_a, unsigned changes_b, do
     return time_a < time_b;
 }
 
+/* What a trial change (a scenario, its terms into *t8) takes off the peak t: 0 when the peak does
+ * not fall or cannot be computed. */
+static uint64_t peak_saving(const struct scenario *trial, const struct terms *t,
+                            struct model_cache *cache, struct terms *t8)
+{
+    if (model_peak_cached(trial, cache, t8) != MODEL_OK || t8->peak_bytes >= t->peak_bytes)
+        return 0;
+    return t->peak_bytes - t8->peak_bytes;
+}
+
 /* What 8-bit Adam would take off sc's peak t (0: not AdamW, or nothing). */
 static uint64_t adam8_saving(const struct scenario *sc, const struct terms *t,
                              struct model_cache *cache)
@@ -299,9 +309,7 @@ static uint64_t adam8_saving(const struct scenario *sc, const struct terms *t,
     struct scenario trial = *sc;
     trial.optimizer = OPTIM_ADAMW8BIT;
     struct terms t8;
-    if (model_peak_cached(&trial, cache, &t8) != MODEL_OK || t8.peak_bytes >= t->peak_bytes)
-        return 0;
-    return t->peak_bytes - t8.peak_bytes;
+    return peak_saving(&trial, t, cache, &t8);
 }
 
 /* What FP8 training (fp8=tensor) would take off sc's peak t and its step base_s, into out's
@@ -319,9 +327,9 @@ static void fp8_saving(const struct scenario *sc, const struct terms *t, double 
     struct scenario trial = *sc;
     trial.fp8 = FP8_TENSOR;
     struct terms t8;
-    if (model_peak_cached(&trial, cache, &t8) != MODEL_OK || t8.peak_bytes >= t->peak_bytes)
+    out->fp8_saving_bytes = peak_saving(&trial, t, cache, &t8);
+    if (!out->fp8_saving_bytes)
         return;
-    out->fp8_saving_bytes = t->peak_bytes - t8.peak_bytes;
     struct cost c8;
     cost_step(&trial, &t8, &c8);
     out->fp8_time_saved_s = c8.total_s < base_s ? base_s - c8.total_s : 0;

@@ -215,6 +215,21 @@ static void test_lesson_example(void **state)
     assert_close(c.attention_s, 24 * 3.5 * core / (312e12 * 0.869 * 0.76 * 0.83), 1e-12);
 }
 
+/* The lesson's example as a Llama-style mixture of 8 experts, top 2, f_e = 1,024, with
+ * FlashAttention on H100s. */
+static void small_moe_h100(struct scenario *sc)
+{
+    scenario_lesson_example(sc);
+    sc->speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
+    snprintf(sc->gpu_preset, sizeof sc->gpu_preset, "H100-80GB");
+    sc->arch = ARCH_LLAMA;
+    sc->dropout = false;
+    sc->attention = ATTENTION_FLASH;
+    sc->experts = 8;
+    sc->top_k = 2;
+    sc->expert_ffn = 1024;
+}
+
 /* Tensor, context and expert parallelism (12.4) on the worked example with an H100 preset
  * (450 GB/s NVLink at 0.7, 50 GB/s a GPU between nodes at 0.85). */
 static void test_tensor_context_expert(void **state)
@@ -283,15 +298,7 @@ static void test_tensor_context_expert(void **state)
     assert_close(c.flops, 6 * 1311528960.0 * 16384 / 2, 1e-15);
     /* ep = 4 over dp = 4 in a node: a mixture of 8 experts, top 2, dropless: 4 all-to-alls a
      * MoE layer of the 2 * 16,384 rows of h bytes * 2, 3/4 of them leaving the GPU. */
-    scenario_lesson_example(&sc);
-    sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
-    snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H100-80GB");
-    sc.arch = ARCH_LLAMA;
-    sc.dropout = false;
-    sc.attention = ATTENTION_FLASH;
-    sc.experts = 8;
-    sc.top_k = 2;
-    sc.expert_ffn = 1024;
+    small_moe_h100(&sc);
     sc.ep = 4;
     sc.dp = 4;
     sc.global_batch = 32;
@@ -528,15 +535,7 @@ static void test_dualpipe_sms(void **state)
     struct scenario sc;
     struct terms t;
     struct cost one, dual, dual_ep;
-    scenario_lesson_example(&sc);
-    sc.speed = (struct gpu_speed){989, 3.35, 450, 64, 1979};
-    snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H100-80GB");
-    sc.arch = ARCH_LLAMA;
-    sc.dropout = false;
-    sc.attention = ATTENTION_FLASH;
-    sc.experts = 8;
-    sc.top_k = 2;
-    sc.expert_ffn = 1024;
+    small_moe_h100(&sc);
     sc.pp = 4;
     sc.dp = 4;
     sc.global_batch = 64;

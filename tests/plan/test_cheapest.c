@@ -141,6 +141,16 @@ static void memo_answers_as_a_search(void **state)
     cheapest_memo_free(memo);
 }
 
+/* The peaks of sc and of a trial change of it (into *t and *t8), the trial's lower: by how much. */
+static uint64_t peak_fall(const struct scenario *sc, const struct scenario *trial, struct terms *t,
+                          struct terms *t8)
+{
+    assert_int_equal(model_peak(sc, t), MODEL_OK);
+    assert_int_equal(model_peak(trial, t8), MODEL_OK);
+    assert_true(t8->peak_bytes < t->peak_bytes);
+    return t->peak_bytes - t8->peak_bytes;
+}
+
 /* 8-bit Adam, a note never applied: what it takes off the row's peak, by the model directly;
  * nothing for an optimizer that is not AdamW. */
 static void adam8_note(void **state)
@@ -153,10 +163,7 @@ static void adam8_note(void **state)
     struct scenario trial = sc;
     trial.optimizer = OPTIM_ADAMW8BIT;
     struct terms t, t8;
-    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
-    assert_int_equal(model_peak(&trial, &t8), MODEL_OK);
-    assert_true(t8.peak_bytes < t.peak_bytes);
-    assert_int_equal(c.adam8_saving_bytes, t.peak_bytes - t8.peak_bytes);
+    assert_int_equal(c.adam8_saving_bytes, peak_fall(&sc, &trial, &t, &t8));
     assert_int_not_equal(c.sc.optimizer, OPTIM_ADAMW8BIT); /* the fix keeps the optimizer */
     sc.optimizer = OPTIM_SGD;
     fix_of(&sc, NULL, &c);
@@ -181,10 +188,7 @@ static void fp8_note(void **state)
     struct scenario trial = sc;
     trial.fp8 = FP8_TENSOR;
     struct terms t, t8;
-    assert_int_equal(model_peak(&sc, &t), MODEL_OK);
-    assert_int_equal(model_peak(&trial, &t8), MODEL_OK);
-    assert_true(t8.peak_bytes < t.peak_bytes);
-    assert_int_equal(c.fp8_saving_bytes, t.peak_bytes - t8.peak_bytes);
+    assert_int_equal(c.fp8_saving_bytes, peak_fall(&sc, &trial, &t, &t8));
     struct cost base, fp8;
     cost_step(&sc, &t, &base);
     cost_step(&trial, &t8, &fp8);
