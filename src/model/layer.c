@@ -484,11 +484,11 @@ static void swiglu_kept(struct filler *f, const struct scenario *sc)
  * 12k + 4) - gpt-oss's router (router_bias=experts) keeps the int64 indices and a bf16 softmax
  * over the k (10k); per routed row the gathered input, the expert's SwiGLU (8 f_e; gpt-oss's
  * clamped one 14 f_e), its output kept by
- * the weighting and the weighted output kept by the index_add combine (2h each), and the
- * dispatch indices and weight (18); the shared experts' SwiGLU (8 f_s per token) and Qwen2-MoE's
- * gate (the shared output and the sigmoid: 2h + 2). Under FP8 (4.10) the experts' inputs and
- * products are 1 byte an element, and shared experts add an FP8 copy of the norm 2 output, which
- * the router keeps in bf16.
+ * the weighting and the weighted output kept by the index_add combine (2h each; neither when the
+ * profile weights the rows inside the activation, 4.12), and the dispatch indices and weight (18);
+ * the shared experts' SwiGLU (8 f_s per token) and Qwen2-MoE's gate (the shared output and the
+ * sigmoid: 2h + 2). Under FP8 (4.10) the experts' inputs and products are 1 byte an element, and
+ * shared experts add an FP8 copy of the norm 2 output, which the router keeps in bf16.
  */
 static void moe_kept(struct filler *f, const struct scenario *sc)
 {
@@ -527,10 +527,17 @@ static void moe_kept(struct filler *f, const struct scenario *sc)
         kept_dt(f, "expert products (FP8)", sc->expert_ffn, LAYER_PER_ROUTED_TOKEN,
                 LAYER_EXPERT_WIDTH, DT_FIXED);
     f->recomputing = moe;
-    kept(f, "expert outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
-    if (!f->impl->scatter_unpermute) /* scatter_add_ keeps none (4.12) */
+    if (!f->impl->probs_in_act) { /* weighted in the activation: scatter_add_ keeps none (4.12) */
+        kept(f, "expert outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
         kept(f, "weighted outputs", 2 * h, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS);
-    kept_dt(f, "dispatch indices", 18, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS, DT_FIXED);
+    }
+    if (f->impl->argsort_permute) { /* the token index and the weight; the argsort (4.12) */
+        kept_dt(f, "dispatch indices", 10, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS, DT_FIXED);
+        kept_dt(f, "permute argsort (int64)", ck_mul(ck, 8, sc->experts), LAYER_PER_TOKEN,
+                LAYER_WHOLE, DT_FIXED);
+    } else {
+        kept_dt(f, "dispatch indices", 18, LAYER_PER_ROUTED_TOKEN, LAYER_EXPERT_ROWS, DT_FIXED);
+    }
     f->recomputing = shared; /* shared_experts: theirs, the gate's too (5.5) */
     if (sc->shared_ffn > 0)
         kept(f, "shared SwiGLU",

@@ -16,11 +16,14 @@ def profile_delta(r):
     h, a, g, f = r["hidden"], r["heads"], r["kv_heads"], r["ffn"]
     d = h // a
     moe = r.get("experts", "") not in ("", "0")
-    if r["impl"] == "megatron":  # fused SwiGLU: 6 f, not 8 f; no weighted outputs
+    if r["impl"] == "megatron":  # fused SwiGLU: 6 f, not 8 f
         if not moe:
             return -2 * f * T
+        # the experts weight their rows in the SwiGLU: no expert or weighted outputs (4h a row);
+        # the argsort permute: 10 bytes a row, not 18, and the int64 argsort, 8 E a token
         rows = int(r["top_k"]) * T
-        return -2 * int(r["expert_ffn"]) * rows - 2 * h * rows
+        return -2 * int(r["expert_ffn"]) * rows - 4 * h * rows - 8 * rows \
+            + 8 * int(r["experts"]) * T
     # hf: two norms upcast (10 h for the fused 2 h), under autocast a bf16 copy of the norm
     # output for each of q, k, v (and gate, up in a dense layer), and the attention's kernel
     delta = 2 * 8 * h * T

@@ -26,15 +26,18 @@ fp32 log-sum-exp, its output laid out (b, s, heads, d) as theirs is).
 - megatron (Megatron-Core): Transformer Engine's fused norm and linear (the norm's input, its
   output and an fp32 1/rms: measure.FusedRMSNorm, as TE's LayerNormLinear), FlashAttention on
   the kv heads, fused SwiGLU (core/fusions/fused_bias_swiglu.py, SwiGLUFunction: saves its input
-  alone), and the MoE layer of core/transformer/moe: TopKRouter (top-k of the logits, softmax of
-  the k in fp32), moe_utils.permute (index_select of the tokens by sorted_indices), SequentialMLP
-  experts, moe_utils.unpermute (masked_select of the probabilities, times the expert outputs,
-  scatter_add_). GPT layers: measure.GPTLayer with fused attention and dropout (TE's LayerNorm,
+  alone), and the MoE layer of core/transformer/moe as Megatron-LM main (d98e8a6, 2026-08) runs
+  it: TopKRouter (top-k of the logits, softmax of the k in fp32), moe_utils.permute (an argsort
+  of the routing map; the probabilities indexed by it; index_select of the tokens),
+  SequentialMLP experts applying the probabilities in their activation
+  (fused_bias_swiglu.py's WeightedSwiGLUFunction), moe_utils.unpermute without probabilities
+  (scatter_add_). GPT layers: measure.GPTLayer with fused attention and dropout (TE's LayerNorm,
   fused bias-GeLU keep what LayerNorm and GeLU keep here).
 
 Shapes: the DEV shapes were measured while memfit's profiles were written (they showed that a
 frozen norm weight keeps no x-hat); the HELD_OUT shapes were added and measured after the last
-change to the profiles, and their rows say held_out=1.
+change to the profiles, and their rows say held_out=1; the last two MoE shapes were added when
+the Megatron MoE layer was rewritten to the current code path, after memfit's count of it.
 """
 import math
 import sys
@@ -67,7 +70,10 @@ HELD_OUT = [
 # MoE (seq, micro_batch, hidden, heads, kv_heads, experts, top_k, expert_ffn, shared_ffn)
 MOE_DEV = [(128, 2, 256, 8, 2, 8, 2, 256, 0), (64, 2, 384, 6, 3, 4, 1, 512, 512),
            (96, 2, 320, 10, 5, 6, 2, 384, 0)]
-MOE_HELD_OUT = [(128, 1, 448, 8, 4, 8, 2, 320, 0), (80, 2, 256, 4, 2, 4, 2, 448, 384)]
+MOE_HELD_OUT = [(128, 1, 448, 8, 4, 8, 2, 320, 0), (80, 2, 256, 4, 2, 4, 2, 448, 384),
+                # added with Megatron-Core main's MoE path (weighted SwiGLU, argsort permute):
+                # more experts and a larger k, where the argsort's 8 E a token shows
+                (96, 2, 256, 8, 2, 16, 4, 192, 0), (64, 2, 320, 5, 5, 32, 8, 128, 256)]
 RANKS = [8, 64]
 ALPHA = 16
 TARGETS = {"qv": ("q_proj", "v_proj"),
@@ -343,43 +349,87 @@ class MegatronMLP(nn.Module):
         return self.linear_fc2(SwiGLUFunction.apply(self.linear_fc1(x)))
 
 
+class WeightedSwiGLUFunction(torch.autograd.Function):
+    """core/fusions/fused_bias_swiglu.py, WeightedSwiGLUFunction (weighted_bias_swiglu_impl):
+    silu(gate) * up times the row's routing probability; saves its input (gate and up) and the
+    probabilities."""
+
+    @staticmethod
+    def forward(ctx, y, w):
+        ctx.save_for_backward(y, w)
+        y1, y2 = torch.chunk(y, 2, -1)
+        return (F.silu(y1) * y2 * w).to(y.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        y, w = ctx.saved_tensors
+        y1, y2 = torch.chunk(y.float(), 2, -1)
+        s = torch.sigmoid(y1)
+        silu = y1 * s
+        gw = g.float() * w.float()
+        dy = torch.cat((gw * s * (1 + y1 * (1 - s)) * y2, gw * silu), -1).to(y.dtype)
+        return dy, (silu * y2 * g.float()).sum(-1, keepdim=True).to(w.dtype)
+
+
+class MegatronExpert(nn.Module):
+    """core/transformer/mlp.py, MLP.forward with per_token_scale (SequentialMLP's expert; the
+    grouped TEGroupedMLP keeps the same tensors: linear_fc1's input, weighted_bias_swiglu_impl's
+    input and probabilities, linear_fc2's input)."""
+
+    def __init__(self, h, f):
+        super().__init__()
+        self.linear_fc1 = nn.Linear(h, 2 * f, bias=False)
+        self.linear_fc2 = nn.Linear(f, h, bias=False)
+
+    def forward(self, x, probs):
+        y = WeightedSwiGLUFunction.apply(self.linear_fc1(x), probs.unsqueeze(-1))
+        return self.linear_fc2(y)
+
+
 class MegatronMoE(nn.Module):
-    """core/transformer/moe: TopKRouter (gating linear, top-k of the logits, softmax of the k in
-    fp32 cast back, scattered into a (T, E) map), moe_utils.permute, SequentialMLP,
-    moe_utils.unpermute with the probabilities; shared experts (SharedExpertMLP) beside.
-    The choice of experts is made balanced as measure.MoEBlock makes it (balanced_choice), the
-    tensors kept being those of the router's top-k."""
+    """core/transformer/moe as Megatron-LM main (d98e8a6, 2026-08) runs it, dropless, without
+    the fused permutation: TopKRouter (gating linear, top-k of the logits, softmax of the k in
+    fp32 cast back, scattered into a (T, E) map: moe_utils.topk_routing_with_score_function),
+    moe_utils.permute (the argsort of the (E, T) map, the token index modulo T, the
+    probabilities indexed by the argsort, index_select of the tokens), the experts applying the
+    probabilities in their activation (SequentialMLP / TEGroupedMLP with
+    weighted_bias_swiglu_impl), moe_utils.unpermute without probabilities (scatter_add_);
+    shared experts (SharedExpertMLP) beside. The choice of experts is made balanced as
+    measure.MoEBlock makes it (balanced_choice), the tensors kept being those of the router's
+    top-k."""
 
     def __init__(self, h, experts, top_k, f_e, f_s):
         super().__init__()
         self.n, self.k = experts, top_k
         self.weight = nn.Parameter(torch.randn(experts, h) * 0.02)
-        self.local_experts = nn.ModuleList([MegatronMLP(h, f_e) for _ in range(experts)])
+        self.local_experts = nn.ModuleList([MegatronExpert(h, f_e) for _ in range(experts)])
         self.shared = MegatronMLP(h, f_s) if f_s else None
 
     def forward(self, hidden_states):                          # (s, b, h)
         s, b, h = hidden_states.shape
         x = hidden_states.view(-1, h)
+        tokens = x.shape[0]
         logits = F.linear(x, self.weight)
-        bias = balanced_choice(x.shape[0], self.n, self.k).to(logits.dtype)
+        bias = balanced_choice(tokens, self.n, self.k).to(logits.dtype)
         top_indices = torch.topk(logits.detach() + bias, self.k, dim=1).indices
         scores = logits.gather(1, top_indices)                  # topk's values: keeps indices
         probs = torch.softmax(scores, dim=-1, dtype=torch.float32).type_as(logits)
         routing_probs = torch.zeros_like(logits).scatter(1, top_indices, probs)
         routing_map = torch.zeros_like(logits).int().scatter(1, top_indices, 1).bool()
-        # moe_utils.permute
+        # moe_utils.permute (num_out_tokens = k T, dropless)
         mask = routing_map.T.contiguous()
-        token_indices = torch.arange(x.shape[0]).unsqueeze(0).expand(self.n, -1)
-        sorted_indices = token_indices.masked_select(mask)
+        flat_sorted = mask.reshape(-1).argsort(descending=True, stable=True)[: self.k * tokens]
+        sorted_indices = flat_sorted % tokens
+        permuted_probs = routing_probs.T.contiguous().reshape(-1)[flat_sorted]
         permuted = x.index_select(0, sorted_indices)
         counts = mask.sum(1).tolist()
-        outs = [e(chunk) for e, chunk in zip(self.local_experts, torch.split(permuted, counts))]
+        outs = [e(chunk, p) for e, chunk, p in zip(self.local_experts,
+                                                    torch.split(permuted, counts),
+                                                    torch.split(permuted_probs, counts))]
         expert_out = torch.cat(outs)
-        # moe_utils.unpermute
-        permuted_probs = routing_probs.T.contiguous().masked_select(mask)
-        weighted = expert_out * permuted_probs.unsqueeze(-1)
+        # moe_utils.unpermute, no probabilities: scatter_add_ (its backward reads the index)
         out = torch.zeros_like(x).scatter_add_(0, sorted_indices.unsqueeze(1).expand(-1, h),
-                                               weighted)
+                                               expert_out)
         if self.shared is not None:
             out = out + self.shared(x)
         return out.view(s, b, h)

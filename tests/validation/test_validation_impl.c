@@ -2,14 +2,15 @@
  * test_validation_impl: memfit's implementation profiles (doc/model.md section 4.12) against
  * PyTorch (tests/validation/impl.csv, measured by impl.py with saved-tensor hooks, bf16, CPU):
  * one layer written op for op as Megatron-Core (fused norms and SwiGLU, FlashAttention, the MoE
- * layer's permute and unpermute; GPT layers), transformers (LlamaRMSNorm, eager, sdpa and
- * flash_attention_2 attention, LlamaMLP, Mixtral's MoE block, Qwen3's q and k norms; in bf16 and
- * with fp32 weights under autocast, as Trainer's bf16=True runs it) and PEFT (fp32
- * LoRA adapters under autocast, on q and v or on every linear) write it. Every row must agree with
- * memfit under the row's profile within 2%, the rows of shapes measured after the profiles were
- * written (held_out) included; the count also holds PEFT's bf16 copies of the adapters, which
- * memfit adds to the weights. memfit's own profile misses the Llama and MoE rows by more than 2%,
- * so the agreement is the profiles', and --peak lesson keeps memfit's.
+ * layer's argsort permute, experts weighting their rows in the SwiGLU, unpermute; GPT layers),
+ * transformers (LlamaRMSNorm, eager, sdpa and flash_attention_2 attention, LlamaMLP, Mixtral's MoE
+ * block, Qwen3's q and k norms; in bf16 and with fp32 weights under autocast, as Trainer's
+ * bf16=True runs it) and PEFT (fp32 LoRA adapters under autocast, on q and v or on every linear)
+ * write it. Every row must agree with memfit under the row's profile within 2%, the rows of shapes
+ * measured after the profiles were written (held_out) included; the count also holds PEFT's bf16
+ * copies of the adapters, which memfit adds to the weights. memfit's own profile misses the Llama
+ * and MoE rows by more than 2%, so the agreement is the profiles', and --peak lesson keeps
+ * memfit's.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -175,6 +176,28 @@ static void test_memfit_profile_misses(void **state)
     assert_int_equal(missed, checked);
 }
 
+/* Megatron-Core weights the routed rows inside the experts' activation (doc/model.md 4.12): its
+ * MoE rows are not those of the older unpermute that multiplied the expert outputs by the
+ * probabilities and kept them (2h a routed row more): counted so, every one misses by more than
+ * 2%. */
+static void test_megatron_moe_keeps_no_expert_outputs(void **state)
+{
+    const struct fixture_rows *fx = *state;
+    const struct row *all = fx->rows;
+    size_t rows = 0, rejected = 0;
+    for (size_t i = 0; i < fx->count; i++) {
+        const struct row *r = &all[i];
+        if (r->sc.impl != IMPL_MEGATRON || r->sc.experts == 0)
+            continue;
+        uint64_t routed = layer_routed_rows(&r->sc, r->sc.seq * r->sc.micro_batch);
+        rows++;
+        rejected +=
+            fixture_gap(r->saved_bytes, predicted(&r->sc) + 2 * r->sc.hidden * routed) > TOLERANCE;
+    }
+    assert_true(rows >= MIN_ROWS / 2);
+    assert_int_equal(rejected, rows);
+}
+
 /* --peak lesson follows memfit's assumptions whatever the profile (doc/model.md 4.12). */
 static void test_lesson_keeps_memfit(void **state)
 {
@@ -202,6 +225,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_row_within_tolerance),
         cmocka_unit_test(test_memfit_profile_misses),
+        cmocka_unit_test(test_megatron_moe_keeps_no_expert_outputs),
         cmocka_unit_test(test_lesson_keeps_memfit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
