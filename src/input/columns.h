@@ -79,6 +79,7 @@
     X(RESERVE, "reserve", WRITTEN, RUN)                                                            \
     X(GPUS_PER_NODE, "gpus_per_node", WRITTEN, RUN)                                                \
     X(IMPL, "impl", WRITTEN, RUN)                                                                  \
+    X(MTP_LAYERS, "mtp_layers", WRITTEN, RUN)                                                      \
     X(GPUS, "gpus", UNWRITTEN, RUN)
 
 /* The columns memfit search writes around a scenario's (doc/memfit.1, memfit search): a row of

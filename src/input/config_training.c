@@ -225,7 +225,8 @@ bool config_parse_training(struct row *row, struct scenario *sc)
         !config_opt_uint(row, COL_VPP, &sc->vpp, false) ||
         !config_opt_uint(row, COL_FIRST_STAGE_LAYERS, &sc->first_stage_layers, true) ||
         !config_opt_uint(row, COL_LAST_STAGE_LAYERS, &sc->last_stage_layers, true) ||
-        !config_opt_uint(row, COL_ZERO_GROUP, &sc->zero_group, false))
+        !config_opt_uint(row, COL_ZERO_GROUP, &sc->zero_group, false) ||
+        !config_opt_uint(row, COL_MTP_LAYERS, &sc->mtp_layers, true))
         return false;
     if (zero > 3)
         return config_row_error(row, COL_ZERO, "'%s' is not a ZeRO stage 0-3", row->cell[COL_ZERO]);
@@ -236,6 +237,27 @@ bool config_parse_training(struct row *row, struct scenario *sc)
     if ((row->job && !config_require(row, COL_GLOBAL_BATCH)) ||
         !config_opt_uint(row, COL_GLOBAL_BATCH, &sc->global_batch, false))
         return false;
+    return true;
+}
+
+/* Multi-token prediction (doc/model.md 2.6 and 13.2): pre-training's, modelled with full
+ * training and per-parameter optimizer states; at most one module per layer of the model. */
+static bool check_mtp(struct row *row, const struct scenario *sc)
+{
+    if (sc->mtp_layers > sc->layers)
+        return config_row_error(row, COL_MTP_LAYERS, "'%llu' is more than layers (%llu)",
+                                ULL(sc->mtp_layers), ULL(sc->layers));
+    if (sc->finetune != FINETUNE_FULL)
+        return config_row_error(row, COL_MTP_LAYERS,
+                                "'%llu' is not modelled with finetune=%s (multi-token prediction "
+                                "modules are trained from scratch, with the model)",
+                                ULL(sc->mtp_layers),
+                                sc->finetune == FINETUNE_LORA ? "lora" : "qlora");
+    if (sc->optimizer == OPTIM_ADAMW8BIT)
+        return config_row_error(row, COL_MTP_LAYERS,
+                                "'%llu' is not modelled with optimizer=adamw8bit (its states are "
+                                "counted tensor by tensor, the modules' are not)",
+                                ULL(sc->mtp_layers));
     return true;
 }
 
@@ -252,6 +274,8 @@ bool config_check_tuning(struct row *row, const struct scenario *sc)
             "'%s'%s follows transformers' Llama-family layer (modeling_llama.py): "
             "not possible with arch=gpt",
             sc->impl == IMPL_HF ? "hf" : "hf-peft", row->cell[COL_IMPL] ? "" : " (--impl)");
+    if (sc->mtp_layers > 0 && !check_mtp(row, sc))
+        return false;
     if (sc->finetune == FINETUNE_FULL) {
         static const enum col adapter_cols[] = {COL_LORA_RANK, COL_LORA_TARGETS};
         for (size_t i = 0; i < 2; i++)

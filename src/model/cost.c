@@ -385,7 +385,9 @@ static double fp8_gemm_share(const struct scenario *sc, const struct terms *t)
 {
     uint64_t dense = sc->experts ? sc->dense_layers : sc->layers;
     uint64_t count[2] = {dense, sc->layers - dense};
-    double gemm_params = 0;
+    count[count[1] > 0] += sc->mtp_layers; /* the modules' layers, of the last kind (2.6) */
+    double h = (double)sc->hidden, mtp = (double)sc->mtp_layers;
+    double gemm_params = mtp * 2 * h * h; /* and their projections */
     for (int kind = 0; kind < 2; kind++) {
         uint64_t g, routed;
         if (count[kind] == 0)
@@ -394,12 +396,15 @@ static double fp8_gemm_share(const struct scenario *sc, const struct terms *t)
             return 0;
         gemm_params += (double)count[kind] * (double)g;
     }
-    return t->params ? gemm_params / (double)t->params : 0;
+    /* Each module runs the shared output layer again, in bf16. */
+    double params = (double)t->params + mtp * (double)sc->vocab * h;
+    return params > 0 ? gemm_params / params : 0;
 }
 
-/* One layer's work of each kind per micro-batch on one GPU, and the output layer's. */
+/* One layer's work of each kind per micro-batch on one GPU, the output layer's and a
+ * multi-token-prediction module's projection (doc/model.md 2.6). */
 struct layer_work {
-    struct work gemm[2], out;
+    struct work gemm[2], out, proj;
     double bytes[2]; /* elementwise, forward */
     struct core core;
 };
@@ -434,12 +439,13 @@ static const struct model_gpu *slowest_stage(const struct terms *t, const struct
         const struct model_gpu *g = &t->stage[i];
         struct work w = {0};
         for (int k = 0; k < 2; k++) {
-            w.flops += (double)g->pipe.layers[k] * lw->gemm[k].flops;
-            w.s += (double)g->pipe.layers[k] * lw->gemm[k].s;
+            w.flops += (double)pipeline_gpu_layers(&g->pipe, k) * lw->gemm[k].flops;
+            w.s += (double)pipeline_gpu_layers(&g->pipe, k) * lw->gemm[k].s;
         }
-        if (g->pipe.last) {
-            w.flops += lw->out.flops;
-            w.s += lw->out.s;
+        if (g->pipe.last) { /* the output layer, again for each module with its projection */
+            double mtp = (double)(g->pipe.mtp[0] + g->pipe.mtp[1]);
+            w.flops += (1 + mtp) * lw->out.flops + mtp * lw->proj.flops;
+            w.s += (1 + mtp) * lw->out.s + mtp * lw->proj.s;
         }
         if (w.s > out->s) {
             *out = w;
@@ -485,7 +491,8 @@ static void data_parallel(const struct scenario *sc, const struct terms *t, doub
          * backward's gather and reduce-scatter behind the backward. It cannot do better than the
          * plain reduction of the last micro-batch. */
         double m = out->micro_batches;
-        double layers = layer_share(sc) * (double)(g->pipe.layers[0] + g->pipe.layers[1]);
+        double layers = layer_share(sc) * (double)(pipeline_gpu_layers(&g->pipe, 0) +
+                                                   pipeline_gpu_layers(&g->pipe, 1));
         double gather = ring_half(weights, z) / bw_z + layers * half_latency(z);
         double scatter = ring_half(grads, z) / bw_z + layers * half_latency(z) + cross;
         out->dp_s = m * (2 * gather + scatter);
@@ -583,7 +590,10 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     /* FLOPs (doc/model.md 12.1): 6 Psi_act per token (2 forward, 4 backward), split over the
      * t p c GPUs of one replica; a frozen base (LoRA, QLoRA, precision frozen) skips the weight
      * gradients, half of the backward: 4 Psi_act, and its adapters take 6 each. */
-    double psi = (double)t->active_params, gpus = (double)(tp * pp * cp);
+    /* Each multi-token-prediction module runs the shared output layer again (2.6): V h more. */
+    double psi =
+        (double)t->active_params + (double)sc->mtp_layers * (double)sc->vocab * (double)sc->hidden;
+    double gpus = (double)(tp * pp * cp);
     double adapters = (double)t->adapter_params;
     bool frozen = sc->precision == PRECISION_FROZEN || sc->finetune != FINETUNE_FULL;
     double per_token =
@@ -604,6 +614,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         lw.bytes[k] = layer_elementwise_bytes(sc, (enum layer_kind)k, mb_tokens) * mb_tokens;
     }
     gemm(&lw.out, &r, 1, mb_tokens, (double)sc->hidden, (double)sc->vocab / (double)tp);
+    gemm(&lw.proj, &r, 1, mb_tokens, 2.0 * (double)sc->hidden, (double)sc->hidden / (double)tp);
     lw.core = attention_core(sc, &r);
     struct work slow;
     const struct model_gpu *st = slowest_stage(t, &lw, &slow);
@@ -616,8 +627,10 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->gemm_eff = slow.s > 0 ? slow.flops / (peak * slow.s) : 0;
     out->stage_factor = 1;
     if (pp > 1) {
+        double mtp = (double)sc->mtp_layers;
+        count[count[1] > 0] += sc->mtp_layers;
         double all = (double)count[0] * lw.gemm[0].flops + (double)count[1] * lw.gemm[1].flops +
-                     lw.out.flops;
+                     (1 + mtp) * lw.out.flops + mtp * lw.proj.flops;
         out->stage_factor = all > 0 ? slow.flops * (double)pp / all : 1;
     }
     double gemm_rate = peak * out->gemm_eff;
@@ -628,15 +641,16 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         double fp8_rate = out->fp8_tflops * 1e12 * out->gemm_eff * fp8_eff;
         gemm_rate = 1 / ((1 - out->fp8_share) / gemm_rate + out->fp8_share / fp8_rate);
     }
-    double layers = layer_share(sc) * (double)(st->pipe.layers[0] + st->pipe.layers[1]);
+    /* The stage's layers, its multi-token-prediction modules' included (2.6). */
+    double n_layers[2] = {(double)pipeline_gpu_layers(&st->pipe, 0),
+                          (double)pipeline_gpu_layers(&st->pipe, 1)};
+    double layers = layer_share(sc) * (n_layers[0] + n_layers[1]);
     out->gemm_s = gemm_rate > 0 ? useful * out->stage_factor / gemm_rate : 0;
     /* Context parallelism's ring (12.4): its merges and kernels join the attention core. */
     struct ring ring = cp_ring(sc, &r, &lw.core, mb_tokens, group_bw(sc, tp, cp, link, net));
     out->attention_s = m * layers * (lw.core.fwd_s + lw.core.bwd_s + ring.fwd_s + ring.bwd_s);
     double mem_fwd =
-        layer_share(sc) *
-        ((double)st->pipe.layers[0] * lw.bytes[0] + (double)st->pipe.layers[1] * lw.bytes[1]) /
-        r.hbm_byte_s;
+        layer_share(sc) * (n_layers[0] * lw.bytes[0] + n_layers[1] * lw.bytes[1]) / r.hbm_byte_s;
     out->memory_s = m * 3 * mem_fwd; /* the backward pass moves twice the forward's bytes */
     /* FP8 (12.1): each FP8 GEMM's input is cast before the forward's GEMM and its output's
      * gradient before the backward's: the bf16 tensor read, the FP8 one written, and a transposed
@@ -645,7 +659,7 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     if (sc->fp8 != FP8_NONE) {
         double per_elem = COST_FP8_CAST_BYTES + (sc->fp8_one_copy ? 0 : 1);
         for (int k = 0; k < 2; k++) {
-            double n_k = layer_share(sc) * (double)st->pipe.layers[k];
+            double n_k = layer_share(sc) * n_layers[k];
             cast_fwd += n_k * lw.gemm[k].in_elems * per_elem * r.s_per_byte;
             cast_bwd += n_k * lw.gemm[k].out_elems * per_elem * r.s_per_byte;
         }
@@ -664,8 +678,8 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
         out->recompute_s =
             core && sc->attention == ATTENTION_PLAIN ? m * layers * lw.core.fwd_s : 0;
         for (int k = 0; k < 2; k++)
-            if (st->pipe.layers[k] > 0 && scenario_recompute_modules(sc) != RECOMPUTE_CORE_ATTN)
-                out->recompute_s += m * layer_share(sc) * (double)st->pipe.layers[k] *
+            if (n_layers[k] > 0 && scenario_recompute_modules(sc) != RECOMPUTE_CORE_ATTN)
+                out->recompute_s += m * layer_share(sc) * n_layers[k] *
                                     module_forward(sc, (enum layer_kind)k, &r, mb_tokens).s;
     }
 
@@ -685,12 +699,12 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->cp_s = m * layers * ((1 + rf) * ring.fwd_exposed_s + ring.bwd_exposed_s);
     /* Expert parallelism (12.4): dispatch and combine, forward and backward (and the forward
      * again), of the routed rows the GPU's tokens send, unless the schedule hides them. */
-    if (ep > 1 && st->pipe.layers[LAYER_MOE] > 0) {
+    if (ep > 1 && n_layers[LAYER_MOE] > 0) {
         uint64_t etp = sc->etp ? sc->etp : tp;
         double own = sc->sp && tp > 1 ? mb_tokens / (double)tp : mb_tokens;
         double rows = (double)layer_routed_rows(sc, (uint64_t)own);
         double n_a2a = 4.0 + 2.0 * rf;
-        out->ep_s = m * layer_share(sc) * (double)st->pipe.layers[LAYER_MOE] * n_a2a *
+        out->ep_s = m * layer_share(sc) * n_layers[LAYER_MOE] * n_a2a *
                     all_to_all(sc, own, rows, ep, etp, link, net);
         /* Overlapped (DualPipe): only what exceeds the computation it hides under is exposed. */
         if (a2a_overlapped(sc))

@@ -43,7 +43,7 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, 
         }
         if (model_stage_act_of(sc, &base->stage[i].pipe, kind_act, c, k, &act_bytes))
             return false;
-        uint64_t l = base->stage[i].pipe.last ? logits : 0;
+        uint64_t l = model_loss_term(sc, &base->stage[i].pipe, logits, kind_act, &ck);
         act_bytes = ck_add(&ck, act_bytes, ring);
         peak[i] = ck_add(&ck, base->stage[i].states_bytes, ck_add(&ck, act_bytes, l));
     }

@@ -68,7 +68,11 @@ bool model_peak_cannot_overflow(const struct scenario *sc)
             4 * e + 12 * k + 4 + (k * cf + e) * u * (8 * h + 10 * fe + 18) + 10 * fs + 2 * h + 2;
     }
     double layer = attn + mlp + 2 * norms * h;
-    double params = l * layer + 2 * v * h + 2 * h + (double)sc->positions * h;
+    /* D multi-token-prediction modules (2.6): a layer, three norms and 2h h each; their
+     * activations and logits stand with the loss's. */
+    double mtp = (double)sc->mtp_layers;
+    double params = (l + mtp) * layer + mtp * (2 * h * h + 6 * h) + 2 * v * h + 2 * h +
+                    (double)sc->positions * h;
     double states = 18 * params; /* Megatron's 2 + 4 + 12 bytes per parameter, the most */
     states += sc->fp8 != FP8_NONE ? 3 * params : 0; /* FP8 copies: 2 (1 + 1/32) at most */
     if (sc->finetune != FINETUNE_FULL) { /* LoRA adapters: r (d_in + d_out) <= r (d_in d_out + 1)
@@ -79,10 +83,20 @@ bool model_peak_cannot_overflow(const struct scenario *sc)
     double sb = s * b;
     double act = sb * (width + 5 * a * s); /* A of any kind, before tp */
     double ckpt = 2 * sb * h;
-    double logits = 4 * sb * v;
+    double logits = (1 + mtp) * 24 * sb * v + mtp * (act + 16 * sb * h);
     /* Activations of the first stage: m (L/pp) A without checkpointing, m ceil((L/pp)/k) c + k A
      * with: both at most m L (A + c). */
     double peak = states + m * l * (act + ckpt) + logits;
+    /* A node's CPU memory under offload (12.5): each of its GPUs' optimizer states or
+     * checkpoints. */
+    if (sc->offload != OFFLOAD_NONE) {
+        double gpus =
+            (double)sc->dp * (double)sc->tp * (double)sc->pp * (double)(sc->cp ? sc->cp : 1);
+        double node = sc->gpus_per_node && (double)sc->gpus_per_node < gpus
+                          ? (double)sc->gpus_per_node
+                          : gpus;
+        peak += node * (states + m * l * (act + ckpt));
+    }
     return peak < 4611686018427387904.0; /* 2^62 */
 }
 

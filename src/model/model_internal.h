@@ -55,8 +55,25 @@ struct kinds {
 const struct kinds *model_layer_kinds_cached(const struct scenario *sc, struct model_cache *cache,
                                              struct kinds *k, struct states_layer st[2]);
 
+/* The kind of the multi-token-prediction modules' layers: the model's last layer's (doc/model.md
+ * 2.6). */
+static inline enum layer_kind model_mtp_kind(const struct kinds *k)
+{
+    return k->count[LAYER_MOE] > 0 ? LAYER_MOE : LAYER_DENSE;
+}
+
+/* The parameters of a multi-token-prediction module besides its transformer layer (doc/model.md
+ * 2.6): the norms of the hidden state, of the embedding and before the shared output layer, and
+ * the projection from 2h to h (no bias). */
+static inline uint64_t model_mtp_extra_params(const struct scenario *sc, struct checked *ck)
+{
+    return ck_add(ck, ck_mul(ck, 3, model_final_norm_params(sc)),
+                  ck_mul(ck, 2, ck_mul(ck, sc->hidden, sc->hidden)));
+}
+
 /* Psi and the active parameters (k of the E routed experts of each MoE layer; doc/model.md
- * section 2.3): the layers + embedding (twice when untied) + final norm + learned positions. */
+ * section 2.3): the layers + embedding (twice when untied) + final norm + learned positions,
+ * and the multi-token-prediction modules (2.6). */
 static inline enum model_status model_params_of(const struct scenario *sc, const struct kinds *k,
                                                 uint64_t *all, uint64_t *active)
 {
@@ -67,10 +84,14 @@ static inline enum model_status model_params_of(const struct scenario *sc, const
     n = ck_add(&ck, n, sc->tied ? emb : ck_mul(&ck, 2, emb));
     n = ck_add(&ck, n, model_final_norm_params(sc));
     n = ck_add(&ck, n, ck_mul(&ck, sc->positions, sc->hidden));
+    enum layer_kind mk = model_mtp_kind(k);
+    uint64_t module = ck_add(&ck, k->params[mk], model_mtp_extra_params(sc, &ck));
+    n = ck_add(&ck, n, ck_mul(&ck, sc->mtp_layers, module));
     *all = n;
     /* routed / E is one expert's 3 h f_e: exact. */
     uint64_t idle = sc->experts ? k->routed / sc->experts * (sc->experts - sc->top_k) : 0;
-    *active = n - ck_mul(&ck, k->count[LAYER_MOE], idle);
+    uint64_t moe = k->count[LAYER_MOE] + (mk == LAYER_MOE ? sc->mtp_layers : 0);
+    *active = n - ck_mul(&ck, moe, idle);
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
 }
 
@@ -179,6 +200,21 @@ static inline enum model_status model_logits_bytes_at(const struct scenario *sc,
     uint64_t l = ck_mul(&ck, ck_mul3(&ck, 4, model_local_seq(sc), b), sc->vocab);
     *out = div_up(l, sc->tp);
     return ck.overflow ? MODEL_OVERFLOW : MODEL_OK;
+}
+
+/* The loss's term of a GPU of the last stage, given its logits and each kind's A (doc/model.md
+ * sections 7 and 2.6): the logits and, for each multi-token-prediction module, its own logits
+ * and its layer's activations, alive from its forward to its backward, which precede the other
+ * layers' (one micro-batch of the last stage in flight). 0 on the other stages. */
+static inline uint64_t model_loss_term(const struct scenario *sc, const struct pipeline_stage *st,
+                                       uint64_t logits, const uint64_t kind_act[2],
+                                       struct checked *ck)
+{
+    if (!st->last)
+        return 0;
+    uint64_t layers =
+        ck_add(ck, ck_mul(ck, st->mtp[0], kind_act[0]), ck_mul(ck, st->mtp[1], kind_act[1]));
+    return ck_add(ck, ck_mul(ck, sc->mtp_layers + 1, logits), layers);
 }
 
 /* The checkpoints a stage keeps on the GPU with checkpointing every k: all of them, or with

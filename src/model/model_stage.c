@@ -81,8 +81,8 @@ static void fp8_copies(const struct scenario *sc, struct model_gpu *g, struct ch
     uint64_t etp = sc->etp ? sc->etp : sc->tp, ep = sc->ep ? sc->ep : 1;
     uint64_t dense = 0, routed = 0;
     for (int kind = 0; kind < 2; kind++) {
-        uint64_t gemm, rt;
-        if (g->pipe.layers[kind] == 0)
+        uint64_t gemm, rt, n = pipeline_gpu_layers(&g->pipe, kind);
+        if (n == 0)
             continue;
         if (!layer_gemm_params(sc, (enum layer_kind)kind, &gemm, &rt)) {
             ck->overflow = true;
@@ -90,8 +90,14 @@ static void fp8_copies(const struct scenario *sc, struct model_gpu *g, struct ch
         }
         uint64_t d = fp8_copy_bytes(sc, div_up(gemm - rt, sc->tp), ck);
         uint64_t r = fp8_copy_bytes(sc, div_up(rt, ck_mul(ck, etp, ep)), ck);
-        dense = ck_add(ck, dense, ck_mul(ck, g->pipe.layers[kind], d));
-        routed = ck_add(ck, routed, ck_mul(ck, g->pipe.layers[kind], r));
+        dense = ck_add(ck, dense, ck_mul(ck, n, d));
+        routed = ck_add(ck, routed, ck_mul(ck, n, r));
+    }
+    /* The multi-token-prediction modules' projections (2.6) run in FP8 as well. */
+    uint64_t mtp = g->pipe.mtp[LAYER_DENSE] + g->pipe.mtp[LAYER_MOE];
+    if (mtp > 0) {
+        uint64_t proj = div_up(ck_mul(ck, 2, ck_mul(ck, sc->hidden, sc->hidden)), sc->tp);
+        dense = ck_add(ck, dense, ck_mul(ck, mtp, fp8_copy_bytes(sc, proj, ck)));
     }
     if (sc->zero >= 3) {
         dense = div_up(dense, model_zero_group(sc));
@@ -178,7 +184,10 @@ static void stage_pools(const struct scenario *sc, const struct kinds *k, struct
 /* Parameters on one GPU of each stage: tp divides every layer and the (vocabulary-parallel)
  * embedding; the first stage holds the embedding and learned positions, the last the output
  * layer (a copy of a tied embedding when pp > 1) and the final norm; under DualPipe GPUs 0 and
- * pp - 1 hold both. */
+ * pp - 1 hold both. The last also holds the multi-token-prediction modules (doc/model.md 2.6):
+ * each a layer, its norms and projection (split by tp as a column-parallel linear), and with
+ * pp > 1 a copy of an untied embedding, which the modules read, unless the GPU holds the first
+ * stage too. */
 static void stage_params(const struct scenario *sc, const struct kinds *k, struct terms *t,
                          struct checked *ck)
 {
@@ -191,11 +200,20 @@ static void stage_params(const struct scenario *sc, const struct kinds *k, struc
     uint64_t positions = ck_mul(ck, sc->positions, sc->hidden);
     for (unsigned i = 0; i < t->n_stages; i++) {
         struct model_gpu *g = &t->stage[i];
-        g->expert_params = ck_mul(ck, g->pipe.layers[LAYER_MOE], routed);
-        uint64_t layers =
-            ck_add(ck, ck_mul(ck, g->pipe.layers[LAYER_DENSE], dense_part[LAYER_DENSE]),
-                   ck_mul(ck, g->pipe.layers[LAYER_MOE], dense_part[LAYER_MOE]));
+        uint64_t n_dense = pipeline_gpu_layers(&g->pipe, LAYER_DENSE);
+        uint64_t n_moe = pipeline_gpu_layers(&g->pipe, LAYER_MOE);
+        g->expert_params = ck_mul(ck, n_moe, routed);
+        uint64_t layers = ck_add(ck, ck_mul(ck, n_dense, dense_part[LAYER_DENSE]),
+                                 ck_mul(ck, n_moe, dense_part[LAYER_MOE]));
         layers = ck_add(ck, layers, g->expert_params);
+        uint64_t mtp = g->pipe.mtp[LAYER_DENSE] + g->pipe.mtp[LAYER_MOE];
+        if (mtp > 0) {
+            uint64_t proj = div_up(ck_mul(ck, 2, ck_mul(ck, sc->hidden, sc->hidden)), sc->tp);
+            uint64_t each = ck_add(ck, proj, ck_mul(ck, 3, model_final_norm_params(sc)));
+            layers = ck_add(ck, layers, ck_mul(ck, mtp, each));
+            if (sc->pp > 1 && !sc->tied && !g->pipe.first)
+                layers = ck_add(ck, layers, emb);
+        }
         if (sc->pp == 1) {
             uint64_t all = ck_add(
                 ck, layers, ck_add(ck, emb, ck_add(ck, positions, model_final_norm_params(sc))));
@@ -270,7 +288,7 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
         if (model_stage_act_of(sc, &g->pipe, t->kind_act, t->ckpt_bytes, k, &g->act_bytes))
             return MODEL_OVERFLOW;
         g->act_bytes = ck_add(&ck, g->act_bytes, ring);
-        g->logits_bytes = g->pipe.last ? logits : 0;
+        g->logits_bytes = model_loss_term(sc, &g->pipe, logits, t->kind_act, &ck);
         g->host_bytes = sc->offload == OFFLOAD_CHECKPOINTS && k
                             ? ck_mul(&ck, pipeline_checkpoints(&g->pipe, k), t->ckpt_bytes)
                             : 0;
@@ -351,7 +369,7 @@ enum model_status model_stage_lesson(const struct scenario *sc, uint64_t r, stru
     if (model_stage_act_of(sc, &g->pipe, act, t.ckpt_bytes, k, &g->act_bytes))
         return MODEL_OVERFLOW;
     g->act_bytes = ck_add(&ck, g->act_bytes, model_context_ring_bytes(sc, sc->micro_batch, &ck));
-    g->logits_bytes = g->pipe.last ? logits : 0;
+    g->logits_bytes = model_loss_term(sc, &g->pipe, logits, act, &ck);
     g->lesson_peak_bytes = ck_add(&ck, g->states_bytes, ck_add(&ck, g->act_bytes, g->logits_bytes));
     g->peak_bytes = g->lesson_peak_bytes;
     if (ck.overflow)

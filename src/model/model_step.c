@@ -83,6 +83,40 @@ static uint64_t layer_gpu_grads(const struct scenario *sc, const struct terms *t
     return ck_add(ck, dense, experts);
 }
 
+/* What the multi-token-prediction modules of GPU st keep at micro-batch b besides their logits
+ * (doc/model.md 2.6), each: its layer's A, the embedding's output (its norm's input), the
+ * projection's input [norm(h); norm(embedding)] (2h wide, 1 byte an element in FP8), its final
+ * norm's input and the output layer's input, and the statistics of its three norms; divided by
+ * t under sequence parallelism. */
+static uint64_t mtp_activations(const struct scenario *sc, const struct pipeline_stage *st,
+                                const uint64_t kind_act[2], uint64_t b, struct checked *ck)
+{
+    bool fp32 = sc->precision == PRECISION_FP32, gpt = sc->arch == ARCH_GPT;
+    uint64_t e = fp32 ? 4 : 2, r = model_residual_bytes(sc), proj = sc->fp8 != FP8_NONE ? 1 : e;
+    uint64_t tl = sc->sp && sc->tp > 1 ? sc->tp : 1, sb = ck_mul(ck, model_local_seq(sc), b);
+    uint64_t wide = ck_mul(ck, 2 * r + e + 2 * proj, ck_mul(ck, sb, sc->hidden));
+    uint64_t each = div_up(ck_add(ck, wide, ck_mul(ck, gpt ? 24 : 12, sb)), tl);
+    uint64_t layers =
+        ck_add(ck, ck_mul(ck, st->mtp[0], kind_act[0]), ck_mul(ck, st->mtp[1], kind_act[1]));
+    return ck_add(ck, layers, ck_mul(ck, sc->mtp_layers, each));
+}
+
+/* The gradients of GPU st's multi-token-prediction modules (2.6), whose backward runs before the
+ * layers': each layer's, its norms' and projection's, and a copy of an untied embedding's. */
+static uint64_t mtp_grads(const struct scenario *sc, const struct terms *t,
+                          const struct pipeline_stage *st, uint64_t gb, struct checked *ck)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < 2; k++)
+        n = ck_add(ck, n, ck_mul(ck, st->mtp[k], layer_gpu_grads(sc, t, k, gb, ck)));
+    uint64_t h = sc->hidden, norm = sc->arch == ARCH_GPT ? 2 * h : h;
+    uint64_t each = ck_add(ck, div_up(ck_mul(ck, 2, ck_mul(ck, h, h)), sc->tp), 3 * norm);
+    n = ck_add(ck, n, ck_mul3(ck, gb, sc->mtp_layers, each));
+    if (sc->mtp_layers > 0 && sc->pp > 1 && !sc->tied && !st->first)
+        n = ck_add(ck, n, ck_mul(ck, gb, div_up(ck_mul(ck, sc->vocab, h), sc->tp)));
+    return n;
+}
+
 /* A layer's backward at its last GEMM (kind: the one whose A is amax): the input's gradient,
  * the weight's and bias's, and what its dropout or autocast keeps then. A frozen base computes
  * no weight or bias gradient; QLoRA's GEMM reads its NF4 weight dequantised into a bf16
@@ -156,6 +190,8 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
                                      gpt && sc->dropout ? div_up(sbh, tl) : 0);
     if (g->last) /* the final norm's input and statistics, the output layer's input */
         g->outside = div_up(ck_add(ck, ck_mul(ck, r + e, sbh), ck_mul(ck, gpt ? 8 : 4, sb)), tl);
+    if (g->last && sc->mtp_layers > 0)
+        g->outside = ck_add(ck, g->outside, mtp_activations(sc, &m->pipe, kind_act, b, ck));
     uint64_t amax = model_stage_max_act(m->pipe.layers, kind_act);
     g->ring = model_context_ring_bytes(sc, b, ck);
     if (kk) {
@@ -183,7 +219,8 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
             if (ac)
                 copy[i] = ck_add(ck, copy[i],
                                  ck_mul(ck, 2, t->kind_adapters[i][0] + t->kind_adapters[i][1]));
-            g->all_copies = ck_add(ck, g->all_copies, ck_mul(ck, m->pipe.act_layers[i], copy[i]));
+            uint64_t held = ck_add(ck, m->pipe.act_layers[i], m->pipe.mtp[i]);
+            g->all_copies = ck_add(ck, g->all_copies, ck_mul(ck, held, copy[i]));
             most = m->pipe.layers[i] > 0 && copy[i] > most ? copy[i] : most;
         }
         g->layer_copies = ck_mul(ck, kk, most);
@@ -193,10 +230,14 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
                         m->pipe.chunk_layers - model_block_layers(sc, &m->pipe, k), most);
         if (g->last)
             g->head_copy = ck_mul(ck, 2, vh);
+        if (g->last && ac) /* the multi-token-prediction modules' projections (2.6) */
+            g->all_copies =
+                ck_add(ck, g->all_copies,
+                       ck_mul3(ck, sc->mtp_layers, 2, div_up(ck_mul3(ck, 2, h, h), tp)));
     }
-    if (g->last) {
-        g->logits_forward = ck_mul(ck, eager ? 8 : 4, sbv);
-        g->loss = ck_mul(ck, eager ? 12 : 4, sbv);
+    if (g->last) { /* and each multi-token-prediction module's own (doc/model.md 2.6) */
+        g->logits_forward = ck_mul3(ck, sc->mtp_layers + 1, eager ? 8 : 4, sbv);
+        g->loss = ck_mul3(ck, sc->mtp_layers + 1, eager ? 12 : 4, sbv);
     }
     /* The gradients as the layers' backward starts: all of them (a persistent buffer, or
      * accumulation's earlier micro-batches), with a tied embedding's partial; or, on demand, the
@@ -208,7 +249,8 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
         g->head_grads =
             ck_add(ck, m->grads_bytes, g->last && sc->tied && !frozen ? ck_mul(ck, gb, vh) : 0);
     else if (g->last && !frozen)
-        g->head_grads = ck_mul(ck, gb, ck_add(ck, final_norm, vh));
+        g->head_grads = ck_add(ck, ck_mul(ck, gb, ck_add(ck, final_norm, vh)),
+                               mtp_grads(sc, t, &m->pipe, gb, ck));
     if (!pers && !accumulating && kk) {
         uint64_t one = layer_gpu_grads(sc, t, amax == kind_act[1], gb, ck);
         uint64_t blk = model_block_layers(sc, &m->pipe, k);

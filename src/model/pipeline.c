@@ -182,10 +182,9 @@ static void dualpipe_stage_at(const struct scenario *sc, const struct pipeline_s
     out->twin_layers = pipeline_stage_layers(sp, pp, pp - 1 - r);
 }
 
-void pipeline_stage_at(const struct scenario *sc, uint64_t dense, uint64_t r,
-                       struct pipeline_stage *out)
+static void stage_layout(const struct scenario *sc, uint64_t dense, uint64_t r,
+                         struct pipeline_stage *out)
 {
-    *out = (struct pipeline_stage){0};
     if (sc->pp <= 1) { /* one stage: every layer, one micro-batch at a time (eval's hot path) */
         uint64_t d = dense < sc->layers ? dense : sc->layers;
         out->first = out->last = true;
@@ -214,6 +213,17 @@ void pipeline_stage_at(const struct scenario *sc, uint64_t dense, uint64_t r,
     out->in_flight =
         v == 1 ? min_u64(m, pp - r) : min_u64(m * v, 2 * (pp - r - 1) + (v - 1) * pp + 1);
     add_chunks(sc, &sp, dense, r, out->in_flight, out);
+}
+
+void pipeline_stage_at(const struct scenario *sc, uint64_t dense, uint64_t r,
+                       struct pipeline_stage *out)
+{
+    *out = (struct pipeline_stage){0};
+    stage_layout(sc, dense, r, out);
+    /* The multi-token-prediction modules follow the last layer, of its kind (doc/model.md 2.6):
+     * MoE when the model's dense layers do not reach it. */
+    if (out->last)
+        out->mtp[dense < sc->layers ? 1 : 0] = sc->mtp_layers;
 }
 
 uint64_t pipeline_segment_layers(const struct pipeline_stage *st, uint64_t k)

@@ -55,7 +55,18 @@ struct pipeline_stage {
      * the other schedules). */
     uint64_t twin_layers, twin_first_layer, twin_dense, twin_in_flight;
     bool first, last; /* holds the embedding; the output layer */
+    /* The multi-token-prediction modules it holds (doc/model.md 2.6): on the GPUs of the last
+     * stage, D transformer layers of the model's last kind (of mtp[LAYER_DENSE] or
+     * mtp[LAYER_MOE]), not counted in layers[]; their activations are the loss's (7). */
+    uint64_t mtp[2];
 };
+
+/* The transformer layers of kind k GPU st holds, its multi-token-prediction modules' included:
+ * what its parameters, states and time count (its activations count layers[] and act_layers[]). */
+static inline uint64_t pipeline_gpu_layers(const struct pipeline_stage *st, int k)
+{
+    return st->layers[k] + st->mtp[k];
+}
 
 /* m, the micro-batches of one optimizer step on a data-parallel rank: global_batch / (b dp)
  * rounded up, at least 1; pp when the scenario leaves the global batch out (0). */

@@ -161,6 +161,10 @@ struct scenario {
     uint64_t qk_nope_dim;  /* d_n, per-head width of q and k without rotary */
     uint64_t qk_rope_dim;  /* d_r, per-head rotary width (one shared rotary k) */
     uint64_t v_head_dim;   /* d_v */
+    /* Multi-token prediction (DeepSeek-V3 report 2.2; Megatron-Core --mtp-num-layers): D modules
+     * on the last pipeline stage, each a projection of [norm(h); norm(embedding)], a transformer
+     * layer of the model's last kind, a norm and the shared output layer (doc/model.md 2.6). */
+    uint64_t mtp_layers;
     uint64_t seq, micro_batch, global_batch;
     enum precision precision;
     enum attention attention;

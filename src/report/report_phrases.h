@@ -247,8 +247,9 @@ struct report_values;
     X(CONFIG_POSITIONS, "config_positions", "", REPORT_SC, 0)                                      \
     X(CONFIG_VOCAB_TIED, "config_vocab_tied", "", REPORT_SC, 0)                                    \
     X(CONFIG_VOCAB_UNTIED, "config_vocab_untied", "", REPORT_SC, 0)                                \
-    X(CONFIG_PARAMS, "config_params", "", REPORT_SC, 0)                                            \
-    X(CONFIG_PARAMS_MOE, "config_params_moe", "", REPORT_SC, 0)                                    \
+    X(CONFIG_PARAMS, "config_params", "mtp", REPORT_SC, 0)                                         \
+    X(CONFIG_PARAMS_MOE, "config_params_moe", "mtp", REPORT_SC, 0)                                 \
+    X(CONFIG_MTP, "config_mtp", "", REPORT_SC, 0)                                                  \
     X(CONFIG_TOKENS, "config_tokens", "", REPORT_SC, 0)                                            \
     X(CONFIG_PRECISION, "config_precision", "weight_bytes grad_bytes optimizer_bytes", REPORT_SC,  \
       0)                                                                                           \
@@ -311,6 +312,7 @@ struct report_values;
     X(TERMS_LOGITS, "terms_logits", "", REPORT_SC, 0)                                              \
     X(TERMS_LOGITS_TP, "terms_logits_tp", "", REPORT_SC, 0)                                        \
     X(TERMS_LOGITS_CP, "terms_logits_cp", "", REPORT_SC, 0)                                        \
+    X(TERMS_LOGITS_MTP, "terms_logits_mtp", "", REPORT_SC, 0)                                      \
     X(TERMS_LOGITS_ELSEWHERE, "terms_logits_elsewhere", "", REPORT_SC, 0)                          \
     X(TERMS_PEAK, "terms_peak", "", REPORT_SC, 0)                                                  \
     X(TERMS_PEAK_STEP, "terms_peak_step", "", REPORT_SC, 0)                                        \

@@ -58,6 +58,7 @@
     X(EXPERT_FFN, "expert_ffn")                                                                    \
     X(SHARED_FFN, "shared_ffn")                                                                    \
     X(DENSE_LAYERS, "dense_layers")                                                                \
+    X(MTP_LAYERS, "mtp_layers")                                                                    \
     X(KV_LORA_RANK, "kv_lora_rank")                                                                \
     X(SEQ, "seq")                                                                                  \
     X(MICRO_BATCH, "micro_batch")                                                                  \

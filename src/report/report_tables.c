@@ -91,9 +91,12 @@ static void table_config(struct doc *doc, const struct report_sc *r)
     report_say(vocab, sizeof vocab, ph, vals,
                sc->tied ? REPORT_PHRASE_CONFIG_VOCAB_TIED : REPORT_PHRASE_CONFIG_VOCAB_UNTIED,
                NULL);
+    char mtp[CELL] = "";
+    if (sc->mtp_layers > 0)
+        report_say(mtp, sizeof mtp, ph, vals, REPORT_PHRASE_CONFIG_MTP, NULL);
     report_say(psi, sizeof psi, ph, vals,
                sc->experts > 0 ? REPORT_PHRASE_CONFIG_PARAMS_MOE : REPORT_PHRASE_CONFIG_PARAMS,
-               NULL);
+               "mtp", mtp, NULL);
 
     report_say(seq, sizeof seq, ph, vals, REPORT_PHRASE_CONFIG_TOKENS, NULL);
     /* A trained parameter's bytes (doc/model.md 3.5): the adapters' under LoRA and QLoRA. */
@@ -340,6 +343,7 @@ static void terms_formulas(const struct report_sc *r, const struct model_gpu *g,
     terms_stored_formula(r, f[4], CELL);
     report_say(f[5], CELL, r->ph, &r->vals,
                g->logits_bytes == 0 ? REPORT_PHRASE_TERMS_LOGITS_ELSEWHERE
+               : sc->mtp_layers > 0 ? REPORT_PHRASE_TERMS_LOGITS_MTP
                : sc->cp > 1         ? REPORT_PHRASE_TERMS_LOGITS_CP
                : sc->tp > 1         ? REPORT_PHRASE_TERMS_LOGITS_TP
                                     : REPORT_PHRASE_TERMS_LOGITS,

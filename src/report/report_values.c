@@ -190,6 +190,7 @@ static void report_values_shape(struct report_sc *r)
     numfmt_u64(v[REPORT_PH_EXPERT_FFN], n, sc->expert_ffn);
     numfmt_u64(v[REPORT_PH_SHARED_FFN], n, sc->shared_ffn);
     numfmt_u64(v[REPORT_PH_DENSE_LAYERS], n, sc->dense_layers);
+    numfmt_u64(v[REPORT_PH_MTP_LAYERS], n, sc->mtp_layers);
     numfmt_u64(v[REPORT_PH_KV_LORA_RANK], n, sc->kv_lora_rank);
     numfmt_u64(v[REPORT_PH_LAYERS], n, sc->layers);
     numfmt_u64(v[REPORT_PH_HIDDEN], n, sc->hidden);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The cost model against published runs (doc/model.md section 12.8): tests/model/calibration.csv
-# holds each run as a scenario (its first 25 columns, what eval reads), then its role (fitted: a
+# holds each run as a scenario (its first 28 columns, what eval reads), then its role (fitted: a
 # constant or a choice was fitted to it, held_out: never fitted, pending: waits for a feature),
 # the published figure with its unit, how it becomes a step time, its source, the published step
 # time, memfit's and their ratio. Fitted runs within 15%, held-out ones within 20%; the table's
@@ -8,7 +8,7 @@
 . tests/cli/common.inc
 
 TABLE=tests/model/calibration.csv
-SC_LAST=27
+SC_LAST=28
 cut -d, -f1-$SC_LAST "$TABLE" >"$T/scenarios.csv"
 expect_status "the calibration runs evaluate" 0 eval "$T/scenarios.csv"
 cp "$T/out" "$T/eval.csv"

@@ -17,6 +17,7 @@
 #include "draw/canvas_rec.h"
 #include "draw/chart.h"
 #include "model/model.h"
+#include "model_fixtures.h"
 
 /* ---------------------------------------------------------------- one layer's activations */
 
@@ -178,33 +179,6 @@ static void test_params_geometry(void **state)
     }
     assert_int_equal(tall, 2);
     canvas_rec_release(&r);
-}
-
-/* DeepSeek-V3 (configs/models.csv): multi-head latent attention, 256 routed experts of 2048 with
- * top 8, a shared expert of 2048, a router with a score bias, three leading dense layers. */
-static void deepseek_v3(struct scenario *sc)
-{
-    scenario_lesson_example(sc);
-    sc->arch = ARCH_LLAMA;
-    sc->dropout = sc->tied = false;
-    sc->layers = 61;
-    sc->hidden = 7168;
-    sc->heads = sc->kv_heads = 128;
-    sc->vocab = 129280;
-    sc->ffn = 18432;
-    sc->experts = 256;
-    sc->top_k = 8;
-    sc->expert_ffn = 2048;
-    sc->shared_ffn = 2048;
-    sc->router_bias = ROUTER_BIAS_SCORE;
-    sc->dense_layers = 3;
-    sc->q_lora_rank = 1536;
-    sc->kv_lora_rank = 512;
-    sc->qk_nope_dim = 128;
-    sc->qk_rope_dim = 64;
-    sc->v_head_dim = 128;
-    sc->seq = 4096;
-    sc->micro_batch = 1;
 }
 
 /* Mixtral 8x7B: GQA attention, 8 routed experts of 14336 with top 2, no shared expert. */

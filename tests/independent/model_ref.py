@@ -56,7 +56,7 @@ MODERN = ["head_dim", "qkv_bias", "qk_norm", "layer_norms", "experts", "top_k", 
 # The parallel columns of doc/model.md sections 3.2, 4.11 and 6.1; empty cells take their
 # defaults too (zero_group dp cp, global_batch b dp pp, cp and vpp 1).
 PARALLEL = ["global_batch", "cp", "vpp", "zero_group", "first_stage_layers", "last_stage_layers",
-            "schedule"]
+            "schedule", "mtp_layers"]
 
 # Recomputation of part of the model (doc/model.md 5.4): block recomputation's N layers of each
 # chunk (recompute=full only; empty: all of them).
@@ -91,6 +91,7 @@ def resolve(row):
     c["first"] = num("first_stage_layers", 0)
     c["last"] = num("last_stage_layers", 0)
     c["schedule"] = row.get("schedule", "") or "1f1b"
+    c["mtp"] = num("mtp_layers", 0)  # 2.6: multi-token-prediction modules on the last stage
     c["zero_group"] = num("zero_group", num("dp", 1) * c["cp"])  # 3.2: N
     step = num("micro_batch", 1) * num("dp", 1)
     c["m"] = -(-num("global_batch", step * num("pp", 1)) // step)  # 6.1: micro-batches a step
@@ -148,12 +149,24 @@ def kinds(c):
     return {"dense": dense, "moe": c["layers"] - dense}
 
 
+def mtp_kind(c):
+    """2.6: a multi-token-prediction module's layer is of the model's last layer's kind."""
+    return "moe" if kinds(c)["moe"] else "dense"
+
+
+def mtp_extras(c):
+    """2.6: a module's three norms and its projection from 2h to h."""
+    h = c["hidden"]
+    return 3 * (2 * h if c["arch"] == "gpt" else h) + 2 * h * h
+
+
 def total_params(c):
     h, v = c["hidden"], c["vocab"]
     n = sum(cnt * sum(layer_params(c, k)) for k, cnt in kinds(c).items())
     emb = v * h if c["tied"] else 2 * v * h
     final = 2 * h if c["arch"] == "gpt" else h
-    return n + emb + final + c["positions"] * h
+    mtp = c["mtp"] * (sum(layer_params(c, mtp_kind(c))) + mtp_extras(c))
+    return n + emb + final + c["positions"] * h + mtp
 
 
 def active_params(c):
@@ -161,7 +174,8 @@ def active_params(c):
     if not c["experts"]:
         return total_params(c)
     idle = (c["experts"] - c["top_k"]) * 3 * c["hidden"] * c["expert_ffn"]
-    return total_params(c) - kinds(c)["moe"] * idle
+    mtp = c["mtp"] if mtp_kind(c) == "moe" else 0
+    return total_params(c) - (kinds(c)["moe"] + mtp) * idle
 
 
 # ---- activations (doc/model.md section 4) ----
@@ -458,6 +472,15 @@ def gpu(c, r):
     # DualPipe's GPUs 0 and p - 1 hold both stage 0 and stage p - 1 (6.4): two copies.
     ends = {0, pp - 1} if c["schedule"] == "dualpipe" and r in (0, pp - 1) else {r}
     first, last = 0 in ends, pp - 1 in ends
+    # 2.6: the modules on the last stage - each a layer, its norms and its projection (split by
+    # t), with p > 1 a copy of an untied embedding unless the GPU holds the first stage too.
+    mtp = c["mtp"] if last else 0
+    if mtp:
+        other, routed = layer_params(c, mtp_kind(c))
+        dense_p += mtp * (F(other, tp) + F(2 * h * h, tp) + mtp_extras(c) - 2 * h * h)
+        routed_p += mtp * F(routed, u * e)
+        if pp > 1 and not c["tied"] and not first:
+            dense_p += F(v * h, tp)
     if pp == 1:
         dense_p += emb + final + c["positions"] * h + (0 if c["tied"] else emb)
     else:
@@ -467,11 +490,13 @@ def gpu(c, r):
     ew, eg, eo = shard(c, routed_p, edp)
     act = stage_act(c, r, recompute_k(c))
     logits = F(4 * local_seq(c) * c["micro_batch"] * v, tp) if last else F(0)
+    # 7, 2.6: the loss's term, with each module's logits and its layer's activations.
+    logits = (1 + mtp) * logits + mtp * layer_act(c, mtp_kind(c))
     states = dw + dg + do + ew + eg + eo
     lmb = sum(n * sum(ch.values()) for ch, n in gpu_parts(c, r))  # layer-micro-batches
     return {"weights": dw + ew, "grads": dg + eg, "optimizer": do + eo, "states": states,
             "expert": ew + eg + eo, "act": act, "logits": logits,
-            "peak": states + act + logits, "counts": counts, "stage": r, "lmb": lmb}
+            "peak": states + act + logits, "counts": counts, "stage": r, "lmb": lmb, "mtp": mtp}
 
 
 def evaluate(c):
@@ -500,9 +525,10 @@ def bounds(c, g):
     layer's activations (the split part, the h-wide and the expert-wide routed rows) and of a
     checkpoint, for every layer-micro-batch in flight, and of the ring's buffers by t."""
     tp, u, e = c["tp"], c["etp"], c["ep"]
-    n_layers = sum(g["counts"].values())
-    x_dense = n_layers + 2 if tp > 1 else 0
-    x_routed = g["counts"]["moe"] if u * e > 1 else 0
+    # 2.6: each module's layer parts and projection, and the embedding copy.
+    n_layers = sum(g["counts"].values()) + 2 * g["mtp"]
+    x_dense = n_layers + 3 if tp > 1 else 0
+    x_routed = g["counts"]["moe"] + g["mtp"] if u * e > 1 else 0
     edp = F(c["dp"] * c["cp"] * tp, u * e)
     zdiv = 2 if c["zero"] and (c["zero_group"] > 1 or edp != 1) else 0
     w, gr, o = BPP[c["precision"]]
@@ -513,7 +539,7 @@ def bounds(c, g):
     b["layer"] = 3 if tp > 1 or u > 1 else 0
     b["act"] = g["lmb"] * (b["layer"] + 1) if b["layer"] else 0
     b["act"] += 1 if c["cp"] > 1 and tp > 1 else 0
-    b["logits"] = 1 if tp > 1 else 0
+    b["logits"] = (1 + g["mtp"]) * (1 if tp > 1 else 0) + g["mtp"] * (b["layer"] + 1 if b["layer"] else 0)
     b["peak"] = b["states"] + b["act"] + b["logits"]
     return b
 
@@ -675,6 +701,9 @@ def random_scenario(rng, i):
     elif pp > 1 and vpp == 1 and rng.random() < 0.35:
         sched = rng.choice(["zb1p", "dualpipe", "dualpipe"] if pp % 2 == 0 else ["zb1p"])
     cell["schedule"] = sched if sched != "1f1b" or rng.random() < 0.1 else ""
+    # Multi-token prediction (2.6): one to three modules on the last stage, in one row of four.
+    r = rng.random()
+    cell["mtp_layers"] = str(rng.randint(1, min(3, layers))) if r < 0.25 else ("0" if r < 0.3 else "")
     if sched == "dualpipe":
         m = 2 * pp * rng.choice([1, 1, 2]) + rng.choice([0, 0, 2])
     elif vpp > 1:
@@ -863,7 +892,7 @@ def coverage(rows):
                           "zero_group", "block recompute", "recompute_modules",
                           "offload=checkpoints", "uneven stages", "first/last given", "zb1p",
                           "dualpipe", "dualpipe uneven", "dualpipe heaviest inside", "heaviest stage 0", "heaviest middle stage",
-                          "heaviest last stage"], 0)
+                          "heaviest last stage", "mtp", "mtp on a pipeline"], 0)
     for row in rows:
         c = resolve(row)
         p = c["pp"]
@@ -884,6 +913,8 @@ def coverage(rows):
         seen["zb1p"] += c["schedule"] == "zb1p"
         seen["dualpipe"] += c["schedule"] == "dualpipe"
         seen["dualpipe uneven"] += c["schedule"] == "dualpipe" and uneven
+        seen["mtp"] += c["mtp"] > 0
+        seen["mtp on a pipeline"] += c["mtp"] > 0 and p > 1
         if p > 1:
             peaks = [g["peak"] for g in evaluate(c)[0]]
             r = peaks.index(max(peaks))
@@ -900,7 +931,7 @@ COVERAGE_MIN = {"vpp > 1": 5, "block recompute": 10, "recompute_modules": 10, "m
                 "expert groups fold cp": 2,
                 "offload=checkpoints": 5, "uneven stages": 20, "first/last given": 10, "zb1p": 5,
                 "dualpipe": 10, "dualpipe uneven": 3, "dualpipe heaviest inside": 5, "heaviest middle stage": 5,
-                "heaviest last stage": 5}
+                "heaviest last stage": 5, "mtp": 40, "mtp on a pipeline": 20}
 
 
 def main():

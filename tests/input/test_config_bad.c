@@ -477,6 +477,22 @@ static const struct bad_input BAD[] = {
      "move)\n"},
 
     /* block recomputation (doc/model.md 5.4): N layers of each chunk, with recompute=full */
+    /* multi-token prediction (doc/model.md 2.6): a count up to layers, full training with
+     * per-parameter optimizer states */
+    {"name,model,seq,micro_batch,gpu_mem_gb,mtp_layers,finetune,optimizer\n"
+     "a,gpt-1.3b,2048,1,80,-1,,\n"
+     "b,gpt-1.3b,2048,1,80,25,,\n"
+     "c,llama3.1-8b,2048,1,80,1,lora,\n"
+     "d,llama3.1-8b,2048,1,80,1,,adamw8bit\n"
+     "ok,llama3.1-8b,2048,1,80,1,,adamw-bf16\n"
+     "none,gpt-1.3b,2048,1,80,0,,\n",
+     "ok,none",
+     "in.csv:2: column 'mtp_layers': '-1' is negative: expected a non-negative integer\n"
+     "in.csv:3: column 'mtp_layers': '25' is more than layers (24)\n"
+     "in.csv:4: column 'mtp_layers': '1' is not modelled with finetune=lora (multi-token "
+     "prediction modules are trained from scratch, with the model)\n"
+     "in.csv:5: column 'mtp_layers': '1' is not modelled with optimizer=adamw8bit (its states "
+     "are counted tensor by tensor, the modules' are not)\n"},
     {"name,model,seq,micro_batch,gpu_mem_gb,recompute,recompute_layers,offload\n"
      "a,gpt-1.3b,2048,1,80,full,0,\n"
      "b,gpt-1.3b,2048,1,80,full,two,\n"

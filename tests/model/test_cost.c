@@ -12,6 +12,7 @@
 
 #include "model/cost.h"
 #include "model/model.h"
+#include "model_fixtures.h"
 
 /* NCCL's latency of a collective of n ring steps (cost.h: 3.6 us + 2.5 us a step). */
 static double lat(double steps)
@@ -612,6 +613,43 @@ static void test_deepseek_profile_pair(void **state)
     assert_true(c.ep_s == 0);
 }
 
+/* Multi-token prediction (doc/model.md 2.6, 12.1): DeepSeek-V3 with one module, on H800s (dp =
+ * ep = 64, 8 micro-batches of 4,096 tokens). Without a pipeline the module's active parameters
+ * and the output layer it runs again add 6 FLOPs a token each, and time; on 8 stages the last,
+ * which holds the module, becomes the slowest, and the stage factor grows. */
+static void test_mtp_cost(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    deepseek_v3(&sc);
+    sc.attention = ATTENTION_FLASH;
+    sc.dp = sc.ep = 64;
+    sc.global_batch = 8 * 64;
+    sc.gpus_per_node = 8;
+    sc.speed = (struct gpu_speed){989, 3.35, 200, 64, 1979};
+    snprintf(sc.gpu_preset, sizeof sc.gpu_preset, "H800-80GB");
+    struct terms t0, t1;
+    struct cost c0, c1;
+    assert_int_equal(model_peak(&sc, &t0), MODEL_OK);
+    cost_step(&sc, &t0, &c0);
+    sc.mtp_layers = 1;
+    assert_int_equal(model_peak(&sc, &t1), MODEL_OK);
+    cost_step(&sc, &t1, &c1);
+    double module = (double)(t1.active_params - t0.active_params) + 129280.0 * 7168;
+    assert_close(c1.flops - c0.flops, 6 * module * c0.tokens, 1e-9);
+    assert_true(c1.total_s > c0.total_s && c1.gemm_s > c0.gemm_s);
+    sc.pp = 8;
+    sc.dp = 8;
+    sc.global_batch = 8 * 8;
+    sc.mtp_layers = 0;
+    assert_int_equal(model_peak(&sc, &t0), MODEL_OK);
+    cost_step(&sc, &t0, &c0);
+    sc.mtp_layers = 1;
+    assert_int_equal(model_peak(&sc, &t1), MODEL_OK);
+    cost_step(&sc, &t1, &c1);
+    assert_true(c1.stage_factor > c0.stage_factor && c1.total_s > c0.total_s);
+}
+
 /* Optimizer offload (12.5) with ZeRO-1 over dp = 2 (FlashAttention: the GPU's memory holds it):
  * (2 + 2) bytes of the GPU's Psi / 2 over 64 GB/s, the CPU's Adam, the host's memory. */
 static void test_offload(void **state)
@@ -687,6 +725,7 @@ int main(void)
         cmocka_unit_test(test_fp8_casts),
         cmocka_unit_test(test_dualpipe_sms),
         cmocka_unit_test(test_deepseek_profile_pair),
+        cmocka_unit_test(test_mtp_cost),
         cmocka_unit_test(test_offload),
         cmocka_unit_test(test_table1_calibration),
     };

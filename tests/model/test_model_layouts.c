@@ -494,6 +494,104 @@ static void fp8_keeps_the_micro_batch_exact_and_the_bound(void **state)
     }
 }
 
+/* ---- multi-token prediction (doc/model.md 2.6) ---- */
+
+/* DeepSeek-V3's module: an MoE layer, three norms and the 2h x h projection, 11,610,068,224
+ * parameters (682,636,487,424 with the model); its active ones: the layer's active and the same
+ * extras. */
+static void mtp_module_params(void **state)
+{
+    (void)state;
+    struct scenario sc;
+    deepseek_v3(&sc);
+    struct terms t0 = peak_of(&sc);
+    sc.mtp_layers = 1;
+    struct terms t1 = peak_of(&sc);
+    assert_int_equal(t0.params, 671026419200ull);
+    assert_int_equal(t1.params - t0.params, 11610068224ull);
+    assert_int_equal(t1.params, 682636487424ull);
+    uint64_t extras = 3 * 7168ull + 2 * 7168ull * 7168ull;
+    uint64_t idle = t0.kind_routed / 256 * (256 - 8);
+    assert_int_equal(t1.active_params - t0.active_params, t0.kind_params[1] - idle + extras);
+    /* D modules: D times the module. */
+    sc.mtp_layers = 3;
+    assert_int_equal(peak_of(&sc).params - t0.params, 3 * 11610068224ull);
+}
+
+/* The modules are on the last stage (pp = 4, 1F1B): its layers' worth of a dense layer each, the
+ * projection split by tp, three norms and, the embedding being untied, a copy of it; the other
+ * stages hold what they held. Under DualPipe the last stage's GPUs hold the embedding anyway. */
+static void mtp_on_the_last_stage(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_7b();
+    sc.pp = 4;
+    sc.tp = 2;
+    sc.global_batch = 8;
+    struct terms t0 = peak_of(&sc);
+    sc.mtp_layers = 2;
+    struct terms t1 = peak_of(&sc);
+    assert_int_equal(t0.n_stages, t1.n_stages);
+    uint64_t h = 4096, layer = t0.kind_params[0] / 2; /* tp = 2 divides the layer exactly */
+    uint64_t module = layer + 2 * h * h / 2 + 3 * h;
+    for (unsigned i = 0; i < t0.n_stages; i++) {
+        const struct model_gpu *a = &t0.stage[i], *b = &t1.stage[i];
+        assert_int_equal(b->pipe.last, a->pipe.last);
+        if (!a->pipe.last) {
+            assert_int_equal(b->params, a->params);
+            assert_int_equal(b->pipe.mtp[0] + b->pipe.mtp[1], 0);
+            continue;
+        }
+        assert_int_equal(b->pipe.mtp[0], 2);
+        assert_int_equal(b->pipe.layers[0], a->pipe.layers[0]);
+        assert_int_equal(b->params - a->params, 2 * module + 32000 * h / 2);
+    }
+    sc.schedule = SCHEDULE_DUALPIPE;
+    sc.mtp_layers = 0;
+    t0 = peak_of(&sc);
+    sc.mtp_layers = 2;
+    t1 = peak_of(&sc);
+    assert_true(t0.stage[0].pipe.first && t0.stage[0].pipe.last);
+    assert_int_equal(t1.stage[0].params - t0.stage[0].params, 2 * module);
+}
+
+/* The loss's term of the last stage (doc/model.md 2.6, 7): (1 + D) logits + D A, in the static
+ * sum; in the step model the modules' activations, inputs and norm statistics stand with the
+ * model's outside the layers, and the logits and the loss's tensors are (1 + D) times theirs. */
+static void mtp_loss_term(void **state)
+{
+    (void)state;
+    struct scenario sc = llama2_7b();
+    sc.seq = 4096;
+    sc.micro_batch = 2;
+    struct terms t0 = peak_of(&sc);
+    struct step_gpu g0, g1;
+    assert_int_equal(model_step_gpu(&sc, &t0, 0, &g0), MODEL_OK);
+    sc.mtp_layers = 2;
+    struct terms t1 = peak_of(&sc);
+    assert_int_equal(model_step_gpu(&sc, &t1, 0, &g1), MODEL_OK);
+    uint64_t logits = 4ull * 4096 * 2 * 32000, A = t0.kind_act[0];
+    assert_int_equal(t0.stage[0].logits_bytes, logits);
+    assert_int_equal(t1.stage[0].logits_bytes, 3 * logits + 2 * A);
+    assert_int_equal(t1.act_bytes, t0.act_bytes);
+    /* bf16 (r = e = 2): the embedding's output, the projection's 2h input, the final norm's and
+     * the output layer's inputs, 2 + 4 + 2 + 2 bytes an element of h, and three fp32 statistics. */
+    uint64_t sb = 4096 * 2, each = 10 * sb * 4096 + 12 * sb;
+    assert_int_equal(g1.outside - g0.outside, 2 * (A + each));
+    assert_int_equal(g1.logits_forward, 3 * g0.logits_forward);
+    assert_int_equal(g1.loss, 3 * g0.loss);
+    /* In FP8 the projection keeps its input in 1 byte: 2h less a module. */
+    sc.fp8 = FP8_TENSOR;
+    sc.mtp_layers = 0;
+    t0 = peak_of(&sc);
+    assert_int_equal(model_step_gpu(&sc, &t0, 0, &g0), MODEL_OK);
+    sc.mtp_layers = 2;
+    t1 = peak_of(&sc);
+    assert_int_equal(model_step_gpu(&sc, &t1, 0, &g1), MODEL_OK);
+    each = 8 * sb * 4096 + 12 * sb;
+    assert_int_equal(g1.outside - g0.outside, 2 * (t0.kind_act[0] + each));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +613,10 @@ int main(void)
         cmocka_unit_test(fp8_weight_copies_llama3_1_8b),
         cmocka_unit_test(fp8_weight_copies_gpt),
         cmocka_unit_test(fp8_keeps_the_micro_batch_exact_and_the_bound),
+
+        cmocka_unit_test(mtp_module_params),
+        cmocka_unit_test(mtp_on_the_last_stage),
+        cmocka_unit_test(mtp_loss_term),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

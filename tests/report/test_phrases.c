@@ -413,10 +413,12 @@ static const char step_csv[] =
 /* The pipeline schedules and splits of doc/model.md 6.3 and 6.4: ZB1P; DualPipe on 61 layers
  * (uneven); 105 layers on 35 stages (more stages than @chart stages draws). */
 static const char schedules_csv[] =
-    "name,model,seq,micro_batch,global_batch,attention,recompute,dp,tp,pp,ep,schedule,gpu\n"
-    "zb1p,gpt-1.3b,2048,1,16,flash,full,1,1,4,,zb1p,H100-80GB\n"
-    "dualpipe,deepseek-v3,4096,1,32,flash,full,1,1,16,1,dualpipe,H100-80GB\n"
-    "pp35,mt-nlg-530b,2048,1,35,flash,full,1,8,35,,,A100-80GB\n";
+    "name,model,seq,micro_batch,global_batch,attention,recompute,dp,tp,pp,ep,schedule,gpu,"
+    "mtp_layers\n"
+    "zb1p,gpt-1.3b,2048,1,16,flash,full,1,1,4,,zb1p,H100-80GB,\n"
+    "dualpipe,deepseek-v3,4096,1,32,flash,full,1,1,16,1,dualpipe,H100-80GB,1\n"
+    "pp35,mt-nlg-530b,2048,1,35,flash,full,1,8,35,,,A100-80GB,\n"
+    "mtp,llama3.1-8b,4096,1,8,flash,selective,1,1,1,,,H100-80GB,1\n";
 
 /* Context and interleaved pipeline parallelism with HSDP, offloaded checkpoints, a mixture of
  * experts whose leading dense layers leave a middle pipeline stage the heaviest, and the ladder's
@@ -559,7 +561,7 @@ static void test_every_phrase_used_and_filled(void **state)
     n += read_csv(tuning_csv, sizeof tuning_csv - 1, PEAK_STEP, scs + n, 64 - n);
     n += read_csv(ladder_csv, sizeof ladder_csv - 1, PEAK_LESSON, scs + n, 64 - n);
     n += read_csv(schedules_csv, sizeof schedules_csv - 1, PEAK_STEP, scs + n, 64 - n);
-    assert_int_equal(n, lesson + 29);
+    assert_int_equal(n, lesson + 30);
     scs[2].sliding_window = 4096; /* as a config.json with sliding-window attention gives */
 
     struct report_options opt;

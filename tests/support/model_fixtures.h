@@ -1,7 +1,7 @@
 /*
  * model_fixtures: the scenarios and lookups the model tests share: the worked example of
- * doc/model.md section 9 (lesson), Llama 2 7B and 70B on its GPU, sbh of a scenario and its terms
- * (model_peak, which must succeed).
+ * doc/model.md section 9 (lesson), Llama 2 7B and 70B on its GPU, DeepSeek-V3 (configs/models.csv),
+ * sbh of a scenario and its terms (model_peak, which must succeed).
  */
 #ifndef MEMFIT_MODEL_FIXTURES_H
 #define MEMFIT_MODEL_FIXTURES_H
@@ -56,6 +56,33 @@ static __attribute__((unused)) struct terms peak_of(const struct scenario *sc)
     struct terms t;
     assert_int_equal(model_peak(sc, &t), MODEL_OK);
     return t;
+}
+
+/* DeepSeek-V3 (configs/models.csv): multi-head latent attention, 256 routed experts of 2048 with
+ * top 8, a shared expert of 2048, a router with a score bias, three leading dense layers. */
+static __attribute__((unused)) void deepseek_v3(struct scenario *sc)
+{
+    scenario_lesson_example(sc);
+    sc->arch = ARCH_LLAMA;
+    sc->dropout = sc->tied = false;
+    sc->layers = 61;
+    sc->hidden = 7168;
+    sc->heads = sc->kv_heads = 128;
+    sc->vocab = 129280;
+    sc->ffn = 18432;
+    sc->experts = 256;
+    sc->top_k = 8;
+    sc->expert_ffn = 2048;
+    sc->shared_ffn = 2048;
+    sc->router_bias = ROUTER_BIAS_SCORE;
+    sc->dense_layers = 3;
+    sc->q_lora_rank = 1536;
+    sc->kv_lora_rank = 512;
+    sc->qk_nope_dim = 128;
+    sc->qk_rope_dim = 64;
+    sc->v_head_dim = 128;
+    sc->seq = 4096;
+    sc->micro_batch = 1;
 }
 
 #endif

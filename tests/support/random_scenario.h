@@ -122,6 +122,9 @@ static inline void random_scenario(uint64_t *st, struct scenario *sc)
     if (sc->recompute == RECOMPUTE_EVERY_K && sc->ckpt_every == 1 &&
         sc->offload != OFFLOAD_CHECKPOINTS && rs_range(st, 0, 1) == 0)
         sc->recompute_layers = rs_range(st, 1, sc->layers);
+    /* Multi-token prediction (doc/model.md 2.6): one or two modules on the last stage. */
+    if (rs_range(st, 0, 3) == 0)
+        sc->mtp_layers = rs_range(st, 1, 2);
 }
 
 #endif
