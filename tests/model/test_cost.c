@@ -567,28 +567,10 @@ static void test_deepseek_profile_pair(void **state)
 {
     (void)state;
     struct scenario sc;
-    scenario_lesson_example(&sc);
-    sc.arch = ARCH_LLAMA;
-    sc.tied = sc.dropout = false;
-    sc.positions = 0;
+    deepseek_v3(&sc);
     sc.layers = 8;
-    sc.hidden = 7168;
-    sc.heads = sc.kv_heads = 128;
     sc.vocab = 128; /* the output layer left out: the profile's chunks are MoE layers */
-    sc.ffn = 18432;
-    sc.experts = 256;
-    sc.top_k = 8;
-    sc.expert_ffn = 2048;
-    sc.shared_ffn = 2048;
-    sc.router_bias = ROUTER_BIAS_SCORE;
     sc.dense_layers = 0;
-    sc.q_lora_rank = 1536;
-    sc.kv_lora_rank = 512;
-    sc.qk_nope_dim = 128;
-    sc.qk_rope_dim = 64;
-    sc.v_head_dim = 128;
-    sc.seq = 4096;
-    sc.micro_batch = 1;
     sc.attention = ATTENTION_FLASH;
     sc.recompute = RECOMPUTE_SELECTIVE;
     sc.recompute_modules = RECOMPUTE_LAYERNORM | RECOMPUTE_MLA_UP_PROJ;
