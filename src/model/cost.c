@@ -388,14 +388,8 @@ static double fp8_gemm_share(const struct scenario *sc, const struct terms *t)
     count[count[1] > 0] += sc->mtp_layers; /* the modules' layers, of the last kind (2.6) */
     double h = (double)sc->hidden, mtp = (double)sc->mtp_layers;
     double gemm_params = mtp * 2 * h * h; /* and their projections */
-    for (int kind = 0; kind < 2; kind++) {
-        uint64_t g, routed;
-        if (count[kind] == 0)
-            continue;
-        if (!layer_gemm_params(sc, (enum layer_kind)kind, &g, &routed))
-            return 0;
-        gemm_params += (double)count[kind] * (double)g;
-    }
+    for (int kind = 0; kind < 2; kind++)
+        gemm_params += (double)count[kind] * (double)t->kind_gemm[kind];
     /* Each module runs the shared output layer again, in bf16. */
     double params = (double)t->params + mtp * (double)sc->vocab * h;
     return params > 0 ? gemm_params / params : 0;

@@ -83,6 +83,7 @@ struct terms {
     uint64_t kind_params[2];      /* one layer of each kind, whole */
     uint64_t kind_small[2];       /* of which biases and norm scales */
     uint64_t kind_routed;         /* of an MoE layer's, its routed experts (all E) */
+    uint64_t kind_gemm[2];        /* with FP8, one layer's GEMM weights (layer.h; else 0) */
     uint64_t kind_adapters[2][2]; /* one layer of each kind on one GPU: its LoRA adapters, of the
                                    * dense part and of the routed experts (0 without LoRA) */
     uint64_t adapter_params;      /* the LoRA adapters of the whole model (not in params) */

@@ -42,6 +42,9 @@ struct kinds {
     uint64_t params[2]; /* one layer of each kind, whole, routed experts included */
     uint64_t routed;    /* the routed experts of one MoE layer (all E of them) */
     uint64_t small[2];  /* of params: biases and norm scales */
+    /* With FP8: one layer's GEMM weights and of them the routed experts' (layer_gemm_params),
+     * which every stage's FP8 copies and the step's FP8 share read (0 without FP8). */
+    uint64_t gemm[2], gemm_routed[2];
     struct layer_act_sums sums[2];
     /* With states_per_tensor (LoRA, QLoRA, 8-bit AdamW; doc/model.md 3.5 and 3.6): each kind's
      * states on a GPU, in the caller's array (not cleared with the rest: the common case needs

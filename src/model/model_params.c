@@ -56,6 +56,9 @@ static enum model_status layer_kinds(const struct scenario *sc, struct kinds *k,
             return MODEL_OVERFLOW;
         if (kind == LAYER_MOE && !layer_params_of(&inv, LAYER_PART_EXPERTS, &k->routed))
             return MODEL_OVERFLOW;
+        if (sc->fp8 != FP8_NONE &&
+            !layer_gemm_params(sc, (enum layer_kind)kind, &k->gemm[kind], &k->gemm_routed[kind]))
+            return MODEL_OVERFLOW;
     }
     return MODEL_OK;
 }

@@ -76,18 +76,16 @@ static uint64_t fp8_copy_bytes(const struct scenario *sc, uint64_t n, struct che
  * etp ep, each rounded up; ZeRO-3 shards the copies as it shards the weights. The embedding and
  * the output layer stay in bf16. Added to the weights (and the routed ones to the experts').
  */
-static void fp8_copies(const struct scenario *sc, struct model_gpu *g, struct checked *ck)
+static void fp8_copies(const struct scenario *sc, const struct kinds *k, struct model_gpu *g,
+                       struct checked *ck)
 {
     uint64_t etp = sc->etp ? sc->etp : sc->tp, ep = sc->ep ? sc->ep : 1;
     uint64_t dense = 0, routed = 0;
     for (int kind = 0; kind < 2; kind++) {
-        uint64_t gemm, rt, n = pipeline_gpu_layers(&g->pipe, kind);
+        uint64_t gemm = k->gemm[kind], rt = k->gemm_routed[kind];
+        uint64_t n = pipeline_gpu_layers(&g->pipe, kind);
         if (n == 0)
             continue;
-        if (!layer_gemm_params(sc, (enum layer_kind)kind, &gemm, &rt)) {
-            ck->overflow = true;
-            return;
-        }
         uint64_t d = fp8_copy_bytes(sc, div_up(gemm - rt, sc->tp), ck);
         uint64_t r = fp8_copy_bytes(sc, div_up(rt, ck_mul(ck, etp, ep)), ck);
         dense = ck_add(ck, dense, ck_mul(ck, n, d));
@@ -114,7 +112,8 @@ static void fp8_copies(const struct scenario *sc, struct model_gpu *g, struct ch
  * optimizer states, stage 2 the gradients too, stage 3 the weights too, each rounded up to the
  * byte; offload moves the optimizer states to the CPU. doc/model.md sections 3.2, 3.3, 3.5 and
  * 3.6 (Rajbhandari et al. 2020, section 5; Ren et al. 2021); states.h. */
-static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct checked *ck)
+static void gpu_states(const struct scenario *sc, const struct kinds *k, struct model_gpu *g,
+                       struct checked *ck)
 {
     struct states_bytes d = states_sharded(sc, &g->pool[0], model_zero_group(sc), ck);
     struct states_bytes e = {0, 0, 0};
@@ -127,7 +126,7 @@ static void gpu_states(const struct scenario *sc, struct model_gpu *g, struct ch
     g->states_bytes = ck_add(ck, g->weights_bytes, ck_add(ck, g->grads_bytes, g->optimizer_bytes));
     g->fp8_bytes = 0;
     if (sc->fp8 != FP8_NONE)
-        fp8_copies(sc, g, ck); /* with the weights (doc/model.md section 3.7) */
+        fp8_copies(sc, k, g, ck); /* with the weights (doc/model.md section 3.7) */
     /* PEFT's fp32 adapters on a bf16 base (4.12): autocast's bf16 copies of them, kept by their
      * layers' graphs; with precision=autocast the step counts them (10.2), fp32 has none. */
     if (impl_of(sc)->adapter_casts && sc->finetune != FINETUNE_FULL &&
@@ -261,6 +260,8 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
         t->kind_small[i] = kinds->small[i];
     }
     t->kind_routed = kinds->routed;
+    for (int i = 0; i < 2; i++)
+        t->kind_gemm[i] = kinds->gemm[i];
     t->adapter_params = 0;
     for (int i = 0; i < 2; i++) {
         bool lora = kinds->per_tensor && sc->finetune != FINETUNE_FULL;
@@ -284,7 +285,7 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
     t->peak_stage = MODEL_STAGE_FIRST;
     for (unsigned i = 0; i < t->n_stages; i++) {
         struct model_gpu *g = &t->stage[i];
-        gpu_states(sc, g, &ck);
+        gpu_states(sc, kinds, g, &ck);
         if (model_stage_act_of(sc, &g->pipe, t->kind_act, t->ckpt_bytes, k, &g->act_bytes))
             return MODEL_OVERFLOW;
         g->act_bytes = ck_add(&ck, g->act_bytes, ring);
@@ -364,7 +365,7 @@ enum model_status model_stage_lesson(const struct scenario *sc, uint64_t r, stru
     struct model_gpu *g = &t.stage[0];
     pipeline_stage_at(sc, kinds->count[LAYER_DENSE], r, &g->pipe);
     stage_params(sc, kinds, &t, &ck);
-    gpu_states(sc, g, &ck);
+    gpu_states(sc, kinds, g, &ck);
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     if (model_stage_act_of(sc, &g->pipe, act, t.ckpt_bytes, k, &g->act_bytes))
         return MODEL_OVERFLOW;
