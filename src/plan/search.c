@@ -80,13 +80,15 @@ struct run {
     uint64_t keep_k;
     double near;   /* search_fix: only layouts within this factor of the fastest matter */
     double best_s; /* the fastest step offered so far (search_fix) */
-    /* search_fix: the enumeration collects the structures with their floors (shapes.h), then
-     * searches them fastest floor first, until a floor rules out the rest. */
-    bool best_first;
+    /* The enumeration collects the structures with their floors (shapes.h), then searches them
+     * fastest floor first (best_first()); untimed: none of the current one can enter the top
+     * list, its layouts are only counted. */
+    bool best_first, untimed;
     /* search_fix: the floor of the current recompute option of the structure (no ZeRO, no
      * offload; 0: none), and the least offload time of the optimizer offload at each ZeRO stage
      * (0: none known), which add up to a floor of an offload's families. */
     double option_floor, offload_least[4];
+    signed char host_fits[4]; /* optimizer_host_fits' of the structure by ZeRO (-1: unknown) */
     struct shapes shapes;
     bool stop;
 };
@@ -163,7 +165,7 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
     p->fits = t.fits;
     p->peak_bytes = t.peak_bytes;
     p->budget_bytes = t.budget_bytes;
-    if (!r->each && (!t.fits || r->top_cap == 0))
+    if (!r->each && (!t.fits || r->top_cap == 0 || r->untimed))
         return p->fits; /* no step time wanted */
     struct cost c;
     cost_step(sc, &t, &c);
@@ -315,7 +317,7 @@ static void family(struct run *r, struct scenario *sc, const struct bounds *bd, 
     r->fit += n_fit;
     if (r->first_fit_only && n_fit > 0)
         r->stop = true;
-    if (r->top_cap == 0 || n_fit == 0)
+    if (r->top_cap == 0 || n_fit == 0 || r->untimed)
         return;
     bool full = r->top.n == r->top_cap || (r->near > 0 && r->top.n > 0);
     if (r->floors && full && family_cannot_enter(r, sc, out, last - 1))
@@ -449,11 +451,15 @@ static bool optimizer_host_fits(struct run *r, const struct scenario *sc)
 {
     if (sc->host_mem_bytes == 0)
         return true;
+    signed char *known = &r->host_fits[sc->zero];
+    if (*known >= 0)
+        return *known;
     struct scenario off = *sc;
     struct terms t;
     off.offload = OFFLOAD_OPTIMIZER;
     off.micro_batch = r->bs[0];
-    return model_peak_cached(&off, r->memo, &t) == MODEL_OK && t.host_fits;
+    *known = model_peak_cached(&off, r->memo, &t) == MODEL_OK && t.host_fits;
+    return *known;
 }
 
 /* sc's peak (t) and step (c) at micro-batch b; false when the peak cannot be computed. */
@@ -512,7 +518,8 @@ static double step_floor(struct run *r, const struct scenario *sc0, uint64_t opt
 /* search_fix: whether a floor rules a step out, against the fastest so far and r->near. */
 static bool ruled_out(const struct run *r, double floor_s)
 {
-    return r->best_s > 0 && floor_s * (1 - SEARCH_FLOOR_MARGIN) > r->best_s * r->near;
+    return r->near > 0 && r->best_s > 0 &&
+           floor_s * (1 - SEARCH_FLOOR_MARGIN) > r->best_s * r->near;
 }
 
 /* search_fix: whether no layout of sc's structure with recompute option `option` can come
@@ -600,8 +607,8 @@ static void search_structure(struct run *r, struct scenario *sc)
     const struct scenario *job = r->job;
     uint64_t chunk = pipeline_max_stage_layers(sc) / or_one(sc->vpp);
     for (int z = 0; z < 4; z++)
-        r->offload_least[z] = 0;                      /* states_floor's, of this structure */
-    unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3; /* an HSDP group needs ZeRO (13.2) */
+        r->offload_least[z] = 0, r->host_fits[z] = -1; /* of this structure */
+    unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3;  /* an HSDP group needs ZeRO (13.2) */
     if (pinned(r, SCENARIO_PIN_ZERO))
         z_lo = z_hi = job->zero;
     else if (zero_is_moot(sc))
@@ -806,10 +813,12 @@ static void degrees(struct run *r, uint64_t gpus, const uint64_t *gdivs, size_t 
     }
 }
 
-/* search_fix: the structures degrees() collected with a first floor, searched fastest floor
- * first, each numbered as the enumeration numbered it (the top list's order is the enumeration's,
- * whatever the order of the search). The lowest is given its tight floor and put back, or, tight
- * already, searched; once the lowest floor rules a structure out, it rules out every one left. */
+/* The structures degrees() collected with a first floor, searched fastest floor first, each
+ * numbered as the enumeration numbered it (the top list's order is the enumeration's, whatever
+ * the order of the search). search_run searches each (it counts the whole space), untimed when
+ * its first floor (of every layout of the structure, doc/model.md 11.5) rules it out of the full
+ * top list. search_fix gives the lowest its tight floor and puts it back, or, tight already,
+ * searches it; once the lowest floor rules a structure out, it rules out every one left. */
 static void best_first(struct run *r, uint64_t gpus)
 {
     struct scenario sc;
@@ -820,6 +829,13 @@ static void best_first(struct run *r, uint64_t gpus)
         struct shape s = shapes_pop(&r->shapes);
         shape_apply(&s, &sc);
         micro_batches(r, sc.dp, or_one(sc.pp), or_one(sc.vpp), sc.schedule);
+        if (r->near <= 0) { /* search_run */
+            r->at.structure = s.index;
+            r->untimed = r->top.n == r->top_cap && s.floor_s > 0 &&
+                         s.floor_s * (1 - SEARCH_FLOOR_MARGIN) > toplist_worst_s(&r->top);
+            search_structure(r, &sc);
+            continue;
+        }
         if (!s.tight) {
             s.floor_s = step_floor(r, &sc, 0, true);
             s.tight = true;
@@ -919,7 +935,7 @@ static enum search_status run_search(const struct scenario *job, uint64_t gpus, 
                     .few_k = keep_k != NULL,
                     .near = keep_k ? 1 + SEARCH_FIX_NEAR : 0,
                     .best_s = keep_k ? seed_s : 0,
-                    .best_first = keep_k != NULL && top_cap > 0 &&
+                    .best_first = top_cap > 0 && each == NULL &&
                                   (job->experts == 0 || job->capacity_factor <= 0),
                     .keep_k = keep_k ? *keep_k : 0};
     /* Without the caller's memo of layer inventories, one for this search (NULL: none). */
