@@ -61,6 +61,12 @@ static bool fits_with_micro_batch(const struct scenario *sc, const struct terms 
     return true;
 }
 
+bool model_fits_at_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b)
+{
+    return sc->offload != OFFLOAD_CHECKPOINTS && base->host_fits &&
+           fits_with_micro_batch(sc, base, b);
+}
+
 /* The largest b the budget allows if each stage's peak grows by `slope[i]` bytes per micro-batch
  * above its model states; 0 when the states alone do not fit. */
 static uint64_t micro_batch_estimate(const struct terms *base, const uint64_t slope[MODEL_STAGES])

@@ -84,6 +84,11 @@ struct run {
      * fastest floor first (best_first()); untimed: none of the current one can enter the top
      * list, its layouts are only counted. */
     bool best_first, untimed;
+    /* An untimed family's first peak in the monotone range (at b[base_i]; its family number in
+     * base_family): its other b there are answered from it (model_fits_at_micro_batch). */
+    struct terms base;
+    uint64_t base_family;
+    size_t base_i;
     /* search_fix: the floor of the current recompute option of the structure (no ZeRO, no
      * offload; 0: none), and the least offload time of the optimizer offload at each ZeRO stage
      * (0: none known), which add up to a floor of an offload's families. */
@@ -157,18 +162,27 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
         return p->fits;
     p->family = r->family;
     p->fits = p->timed = false;
-    sc->micro_batch = r->bs[i];
-    struct terms t;
     r->evaluated++;
-    if (model_peak_cached(sc, r->memo, &t) != MODEL_OK)
+    /* Untimed, the monotone range needs only fits: as many micro-batches in flight and
+     * accumulation at each b there, the peak at b over one peak's model states (11.5, 8.3). */
+    bool ranged = r->untimed && i < r->nr && sc->offload != OFFLOAD_CHECKPOINTS;
+    if (ranged && r->base_family == r->family) {
+        sc->micro_batch = r->bs[r->base_i];
+        return p->fits = model_fits_at_micro_batch(sc, &r->base, r->bs[i]);
+    }
+    sc->micro_batch = r->bs[i];
+    struct terms own, *tp = ranged ? &r->base : &own;
+    if (model_peak_cached(sc, r->memo, tp) != MODEL_OK)
         return false;
-    p->fits = t.fits;
-    p->peak_bytes = t.peak_bytes;
-    p->budget_bytes = t.budget_bytes;
-    if (!r->each && (!t.fits || r->top_cap == 0 || r->untimed))
+    if (ranged)
+        r->base_family = r->family, r->base_i = i;
+    p->fits = tp->fits;
+    p->peak_bytes = tp->peak_bytes;
+    p->budget_bytes = tp->budget_bytes;
+    if (!r->each && (!tp->fits || r->top_cap == 0 || r->untimed))
         return p->fits; /* no step time wanted */
     struct cost c;
-    cost_step(sc, &t, &c);
+    cost_step(sc, tp, &c);
     p->time_s = c.total_s;
     p->timed = true;
     if (p->fits && r->floors) {
@@ -178,8 +192,8 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
         p->dp_s = r->few_k ? 0 : -1;
     }
     if (r->each) {
-        struct search_point pt = {sc->tp,       or_one(sc->pp), or_one(sc->cp), sc->dp,
-                                  t.peak_bytes, t.budget_bytes, c.total_s,      t.fits};
+        struct search_point pt = {sc->tp,         or_one(sc->pp),   or_one(sc->cp), sc->dp,
+                                  tp->peak_bytes, tp->budget_bytes, c.total_s,      tp->fits};
         r->each(r->ctx, &pt);
     }
     return p->fits;
@@ -462,45 +476,9 @@ static bool optimizer_host_fits(struct run *r, const struct scenario *sc)
     return *known;
 }
 
-/* sc's peak (t) and step (c) at micro-batch b; false when the peak cannot be computed. */
-static bool priced(struct run *r, struct scenario *sc, uint64_t b, struct terms *t, struct cost *c)
-{
-    sc->micro_batch = b;
-    r->evaluated++;
-    if (model_peak_cached(sc, r->memo, t) != MODEL_OK)
-        return false;
-    cost_step(sc, t, c);
-    return true;
-}
-
-/*
- * A floor of the step of every layout of sc's family (all but b): a stage's work but context
- * parallelism at the largest valid b, the bubble at the most micro-batches - and when tight, the
- * least exposed data-parallel and offload time at the largest b and context parallelism's
- * exposed traffic at the smallest (family_cannot_enter's, over the family's every b:
- * doc/model.md 11.5, 11.6). One peak priced, two at most when tight; 0 (no floor) when a peak
- * cannot be computed.
- */
-static double family_floor(struct run *r, struct scenario sc, bool tight)
-{
-    struct terms t;
-    struct cost c;
-    double cp_s = 0;
-    if (tight && or_one(sc.cp) > 1) { /* the ring's exposed traffic does not fall as b grows */
-        if (!priced(r, &sc, r->bs[0], &t, &c))
-            return 0;
-        cp_s = c.cp_s;
-    }
-    if (!priced(r, &sc, r->bs[r->nb - 1], &t, &c))
-        return 0;
-    double m = (double)(r->gb / (r->bs[0] * sc.dp));
-    double work = c.compute_s + c.recompute_s + c.tp_s + c.ep_s + c.pp_s + cp_s;
-    return work * floor_with_bubble(&sc, m) + (tight ? floor_least_exposed(&sc, &t, &c) : 0);
-}
-
 /*
  * search_fix: a floor of the step of every layout of sc's structure with recompute option
- * `option` (0: none, the floor of every option): family_floor with FlashAttention, the lowest
+ * `option` (0: none, the floor of every option): floor_of_family with FlashAttention, the lowest
  * ZeRO stage and no offload - a higher stage, an offload or more recomputation add more to the
  * work than they can take off the exposed traffic (at most one micro-batch's backward).
  */
@@ -512,7 +490,7 @@ static double step_floor(struct run *r, const struct scenario *sc0, uint64_t opt
         sc.attention = ATTENTION_FLASH; /* the faster kernel (12.1) */
     sc.zero = sc.zero_group ? 1 : 0;
     sc.offload = OFFLOAD_NONE;
-    return family_floor(r, sc, tight);
+    return floor_of_family(&sc, r->memo, r->bs[0], r->bs[r->nb - 1], r->gb, tight, &r->evaluated);
 }
 
 /* search_fix: whether a floor rules a step out, against the fastest so far and r->near. */

@@ -331,6 +331,7 @@ static void memo_matches_the_model(void **state)
             sc.impl = (enum impl)rs_range(&st, 0, IMPL_COUNT - 1);
             sc.sdpa = sc.attention == ATTENTION_FLASH && rs_range(&st, 0, 1);
         }
+        sc.fp8 = (enum fp8)(i % 3); /* the FP8 GEMM weights memoised with the kinds (3.7) */
         for (int v = 0; v < 3; v++) {
             if (v > 0) { /* the members outside the key */
                 sc.seq = rs_range(&st, 1, 8) * 512;

@@ -417,6 +417,40 @@ static void points_are_evaluated_layouts(void **state)
     assert_true(pts.fit > 0 && pts.fit <= with.layouts_fit);
 }
 
+static void ignore_point(void *ctx, const struct search_point *p)
+{
+    (void)p;
+    ++*(uint64_t *)ctx;
+}
+
+/* The report's search (a points callback: the enumeration's order, every fitting layout timed)
+ * and the plain one (the structures fastest floor first, those their floor rules out of the full
+ * top list only counted; doc/model.md 11.5) keep the same counts and the same top list. */
+static void search_orders_agree(void **state)
+{
+    (void)state;
+    void (*jobs[])(struct scenario *) = {job_llama, job_moe, job_pipeline};
+    for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
+        for (size_t cap = 1; cap <= TOP; cap += TOP - 1) {
+            struct scenario job;
+            jobs[j](&job);
+            struct search_layout a[TOP], b[TOP];
+            struct search_result ordered, enumerated;
+            uint64_t points = 0;
+            assert_int_equal(search_run(&job, cap, a, NULL, NULL, NULL, &ordered), SEARCH_OK);
+            assert_int_equal(search_run(&job, cap, b, ignore_point, &points, NULL, &enumerated),
+                             SEARCH_OK);
+            assert_int_equal(ordered.layouts_tried, enumerated.layouts_tried);
+            assert_int_equal(ordered.layouts_fit, enumerated.layouts_fit);
+            assert_int_equal(ordered.n_top, enumerated.n_top);
+            assert_int_equal(ordered.n_top, cap);
+            for (size_t i = 0; i < ordered.n_top; i++)
+                assert_same_layout(&a[i], &b[i]);
+            assert_true(points > 0 && points <= enumerated.layouts_evaluated);
+        }
+    }
+}
+
 /* No layout at all, and none that keeps the pins (the messages of memfit search). */
 static void bad_splits(void **state)
 {
@@ -612,6 +646,52 @@ static void peak_grows_with_b(void **state)
     assert_true(checked > 1000);
 }
 
+/* In the monotone range the peak at b is that of the model states of a peak at another b plus
+ * what grows with b (model_fits_at_micro_batch, doc/model.md 8.3, 11.5): an untimed family of
+ * the search answers its b there from one peak. Budgets around the peaks, so that both answers
+ * come. */
+static void fits_from_another_b(void **state)
+{
+    (void)state;
+    uint64_t st = 14;
+    int fit = 0, not_fit = 0;
+    for (int n = 0; n < 600; n++) {
+        struct scenario sc;
+        random_layout(&st, &sc);
+        if (sc.offload == OFFLOAD_CHECKPOINTS)
+            sc.offload = OFFLOAD_NONE;
+        uint64_t vpp = sc.vpp ? sc.vpp : 1, cap = vpp > 1 ? (vpp + 1) * sc.pp - 1 : sc.pp;
+        struct terms base;
+        uint64_t base_b = 0;
+        for (uint64_t b = 1; b * sc.dp <= sc.global_batch; b++) {
+            uint64_t m = sc.global_batch / (b * sc.dp);
+            if (!valid_b(&sc, b) || m < 2 || (vpp > 1 ? m * vpp <= cap : m < cap))
+                continue;
+            struct scenario at = sc;
+            struct terms t;
+            at.micro_batch = b;
+            bool ok = model_peak(&at, &t) == MODEL_OK, fits = ok && t.fits;
+            if (base_b == 0) {
+                if (!ok)
+                    break;
+                base = t;
+                base_b = b;
+                sc.gpu_mem_bytes = t.peak_bytes + rs_range(&st, 0, 1) * t.peak_bytes / 4;
+                sc.reserve = 0;
+                at.gpu_mem_bytes = sc.gpu_mem_bytes;
+                at.reserve = 0;
+                assert_int_equal(model_peak(&at, &base), MODEL_OK);
+                fits = base.fits;
+            }
+            sc.micro_batch = base_b;
+            assert_int_equal(model_fits_at_micro_batch(&sc, &base, b), fits);
+            fit += fits;
+            not_fit += !fits;
+        }
+    }
+    assert_true(fit > 300 && not_fit > 300);
+}
+
 /* A higher ZeRO stage, the optimizer offloaded or the checkpoints offloaded never hold more,
  * at any b; the optimizer step's phase (the states floor) never exceeds the peak, and does not
  * depend on attention or recomputation. */
@@ -725,6 +805,7 @@ int main(void)
         cmocka_unit_test(top_layouts_fit_when_evaluated),
         cmocka_unit_test(counts_by_hand),
         cmocka_unit_test(points_are_evaluated_layouts),
+        cmocka_unit_test(search_orders_agree),
         cmocka_unit_test(bad_splits),
         cmocka_unit_test(too_large_a_space),
         cmocka_unit_test(global_batch_default),
@@ -732,6 +813,7 @@ int main(void)
         cmocka_unit_test(min_gpus_work_is_bounded),
         cmocka_unit_test(huge_counts_answered),
         cmocka_unit_test(peak_grows_with_b),
+        cmocka_unit_test(fits_from_another_b),
         cmocka_unit_test(dominance_and_states_floor),
         cmocka_unit_test(step_floor_holds),
     };
