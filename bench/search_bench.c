@@ -36,10 +36,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void print_message(void *ctx, const char *msg)
+static void print_message(void *ctx, const char *msg, const char *file, unsigned long line)
 {
     (void)ctx;
-    fprintf(stderr, "%s\n", msg);
+    if (file)
+        fprintf(stderr, "%s:%lu: %s\n", file, line, msg);
+    else
+        fprintf(stderr, "%s\n", msg);
 }
 
 /* The job named `name` of the file into *out; false when it is not there (reported). */
@@ -54,7 +57,7 @@ static bool read_job(const char *path, const char *name, struct scenario *out)
     if (presets && f) {
         struct nameset names;
         nameset_init(&names);
-        struct config_options opt = {0.15, PEAK_STEP};
+        struct config_options opt = {0.15, PEAK_STEP, IMPL_MEMFIT};
         struct config_reader *r = config_reader_new(f, path, presets, &opt, &names, &d);
         if (r) {
             config_reader_read_jobs(r);
@@ -91,7 +94,7 @@ static int bench_job(const struct scenario *job, int runs)
 {
     struct model_cache *memo = model_cache_new();
     struct search_layout top[TOP_N], want[TOP_N];
-    struct search_result res = {0, 0, 0, 0};
+    struct search_result res = {0};
     double *t = malloc((size_t)runs * sizeof *t);
     if (!t)
         return 1;
