@@ -202,10 +202,10 @@ enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint
 uint64_t model_max_micro_batch(const struct scenario *sc);
 
 /* Whether sc fits at micro-batch b with every other setting kept, from base, model_peak of sc
- * (at sc's own micro-batch): each stage's peak at b over base's model states and base's host
- * memory (doc/model.md 8.3; offloaded checkpoints, whose host memory grows with b, are not
- * answered: false). The same answer as model_peak at b when both steps accumulate and keep as
- * many micro-batches in flight on every stage (11.5's monotone range). Overflow does not fit. */
+ * (at sc's own micro-batch): each stage's peak at b over base's model states, and the host's
+ * memory (doc/model.md 8.3, 12.5). The same answer as model_peak at b when both steps accumulate
+ * and keep as many micro-batches in flight on every stage (11.5's monotone range). Overflow does
+ * not fit. */
 bool model_fits_at_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b);
 
 /*

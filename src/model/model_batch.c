@@ -63,8 +63,21 @@ static bool fits_with_micro_batch(const struct scenario *sc, const struct terms 
 
 bool model_fits_at_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b)
 {
-    return sc->offload != OFFLOAD_CHECKPOINTS && base->host_fits &&
-           fits_with_micro_batch(sc, base, b);
+    if (sc->offload != OFFLOAD_CHECKPOINTS)
+        return base->host_fits && fits_with_micro_batch(sc, base, b);
+    /* The offloaded checkpoints' host memory grows with b (doc/model.md 5.3, 12.5). */
+    struct checked ck = {false};
+    uint64_t c, heaviest = 0;
+    if (model_ckpt_bytes_at(sc, b, &c))
+        return false;
+    for (unsigned i = 0; i < base->n_stages; i++) {
+        uint64_t host = model_ckpt_host_bytes(sc, &base->stage[i].pipe, c, &ck);
+        heaviest = host > heaviest ? host : heaviest;
+    }
+    uint64_t node = model_node_host_bytes(sc, heaviest, &ck);
+    if (ck.overflow || (sc->host_mem_bytes && node > sc->host_mem_bytes))
+        return false;
+    return fits_with_micro_batch(sc, base, b);
 }
 
 /* The largest b the budget allows if each stage's peak grows by `slope[i]` bytes per micro-batch

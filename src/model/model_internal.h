@@ -310,6 +310,13 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
                        const uint64_t kind_act[2], uint64_t c, struct step_gpu *g,
                        struct step_gpu *fixed, struct checked *ck);
 
+/* The CPU memory of a GPU of stage `pipe` for its offloaded checkpoints, c bytes each (the
+ * checkpoints of every k layers, doc/model.md 5.3; 0 without that offload), and of a node: its
+ * GPUs' offloads, each as that of the stage that offloads the most, `heaviest` (12.5). */
+uint64_t model_ckpt_host_bytes(const struct scenario *sc, const struct pipeline_stage *pipe,
+                               uint64_t c, struct checked *ck);
+uint64_t model_node_host_bytes(const struct scenario *sc, uint64_t heaviest, struct checked *ck);
+
 /* -- the largest micro-batch (model_batch.c) -- */
 
 /* model_max_micro_batch with the scenario's terms already known (model_peak of sc at micro-batch

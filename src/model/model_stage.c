@@ -158,6 +158,22 @@ static uint64_t offload_host_bytes(const struct scenario *sc, const struct model
     return ck_add(ck, ck_add(ck, d.optimizer, e.optimizer), pinned);
 }
 
+uint64_t model_ckpt_host_bytes(const struct scenario *sc, const struct pipeline_stage *pipe,
+                               uint64_t c, struct checked *ck)
+{
+    uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
+    return sc->offload == OFFLOAD_CHECKPOINTS && k ? ck_mul(ck, pipeline_checkpoints(pipe, k), c)
+                                                   : 0;
+}
+
+uint64_t model_node_host_bytes(const struct scenario *sc, uint64_t heaviest, struct checked *ck)
+{
+    uint64_t gpus = ck_mul(ck, ck_mul(ck, sc->dp ? sc->dp : 1, sc->tp ? sc->tp : 1),
+                           ck_mul(ck, sc->pp ? sc->pp : 1, sc->cp ? sc->cp : 1));
+    uint64_t node = sc->gpus_per_node && sc->gpus_per_node < gpus ? sc->gpus_per_node : gpus;
+    return ck_mul(ck, heaviest, node);
+}
+
 /* What GPU g trains and freezes (doc/model.md 3.5 and 3.6): its parameters alike, or tensor by
  * tensor from its layers' states (kinds) and the parameters outside the layers it holds. */
 static void stage_pools(const struct scenario *sc, const struct kinds *k, struct model_gpu *g,
@@ -290,9 +306,7 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
             return MODEL_OVERFLOW;
         g->act_bytes = ck_add(&ck, g->act_bytes, ring);
         g->logits_bytes = model_loss_term(sc, &g->pipe, logits, t->kind_act, &ck);
-        g->host_bytes = sc->offload == OFFLOAD_CHECKPOINTS && k
-                            ? ck_mul(&ck, pipeline_checkpoints(&g->pipe, k), t->ckpt_bytes)
-                            : 0;
+        g->host_bytes = model_ckpt_host_bytes(sc, &g->pipe, t->ckpt_bytes, &ck);
         if (sc->offload == OFFLOAD_OPTIMIZER)
             g->host_bytes = offload_host_bytes(sc, g, &ck);
         g->lesson_peak_bytes =
@@ -328,15 +342,11 @@ enum model_status model_peak_terms(const struct scenario *sc, struct model_cache
     t->fp8_bytes = g->fp8_bytes;
     t->peak_phase = g->step.phase;
     t->budget_bytes = model_budget_bytes(sc);
-    /* The CPU memory of a node (doc/model.md 12.5): its GPUs' offloads, each as that of the stage
-     * that offloads the most, against the GPU preset's host_mem_gb when it has one. */
-    uint64_t gpus = ck_mul(&ck, ck_mul(&ck, sc->dp ? sc->dp : 1, sc->tp ? sc->tp : 1),
-                           ck_mul(&ck, sc->pp ? sc->pp : 1, sc->cp ? sc->cp : 1));
-    uint64_t node = sc->gpus_per_node && sc->gpus_per_node < gpus ? sc->gpus_per_node : gpus;
+    /* against the GPU preset's host_mem_gb when it has one */
     uint64_t heaviest = 0; /* the node of the stage that offloads the most */
     for (unsigned i = 0; i < t->n_stages; i++)
         heaviest = t->stage[i].host_bytes > heaviest ? t->stage[i].host_bytes : heaviest;
-    t->host_node_bytes = ck_mul(&ck, heaviest, node);
+    t->host_node_bytes = model_node_host_bytes(sc, heaviest, &ck);
     if (ck.overflow)
         return MODEL_OVERFLOW;
     t->host_fits = sc->host_mem_bytes == 0 || t->host_node_bytes <= sc->host_mem_bytes;

@@ -165,7 +165,7 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
     r->evaluated++;
     /* Untimed, the monotone range needs only fits: as many micro-batches in flight and
      * accumulation at each b there, the peak at b over one peak's model states (11.5, 8.3). */
-    bool ranged = r->untimed && i < r->nr && sc->offload != OFFLOAD_CHECKPOINTS;
+    bool ranged = r->untimed && i < r->nr;
     if (ranged && r->base_family == r->family) {
         sc->micro_batch = r->bs[r->base_i];
         return p->fits = model_fits_at_micro_batch(sc, &r->base, r->bs[i]);

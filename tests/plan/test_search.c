@@ -654,12 +654,11 @@ static void fits_from_another_b(void **state)
 {
     (void)state;
     uint64_t st = 14;
-    int fit = 0, not_fit = 0;
+    int fit = 0, not_fit = 0, host_bound = 0;
     for (int n = 0; n < 600; n++) {
         struct scenario sc;
         random_layout(&st, &sc);
-        if (sc.offload == OFFLOAD_CHECKPOINTS)
-            sc.offload = OFFLOAD_NONE;
+        bool host = rs_range(&st, 0, 1); /* the host's memory checked: just enough at the first b */
         uint64_t vpp = sc.vpp ? sc.vpp : 1, cap = vpp > 1 ? (vpp + 1) * sc.pp - 1 : sc.pp;
         struct terms base;
         uint64_t base_b = 0;
@@ -678,8 +677,10 @@ static void fits_from_another_b(void **state)
                 base_b = b;
                 sc.gpu_mem_bytes = t.peak_bytes + rs_range(&st, 0, 1) * t.peak_bytes / 4;
                 sc.reserve = 0;
+                sc.host_mem_bytes = host ? t.host_node_bytes : 0;
                 at.gpu_mem_bytes = sc.gpu_mem_bytes;
                 at.reserve = 0;
+                at.host_mem_bytes = sc.host_mem_bytes;
                 assert_int_equal(model_peak(&at, &base), MODEL_OK);
                 fits = base.fits;
             }
@@ -687,9 +688,10 @@ static void fits_from_another_b(void **state)
             assert_int_equal(model_fits_at_micro_batch(&sc, &base, b), fits);
             fit += fits;
             not_fit += !fits;
+            host_bound += ok && !t.host_fits;
         }
     }
-    assert_true(fit > 300 && not_fit > 300);
+    assert_true(fit > 300 && not_fit > 300 && host_bound > 10);
 }
 
 /* A higher ZeRO stage, the optimizer offloaded or the checkpoints offloaded never hold more,
