@@ -174,8 +174,10 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
     struct terms own, *tp = ranged ? &r->base : &own;
     if (model_peak_cached(sc, r->memo, tp) != MODEL_OK)
         return false;
-    if (ranged)
-        r->base_family = r->family, r->base_i = i;
+    if (ranged) {
+        r->base_family = r->family;
+        r->base_i = i;
+    }
     p->fits = tp->fits;
     p->peak_bytes = tp->peak_bytes;
     p->budget_bytes = tp->budget_bytes;
@@ -584,9 +586,11 @@ static void search_structure(struct run *r, struct scenario *sc)
 {
     const struct scenario *job = r->job;
     uint64_t chunk = pipeline_max_stage_layers(sc) / or_one(sc->vpp);
-    for (int z = 0; z < 4; z++)
-        r->offload_least[z] = 0, r->host_fits[z] = -1; /* of this structure */
-    unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3;  /* an HSDP group needs ZeRO (13.2) */
+    for (int z = 0; z < 4; z++) { /* of this structure */
+        r->offload_least[z] = 0;
+        r->host_fits[z] = -1;
+    }
+    unsigned z_lo = sc->zero_group ? 1 : 0, z_hi = 3; /* an HSDP group needs ZeRO (13.2) */
     if (pinned(r, SCENARIO_PIN_ZERO))
         z_lo = z_hi = job->zero;
     else if (zero_is_moot(sc))
