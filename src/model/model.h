@@ -201,12 +201,15 @@ enum model_status model_k_best(const struct scenario *sc, uint64_t *k_best, uint
  */
 uint64_t model_max_micro_batch(const struct scenario *sc);
 
-/* Whether sc fits at micro-batch b with every other setting kept, from base, model_peak of sc
- * (at sc's own micro-batch): each stage's peak at b over base's model states, and the host's
- * memory (doc/model.md 8.3, 12.5). The same answer as model_peak at b when both steps accumulate
- * and keep as many micro-batches in flight on every stage (11.5's monotone range). Overflow does
- * not fit. */
-bool model_fits_at_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b);
+/* Whether sc fits at micro-batch b, from like: model_peak of a scenario equal to sc but for the
+ * attention, the recomputation and the micro-batch, whose step accumulates and keeps as many
+ * micro-batches in flight on every stage as sc's at b (doc/model.md 11.5's monotone range). Its
+ * model states, stages, budget and host memory are sc's (none depends on those three, 3, 6.1,
+ * 12.5); each stage's peak at b is computed over them with sc's own layer activations (8.3),
+ * and offloaded checkpoints' host memory at b. The same answer as model_peak of sc at b; the
+ * layer kinds through cache (NULL: none). Overflow does not fit. */
+bool model_fits_like(const struct scenario *sc, struct model_cache *cache, const struct terms *like,
+                     uint64_t b);
 
 /*
  * Whole GPUs of `mem_bytes` needed to hold the model states alone when every state is sharded

@@ -12,8 +12,11 @@
 #include "model/step.h"
 
 /* The peak of each pipeline stage at micro-batch b, reusing the model states of `base` (they do
- * not depend on b). false on overflow. */
-static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, uint64_t b,
+ * not depend on b), each layer kind's activations from sums (sc's; base's own when it is sc's
+ * peak). lesson_too: the lesson's sum is computed in the step model as well, as model_peak does
+ * (its overflow is an overflow). false on overflow. */
+static bool stage_peaks_at(const struct scenario *sc, const struct terms *base,
+                           const struct layer_act_sums sums[2], bool lesson_too, uint64_t b,
                            uint64_t peak[MODEL_STAGES])
 {
     uint64_t kind_act[2] = {0, 0}, c, logits;
@@ -21,7 +24,7 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, 
         struct model_layer_act act;
         if (base->kind_act[i] == 0)
             continue; /* no layer of that kind */
-        if (model_layer_act_from(sc, &base->act_sums[i], b, &act))
+        if (model_layer_act_from(sc, &sums[i], b, &act))
             return false;
         kind_act[i] = act.total;
     }
@@ -31,7 +34,14 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, 
     struct checked ck = {false};
     uint64_t ring = model_context_ring_bytes(sc, b, &ck);
     for (unsigned i = 0; i < base->n_stages; i++) {
-        uint64_t act_bytes;
+        if (sc->peak == PEAK_LESSON || lesson_too) {
+            uint64_t act_bytes;
+            if (model_stage_act_of(sc, &base->stage[i].pipe, kind_act, c, k, &act_bytes))
+                return false;
+            uint64_t l = model_loss_term(sc, &base->stage[i].pipe, logits, kind_act, &ck);
+            act_bytes = ck_add(&ck, act_bytes, ring);
+            peak[i] = ck_add(&ck, base->stage[i].states_bytes, ck_add(&ck, act_bytes, l));
+        }
         if (sc->peak == PEAK_STEP) {
             struct step_gpu sg;
             struct step_peak sp;
@@ -39,21 +49,17 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base, 
             if (!step_phases(&sg, &sp))
                 return false;
             peak[i] = sp.bytes;
-            continue;
         }
-        if (model_stage_act_of(sc, &base->stage[i].pipe, kind_act, c, k, &act_bytes))
-            return false;
-        uint64_t l = model_loss_term(sc, &base->stage[i].pipe, logits, kind_act, &ck);
-        act_bytes = ck_add(&ck, act_bytes, ring);
-        peak[i] = ck_add(&ck, base->stage[i].states_bytes, ck_add(&ck, act_bytes, l));
     }
     return !ck.overflow;
 }
 
-static bool fits_with_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b)
+/* Whether every stage's peak at b (stage_peaks_at) is within base's budget. */
+static bool peaks_fit(const struct scenario *sc, const struct terms *base,
+                      const struct layer_act_sums sums[2], bool lesson_too, uint64_t b)
 {
     uint64_t peak[MODEL_STAGES];
-    if (!stage_peaks_at(sc, base, b, peak))
+    if (!stage_peaks_at(sc, base, sums, lesson_too, b, peak))
         return false;
     for (unsigned i = 0; i < base->n_stages; i++)
         if (peak[i] > base->budget_bytes)
@@ -61,23 +67,34 @@ static bool fits_with_micro_batch(const struct scenario *sc, const struct terms 
     return true;
 }
 
-bool model_fits_at_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b)
+static bool fits_with_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b)
 {
+    return peaks_fit(sc, base, base->act_sums, false, b);
+}
+
+bool model_fits_like(const struct scenario *sc, struct model_cache *cache, const struct terms *like,
+                     uint64_t b)
+{
+    struct kinds built;
+    struct states_layer st[2];
+    const struct kinds *kinds = model_layer_kinds_cached(sc, cache, &built, st);
+    if (!kinds)
+        return false;
     if (sc->offload != OFFLOAD_CHECKPOINTS)
-        return base->host_fits && fits_with_micro_batch(sc, base, b);
+        return like->host_fits && peaks_fit(sc, like, kinds->sums, true, b);
     /* The offloaded checkpoints' host memory grows with b (doc/model.md 5.3, 12.5). */
     struct checked ck = {false};
     uint64_t c, heaviest = 0;
     if (model_ckpt_bytes_at(sc, b, &c))
         return false;
-    for (unsigned i = 0; i < base->n_stages; i++) {
-        uint64_t host = model_ckpt_host_bytes(sc, &base->stage[i].pipe, c, &ck);
+    for (unsigned i = 0; i < like->n_stages; i++) {
+        uint64_t host = model_ckpt_host_bytes(sc, &like->stage[i].pipe, c, &ck);
         heaviest = host > heaviest ? host : heaviest;
     }
     uint64_t node = model_node_host_bytes(sc, heaviest, &ck);
     if (ck.overflow || (sc->host_mem_bytes && node > sc->host_mem_bytes))
         return false;
-    return fits_with_micro_batch(sc, base, b);
+    return peaks_fit(sc, like, kinds->sums, true, b);
 }
 
 /* The largest b the budget allows if each stage's peak grows by `slope[i]` bytes per micro-batch
@@ -126,7 +143,7 @@ static uint64_t micro_batch_start(const struct scenario *sc, const struct terms 
         return b;
     if (b >= 1 && fits_with_micro_batch(sc, base, b))
         return b;
-    if (!stage_peaks_at(sc, base, 1, peak1))
+    if (!stage_peaks_at(sc, base, base->act_sums, false, 1, peak1))
         return 0;
     for (unsigned i = 0; i < base->n_stages; i++) {
         if (peak1[i] > base->budget_bytes)

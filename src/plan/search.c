@@ -47,6 +47,16 @@ struct known {
     uint64_t beyond; /* the fitting b beyond it, bit i for b[nr + i] (the first 64) */
 };
 
+/* A peak of a structure, ZeRO stage and offload, at b[i] (doc/model.md 11.5). */
+struct like {
+    struct terms t;
+    uint64_t structure; /* its structure_serial (0: none) */
+    size_t i;
+};
+
+/* The likes' slots by ZeRO stage and offload: the monotone range and the first b beyond it. */
+#define SEARCH_LIKE_SLOTS 65
+
 /* One run of search_run: the job, the caller's buffers and how far the enumeration has come. */
 struct run {
     const struct scenario *job;
@@ -84,11 +94,10 @@ struct run {
      * fastest floor first (best_first()); untimed: none of the current one can enter the top
      * list, its layouts are only counted. */
     bool best_first, untimed;
-    /* An untimed family's first peak in the monotone range (at b[base_i]; its family number in
-     * base_family): its other b there are answered from it (model_fits_at_micro_batch). */
-    struct terms base;
-    uint64_t base_family;
-    size_t base_i;
+    /* Peaks of the current structure that answer an untimed family's fits (model_fits_like),
+     * by ZeRO stage, offload and slot: 0 the monotone range, 1 + j the j-th b beyond it. */
+    struct like *likes;
+    uint64_t structure_serial; /* the current structure's number (likes of another are stale) */
     /* search_fix: the floor of the current recompute option of the structure (no ZeRO, no
      * offload; 0: none), and the least offload time of the optimizer offload at each ZeRO stage
      * (0: none known), which add up to a floor of an offload's families. */
@@ -163,20 +172,25 @@ static bool fits_at(struct run *r, struct scenario *sc, size_t i)
     p->family = r->family;
     p->fits = p->timed = false;
     r->evaluated++;
-    /* Untimed, the monotone range needs only fits: as many micro-batches in flight and
-     * accumulation at each b there, the peak at b over one peak's model states (11.5, 8.3). */
-    bool ranged = r->untimed && i < r->nr;
-    if (ranged && r->base_family == r->family) {
-        sc->micro_batch = r->bs[r->base_i];
-        return p->fits = model_fits_at_micro_batch(sc, &r->base, r->bs[i]);
+    /* Untimed, only fits: from a peak of the structure's with the same ZeRO stage and offload
+     * and as many micro-batches in flight and accumulation (any b of the monotone range, or the
+     * same b beyond it) but any attention and recomputation (model_fits_like, 11.5). */
+    size_t slot = i < r->nr ? 0 : 1 + (i - r->nr);
+    struct like *lk =
+        r->untimed && slot < SEARCH_LIKE_SLOTS
+            ? &r->likes[(sc->zero * 3 + (unsigned)sc->offload) * SEARCH_LIKE_SLOTS + slot]
+            : NULL;
+    if (lk && lk->structure == r->structure_serial) {
+        sc->micro_batch = r->bs[lk->i];
+        return p->fits = model_fits_like(sc, r->memo, &lk->t, r->bs[i]);
     }
     sc->micro_batch = r->bs[i];
-    struct terms own, *tp = ranged ? &r->base : &own;
+    struct terms own, *tp = lk ? &lk->t : &own;
     if (model_peak_cached(sc, r->memo, tp) != MODEL_OK)
         return false;
-    if (ranged) {
-        r->base_family = r->family;
-        r->base_i = i;
+    if (lk) {
+        lk->structure = r->structure_serial;
+        lk->i = i;
     }
     p->fits = tp->fits;
     p->peak_bytes = tp->peak_bytes;
@@ -584,6 +598,7 @@ static void option(struct run *r, struct scenario *sc, uint64_t o, unsigned z_lo
  */
 static void search_structure(struct run *r, struct scenario *sc)
 {
+    r->structure_serial++;
     const struct scenario *job = r->job;
     uint64_t chunk = pipeline_max_stage_layers(sc) / or_one(sc->vpp);
     for (int z = 0; z < 4; z++) { /* of this structure */
@@ -860,9 +875,11 @@ static enum search_status enumerate(struct run *r, uint64_t gpus)
     r->divs = divisors_of(r->gb, &r->n_divs);
     r->bs = r->divs ? malloc(r->n_divs * sizeof *r->bs) : NULL;
     r->probes = r->divs ? calloc(r->n_divs, sizeof *r->probes) : NULL;
+    bool liking = r->best_first && r->near <= 0 && !r->count_only; /* search_run's */
+    r->likes = liking ? calloc(4 * 3 * SEARCH_LIKE_SLOTS, sizeof *r->likes) : NULL;
     bool listed = toplist_init(&r->top, r->top_buf, r->top_cap);
     enum search_status status = SEARCH_NO_MEMORY;
-    if (gdivs && r->divs && r->bs && r->probes && listed) {
+    if (gdivs && r->divs && r->bs && r->probes && listed && (!liking || r->likes)) {
         degrees(r, gpus, gdivs, n_gdivs);
         if (r->best_first)
             best_first(r, gpus);
@@ -873,6 +890,7 @@ static enum search_status enumerate(struct run *r, uint64_t gpus)
     free(r->divs);
     free(r->bs);
     free(r->probes);
+    free(r->likes);
     toplist_free(&r->top);
     shapes_free(&r->shapes);
     return status;

@@ -646,52 +646,62 @@ static void peak_grows_with_b(void **state)
     assert_true(checked > 1000);
 }
 
-/* In the monotone range the peak at b is that of the model states of a peak at another b plus
- * what grows with b (model_fits_at_micro_batch, doc/model.md 8.3, 11.5): an untimed family of
- * the search answers its b there from one peak. Budgets around the peaks, so that both answers
- * come. */
-static void fits_from_another_b(void **state)
+/* A peak with another attention and recomputation, in the monotone range at another b or beyond
+ * it at the same b, answers whether a layout fits as its own peak does (model_fits_like,
+ * doc/model.md 8.3, 11.5): an untimed structure of the search answers its families' fits from
+ * one peak of each ZeRO stage and offload. Budgets and host memories around the first b's peak,
+ * so that every answer comes. */
+static void fits_like_another_layout(void **state)
 {
     (void)state;
     uint64_t st = 14;
-    int fit = 0, not_fit = 0, host_bound = 0;
-    for (int n = 0; n < 600; n++) {
-        struct scenario sc;
+    int fit = 0, not_fit = 0, host_bound = 0, beyond = 0;
+    for (int n = 0; n < 800; n++) {
+        struct scenario sc, other;
         random_layout(&st, &sc);
-        bool host = rs_range(&st, 0, 1); /* the host's memory checked: just enough at the first b */
+        bool host = rs_range(&st, 0, 1);
+        other = sc;
+        other.attention = (enum attention)rs_range(&st, 0, 1);
+        if (sc.offload != OFFLOAD_CHECKPOINTS && rs_range(&st, 0, 1)) {
+            other.recompute = rs_range(&st, 0, 1) ? RECOMPUTE_NONE : RECOMPUTE_SELECTIVE;
+            other.ckpt_every = 0;
+        } else if (other.recompute == RECOMPUTE_EVERY_K) {
+            other.ckpt_every = rs_range(&st, 1, sc.layers);
+        }
         uint64_t vpp = sc.vpp ? sc.vpp : 1, cap = vpp > 1 ? (vpp + 1) * sc.pp - 1 : sc.pp;
-        struct terms base;
-        uint64_t base_b = 0;
+        uint64_t first = 0;
         for (uint64_t b = 1; b * sc.dp <= sc.global_batch; b++) {
             uint64_t m = sc.global_batch / (b * sc.dp);
-            if (!valid_b(&sc, b) || m < 2 || (vpp > 1 ? m * vpp <= cap : m < cap))
+            if (!valid_b(&sc, b))
                 continue;
+            bool ranged = m >= 2 && (vpp > 1 ? m * vpp > cap : m >= cap);
             struct scenario at = sc;
-            struct terms t;
+            struct terms t, like;
             at.micro_batch = b;
-            bool ok = model_peak(&at, &t) == MODEL_OK, fits = ok && t.fits;
-            if (base_b == 0) {
-                if (!ok)
-                    break;
-                base = t;
-                base_b = b;
+            if (first == 0) {
+                if (!ranged || model_peak(&at, &t) != MODEL_OK)
+                    continue;
+                first = b;
                 sc.gpu_mem_bytes = t.peak_bytes + rs_range(&st, 0, 1) * t.peak_bytes / 4;
-                sc.reserve = 0;
+                sc.reserve = other.reserve = 0;
                 sc.host_mem_bytes = host ? t.host_node_bytes : 0;
-                at.gpu_mem_bytes = sc.gpu_mem_bytes;
+                other.gpu_mem_bytes = at.gpu_mem_bytes = sc.gpu_mem_bytes;
+                other.host_mem_bytes = at.host_mem_bytes = sc.host_mem_bytes;
                 at.reserve = 0;
-                at.host_mem_bytes = sc.host_mem_bytes;
-                assert_int_equal(model_peak(&at, &base), MODEL_OK);
-                fits = base.fits;
             }
-            sc.micro_batch = base_b;
-            assert_int_equal(model_fits_at_micro_batch(&sc, &base, b), fits);
+            bool ok = model_peak(&at, &t) == MODEL_OK, fits = ok && t.fits;
+            other.micro_batch = ranged ? first : b;
+            if (model_peak(&other, &like) != MODEL_OK)
+                continue;
+            at.micro_batch = other.micro_batch;
+            assert_int_equal(model_fits_like(&at, NULL, &like, b), fits);
             fit += fits;
             not_fit += !fits;
             host_bound += ok && !t.host_fits;
+            beyond += !ranged;
         }
     }
-    assert_true(fit > 300 && not_fit > 300 && host_bound > 10);
+    assert_true(fit > 300 && not_fit > 300 && host_bound > 10 && beyond > 100);
 }
 
 /* A higher ZeRO stage, the optimizer offloaded or the checkpoints offloaded never hold more,
@@ -815,7 +825,7 @@ int main(void)
         cmocka_unit_test(min_gpus_work_is_bounded),
         cmocka_unit_test(huge_counts_answered),
         cmocka_unit_test(peak_grows_with_b),
-        cmocka_unit_test(fits_from_another_b),
+        cmocka_unit_test(fits_like_another_layout),
         cmocka_unit_test(dominance_and_states_floor),
         cmocka_unit_test(step_floor_holds),
     };
