@@ -14,10 +14,11 @@
 /* The peak of each pipeline stage at micro-batch b, reusing the model states of `base` (they do
  * not depend on b), each layer kind's activations from sums (sc's; base's own when it is sc's
  * peak). lesson_too: the lesson's sum is computed in the step model as well, as model_peak does
- * (its overflow is an overflow). false on overflow. */
+ * (its overflow is an overflow). false on overflow, and as soon as a stage's peak is above
+ * `above` (base's peak stage first, the likeliest). */
 static bool stage_peaks_at(const struct scenario *sc, const struct terms *base,
-                           const struct layer_act_sums sums[2], bool lesson_too, uint64_t b,
-                           uint64_t peak[MODEL_STAGES])
+                           const struct layer_act_sums sums[2], bool lesson_too, uint64_t above,
+                           uint64_t b, uint64_t peak[MODEL_STAGES])
 {
     uint64_t kind_act[2] = {0, 0}, c, logits;
     for (int i = 0; i < 2; i++) {
@@ -33,7 +34,8 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base,
     uint64_t k = sc->recompute == RECOMPUTE_EVERY_K ? sc->ckpt_every : 0;
     struct checked ck = {false};
     uint64_t ring = model_context_ring_bytes(sc, b, &ck);
-    for (unsigned i = 0; i < base->n_stages; i++) {
+    for (unsigned j = 0; j < base->n_stages; j++) {
+        unsigned i = (base->peak_stage + j) % base->n_stages;
         if (sc->peak == PEAK_LESSON || lesson_too) {
             uint64_t act_bytes;
             if (model_stage_act_of(sc, &base->stage[i].pipe, kind_act, c, k, &act_bytes))
@@ -50,21 +52,19 @@ static bool stage_peaks_at(const struct scenario *sc, const struct terms *base,
                 return false;
             peak[i] = sp.bytes;
         }
+        if (peak[i] > above)
+            return false;
     }
     return !ck.overflow;
 }
 
-/* Whether every stage's peak at b (stage_peaks_at) is within base's budget. */
+/* Whether every stage's peak at b (stage_peaks_at) is within base's budget: false at the first
+ * that is not. */
 static bool peaks_fit(const struct scenario *sc, const struct terms *base,
                       const struct layer_act_sums sums[2], bool lesson_too, uint64_t b)
 {
     uint64_t peak[MODEL_STAGES];
-    if (!stage_peaks_at(sc, base, sums, lesson_too, b, peak))
-        return false;
-    for (unsigned i = 0; i < base->n_stages; i++)
-        if (peak[i] > base->budget_bytes)
-            return false;
-    return true;
+    return stage_peaks_at(sc, base, sums, lesson_too, base->budget_bytes, b, peak);
 }
 
 static bool fits_with_micro_batch(const struct scenario *sc, const struct terms *base, uint64_t b)
@@ -143,7 +143,7 @@ static uint64_t micro_batch_start(const struct scenario *sc, const struct terms 
         return b;
     if (b >= 1 && fits_with_micro_batch(sc, base, b))
         return b;
-    if (!stage_peaks_at(sc, base, base->act_sums, false, 1, peak1))
+    if (!stage_peaks_at(sc, base, base->act_sums, false, UINT64_MAX, 1, peak1))
         return 0;
     for (unsigned i = 0; i < base->n_stages; i++) {
         if (peak1[i] > base->budget_bytes)
