@@ -11,6 +11,7 @@
 
 #include "model/cost.h"
 #include "model/model.h"
+#include "model_fixtures.h"
 #include "random_scenario.h"
 #include "model/states.h"
 
@@ -343,8 +344,8 @@ static void random_scenarios_with_every_optimizer(void **state)
     uint64_t st = 11;
     static const uint64_t ranks[] = {1, 8, 16, 64, 256};
     for (int i = 0; i < 3000; i++) {
-        struct scenario sc, trial;
-        struct terms t, at;
+        struct scenario sc;
+        struct terms t;
         random_scenario(&st, &sc);
         sc.optimizer = (enum optimizer)rs_range(&st, 0, 3);
         sc.finetune = (enum finetune)rs_range(&st, 0, 2);
@@ -386,16 +387,7 @@ static void random_scenarios_with_every_optimizer(void **state)
                 base += g->pool[0].trained + g->pool[1].trained;
             assert_int_equal(base, g->params);
         }
-        uint64_t m = pipeline_micro_batches(&sc);
-        trial = sc;
-        if (t.max_micro_batch > 0) {
-            trial.micro_batch = t.max_micro_batch;
-            trial.global_batch = trial.micro_batch * sc.dp * m;
-            assert_true(model_peak(&trial, &at) == MODEL_OK && at.fits);
-        }
-        trial.micro_batch = t.max_micro_batch + 1;
-        trial.global_batch = trial.micro_batch * sc.dp * m;
-        assert_false(model_peak(&trial, &at) == MODEL_OK && at.fits);
+        assert_max_micro_batch_exact(&sc, &t);
     }
 }
 

@@ -601,8 +601,8 @@ static void max_micro_batch_is_exact_on_random_scenarios(void **state)
     (void)state;
     uint64_t st = 7;
     for (int i = 0; i < 6000; i++) {
-        struct scenario sc, trial;
-        struct terms t, at;
+        struct scenario sc;
+        struct terms t;
         random_scenario(&st, &sc);
         if (i % 2) {
             sc.peak = PEAK_STEP;
@@ -613,18 +613,7 @@ static void max_micro_batch_is_exact_on_random_scenarios(void **state)
         if (model_eval(&sc, &t) != MODEL_OK)
             continue;
         assert_int_equal(t.max_micro_batch, model_max_micro_batch(&sc));
-        /* The trial micro-batch keeps the scenario's m micro-batches a step: its gradient
-         * accumulation and its pipeline's micro-batches in flight (doc/model.md 6.1, 10.2). */
-        uint64_t m = pipeline_micro_batches(&sc);
-        trial = sc;
-        if (t.max_micro_batch > 0) {
-            trial.micro_batch = t.max_micro_batch;
-            trial.global_batch = trial.micro_batch * sc.dp * m;
-            assert_true(model_peak(&trial, &at) == MODEL_OK && at.fits);
-        }
-        trial.micro_batch = t.max_micro_batch + 1;
-        trial.global_batch = trial.micro_batch * sc.dp * m;
-        assert_false(model_peak(&trial, &at) == MODEL_OK && at.fits);
+        assert_max_micro_batch_exact(&sc, &t);
     }
 }
 

@@ -460,24 +460,15 @@ static void fp8_keeps_the_micro_batch_exact_and_the_bound(void **state)
     (void)state;
     uint64_t st = 88;
     for (int i = 0; i < 3000; i++) {
-        struct scenario sc, trial;
-        struct terms t, at;
+        struct scenario sc;
+        struct terms t;
         random_scenario(&st, &sc);
         sc.fp8 = rs_range(&st, 0, 1) ? FP8_MXFP8 : FP8_TENSOR;
         sc.fp8_one_copy = rs_range(&st, 0, 1) != 0;
         sc.peak = i % 2 ? PEAK_STEP : PEAK_LESSON;
         if (model_eval(&sc, &t) != MODEL_OK)
             continue;
-        uint64_t m = pipeline_micro_batches(&sc);
-        trial = sc;
-        if (t.max_micro_batch > 0) {
-            trial.micro_batch = t.max_micro_batch;
-            trial.global_batch = trial.micro_batch * sc.dp * m;
-            assert_true(model_peak(&trial, &at) == MODEL_OK && at.fits);
-        }
-        trial.micro_batch = t.max_micro_batch + 1;
-        trial.global_batch = trial.micro_batch * sc.dp * m;
-        assert_false(model_peak(&trial, &at) == MODEL_OK && at.fits);
+        assert_max_micro_batch_exact(&sc, &t);
     }
     for (int i = 0; i < 5000; i++) {
         struct scenario sc;

@@ -1,7 +1,8 @@
 /*
  * model_fixtures: the scenarios and lookups the model tests share: the worked example of
  * doc/model.md section 9 (lesson), Llama 2 7B and 70B on its GPU, DeepSeek-V3 (configs/models.csv),
- * sbh of a scenario and its terms (model_peak, which must succeed).
+ * sbh of a scenario and its terms (model_peak, which must succeed), and that a scenario's largest
+ * micro-batch is exact.
  */
 #ifndef MEMFIT_MODEL_FIXTURES_H
 #define MEMFIT_MODEL_FIXTURES_H
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "model/pipeline.h"
 
 static __attribute__((unused)) struct scenario lesson(void)
 {
@@ -83,6 +85,25 @@ static __attribute__((unused)) void deepseek_v3(struct scenario *sc)
     sc->v_head_dim = 128;
     sc->seq = 4096;
     sc->micro_batch = 1;
+}
+
+/* t.max_micro_batch is exact for sc: it fits (unless 0) and one more does not. The trial keeps
+ * the scenario's m micro-batches a step: its gradient accumulation and its pipeline's
+ * micro-batches in flight (doc/model.md 6.1, 8.3, 10.2). */
+static __attribute__((unused)) void assert_max_micro_batch_exact(const struct scenario *sc,
+                                                                 const struct terms *t)
+{
+    struct scenario trial = *sc;
+    struct terms at;
+    uint64_t m = pipeline_micro_batches(sc);
+    if (t->max_micro_batch > 0) {
+        trial.micro_batch = t->max_micro_batch;
+        trial.global_batch = trial.micro_batch * sc->dp * m;
+        assert_true(model_peak(&trial, &at) == MODEL_OK && at.fits);
+    }
+    trial.micro_batch = t->max_micro_batch + 1;
+    trial.global_batch = trial.micro_batch * sc->dp * m;
+    assert_false(model_peak(&trial, &at) == MODEL_OK && at.fits);
 }
 
 #endif
