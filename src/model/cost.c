@@ -379,13 +379,22 @@ static struct ring cp_ring(const struct scenario *sc, const struct rates *r,
     return g;
 }
 
+/* The model's layers of each kind (dense, MoE), its multi-token-prediction modules' included: of
+ * the last layer's kind (doc/model.md 2.6). */
+static void layer_counts(const struct scenario *sc, uint64_t count[2])
+{
+    uint64_t dense = sc->experts ? sc->dense_layers : sc->layers;
+    count[0] = dense;
+    count[1] = sc->layers - dense;
+    count[count[1] > 0] += sc->mtp_layers;
+}
+
 /* The share of Psi in the layers' FP8 GEMM weights (doc/model.md sections 3.7 and 12.1): the
  * embedding, the output layer, norms, biases and routers stay in bf16. 0 on overflow. */
 static double fp8_gemm_share(const struct scenario *sc, const struct terms *t)
 {
-    uint64_t dense = sc->experts ? sc->dense_layers : sc->layers;
-    uint64_t count[2] = {dense, sc->layers - dense};
-    count[count[1] > 0] += sc->mtp_layers; /* the modules' layers, of the last kind (2.6) */
+    uint64_t count[2];
+    layer_counts(sc, count);
     double h = (double)sc->hidden, mtp = (double)sc->mtp_layers;
     double gemm_params = mtp * 2 * h * h; /* and their projections */
     for (int kind = 0; kind < 2; kind++)
@@ -599,8 +608,8 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
 
     /* The GEMMs' efficiency from their sizes, on the slowest stage (12.1). */
     struct layer_work lw = {0};
-    uint64_t dense = sc->experts ? sc->dense_layers : sc->layers;
-    uint64_t count[2] = {dense, sc->layers - dense};
+    uint64_t count[2];
+    layer_counts(sc, count);
     for (int k = 0; k < 2; k++) {
         if (count[k] == 0)
             continue;
@@ -622,7 +631,6 @@ void cost_step(const struct scenario *sc, const struct terms *t, struct cost *ou
     out->stage_factor = 1;
     if (pp > 1) {
         double mtp = (double)sc->mtp_layers;
-        count[count[1] > 0] += sc->mtp_layers;
         double all = (double)count[0] * lw.gemm[0].flops + (double)count[1] * lw.gemm[1].flops +
                      (1 + mtp) * lw.out.flops + mtp * lw.proj.flops;
         out->stage_factor = all > 0 ? slow.flops * (double)pp / all : 1;

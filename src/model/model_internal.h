@@ -67,11 +67,18 @@ static inline enum layer_kind model_mtp_kind(const struct kinds *k)
 
 /* The parameters of a multi-token-prediction module besides its transformer layer (doc/model.md
  * 2.6): the norms of the hidden state, of the embedding and before the shared output layer, and
- * the projection from 2h to h (no bias). */
-static inline uint64_t model_mtp_extra_params(const struct scenario *sc, struct checked *ck)
+ * the projection from 2h to h (no bias), a column-parallel linear: divided by t on a GPU (t = 1:
+ * the whole module's). */
+static inline uint64_t model_mtp_proj_params(const struct scenario *sc, uint64_t t,
+                                             struct checked *ck)
 {
-    return ck_add(ck, ck_mul(ck, 3, model_final_norm_params(sc)),
-                  ck_mul(ck, 2, ck_mul(ck, sc->hidden, sc->hidden)));
+    return div_up(ck_mul(ck, 2, ck_mul(ck, sc->hidden, sc->hidden)), t);
+}
+
+static inline uint64_t model_mtp_extra_params(const struct scenario *sc, uint64_t t,
+                                              struct checked *ck)
+{
+    return ck_add(ck, ck_mul(ck, 3, model_final_norm_params(sc)), model_mtp_proj_params(sc, t, ck));
 }
 
 /* Psi and the active parameters (k of the E routed experts of each MoE layer; doc/model.md
@@ -88,7 +95,7 @@ static inline enum model_status model_params_of(const struct scenario *sc, const
     n = ck_add(&ck, n, model_final_norm_params(sc));
     n = ck_add(&ck, n, ck_mul(&ck, sc->positions, sc->hidden));
     enum layer_kind mk = model_mtp_kind(k);
-    uint64_t module = ck_add(&ck, k->params[mk], model_mtp_extra_params(sc, &ck));
+    uint64_t module = ck_add(&ck, k->params[mk], model_mtp_extra_params(sc, 1, &ck));
     n = ck_add(&ck, n, ck_mul(&ck, sc->mtp_layers, module));
     *all = n;
     /* routed / E is one expert's 3 h f_e: exact. */
@@ -208,16 +215,22 @@ static inline enum model_status model_logits_bytes_at(const struct scenario *sc,
 /* The loss's term of a GPU of the last stage, given its logits and each kind's A (doc/model.md
  * sections 7 and 2.6): the logits and, for each multi-token-prediction module, its own logits
  * and its layer's activations, alive from its forward to its backward, which precede the other
- * layers' (one micro-batch of the last stage in flight). 0 on the other stages. */
+ * layers' (one micro-batch of the last stage in flight). 0 on the other stages. The modules'
+ * layers' activations alone: model_mtp_layers_act. */
+static inline uint64_t model_mtp_layers_act(const struct pipeline_stage *st,
+                                            const uint64_t kind_act[2], struct checked *ck)
+{
+    return ck_add(ck, ck_mul(ck, st->mtp[0], kind_act[0]), ck_mul(ck, st->mtp[1], kind_act[1]));
+}
+
 static inline uint64_t model_loss_term(const struct scenario *sc, const struct pipeline_stage *st,
                                        uint64_t logits, const uint64_t kind_act[2],
                                        struct checked *ck)
 {
     if (!st->last)
         return 0;
-    uint64_t layers =
-        ck_add(ck, ck_mul(ck, st->mtp[0], kind_act[0]), ck_mul(ck, st->mtp[1], kind_act[1]));
-    return ck_add(ck, ck_mul(ck, sc->mtp_layers + 1, logits), layers);
+    return ck_add(ck, ck_mul(ck, sc->mtp_layers + 1, logits),
+                  model_mtp_layers_act(st, kind_act, ck));
 }
 
 /* The checkpoints a stage keeps on the GPU with checkpointing every k: all of them, or with

@@ -94,7 +94,7 @@ static void fp8_copies(const struct scenario *sc, const struct kinds *k, struct 
     /* The multi-token-prediction modules' projections (2.6) run in FP8 as well. */
     uint64_t mtp = g->pipe.mtp[LAYER_DENSE] + g->pipe.mtp[LAYER_MOE];
     if (mtp > 0) {
-        uint64_t proj = div_up(ck_mul(ck, 2, ck_mul(ck, sc->hidden, sc->hidden)), sc->tp);
+        uint64_t proj = model_mtp_proj_params(sc, sc->tp, ck);
         dense = ck_add(ck, dense, ck_mul(ck, mtp, fp8_copy_bytes(sc, proj, ck)));
     }
     if (sc->zero >= 3) {
@@ -223,9 +223,7 @@ static void stage_params(const struct scenario *sc, const struct kinds *k, struc
         layers = ck_add(ck, layers, g->expert_params);
         uint64_t mtp = g->pipe.mtp[LAYER_DENSE] + g->pipe.mtp[LAYER_MOE];
         if (mtp > 0) {
-            uint64_t proj = div_up(ck_mul(ck, 2, ck_mul(ck, sc->hidden, sc->hidden)), sc->tp);
-            uint64_t each = ck_add(ck, proj, ck_mul(ck, 3, model_final_norm_params(sc)));
-            layers = ck_add(ck, layers, ck_mul(ck, mtp, each));
+            layers = ck_add(ck, layers, ck_mul(ck, mtp, model_mtp_extra_params(sc, sc->tp, ck)));
             if (sc->pp > 1 && !sc->tied && !g->pipe.first)
                 layers = ck_add(ck, layers, emb);
         }

@@ -96,9 +96,7 @@ static uint64_t mtp_activations(const struct scenario *sc, const struct pipeline
     uint64_t tl = sc->sp && sc->tp > 1 ? sc->tp : 1, sb = ck_mul(ck, model_local_seq(sc), b);
     uint64_t wide = ck_mul(ck, 2 * r + e + 2 * proj, ck_mul(ck, sb, sc->hidden));
     uint64_t each = div_up(ck_add(ck, wide, ck_mul(ck, gpt ? 24 : 12, sb)), tl);
-    uint64_t layers =
-        ck_add(ck, ck_mul(ck, st->mtp[0], kind_act[0]), ck_mul(ck, st->mtp[1], kind_act[1]));
-    return ck_add(ck, layers, ck_mul(ck, sc->mtp_layers, each));
+    return ck_add(ck, model_mtp_layers_act(st, kind_act, ck), ck_mul(ck, sc->mtp_layers, each));
 }
 
 /* The gradients of GPU st's multi-token-prediction modules (2.6), whose backward runs before the
@@ -109,11 +107,9 @@ static uint64_t mtp_grads(const struct scenario *sc, const struct terms *t,
     uint64_t n = 0;
     for (int k = 0; k < 2; k++)
         n = ck_add(ck, n, ck_mul(ck, st->mtp[k], layer_gpu_grads(sc, t, k, gb, ck)));
-    uint64_t h = sc->hidden, norm = sc->arch == ARCH_GPT ? 2 * h : h;
-    uint64_t each = ck_add(ck, div_up(ck_mul(ck, 2, ck_mul(ck, h, h)), sc->tp), 3 * norm);
-    n = ck_add(ck, n, ck_mul3(ck, gb, sc->mtp_layers, each));
+    n = ck_add(ck, n, ck_mul3(ck, gb, sc->mtp_layers, model_mtp_extra_params(sc, sc->tp, ck)));
     if (sc->mtp_layers > 0 && sc->pp > 1 && !sc->tied && !st->first)
-        n = ck_add(ck, n, ck_mul(ck, gb, div_up(ck_mul(ck, sc->vocab, h), sc->tp)));
+        n = ck_add(ck, n, ck_mul(ck, gb, div_up(ck_mul(ck, sc->vocab, sc->hidden), sc->tp)));
     return n;
 }
 
@@ -233,7 +229,7 @@ void model_step_gpu_at(const struct scenario *sc, const struct terms *t, int sta
         if (g->last && ac) /* the multi-token-prediction modules' projections (2.6) */
             g->all_copies =
                 ck_add(ck, g->all_copies,
-                       ck_mul3(ck, sc->mtp_layers, 2, div_up(ck_mul3(ck, 2, h, h), tp)));
+                       ck_mul3(ck, sc->mtp_layers, 2, model_mtp_proj_params(sc, tp, ck)));
     }
     if (g->last) { /* and each multi-token-prediction module's own (doc/model.md 2.6) */
         g->logits_forward = ck_mul3(ck, sc->mtp_layers + 1, eager ? 8 : 4, sbv);

@@ -154,10 +154,14 @@ def mtp_kind(c):
     return "moe" if kinds(c)["moe"] else "dense"
 
 
+def mtp_norms(c):
+    """2.6: a module's three norms (the hidden state's, the embedding's, the output layer's)."""
+    return 3 * (2 * c["hidden"] if c["arch"] == "gpt" else c["hidden"])
+
+
 def mtp_extras(c):
-    """2.6: a module's three norms and its projection from 2h to h."""
-    h = c["hidden"]
-    return 3 * (2 * h if c["arch"] == "gpt" else h) + 2 * h * h
+    """2.6: a module's norms and its projection from 2h to h."""
+    return mtp_norms(c) + 2 * c["hidden"] ** 2
 
 
 def total_params(c):
@@ -477,7 +481,7 @@ def gpu(c, r):
     mtp = c["mtp"] if last else 0
     if mtp:
         other, routed = layer_params(c, mtp_kind(c))
-        dense_p += mtp * (F(other, tp) + F(2 * h * h, tp) + mtp_extras(c) - 2 * h * h)
+        dense_p += mtp * (F(other, tp) + F(2 * h * h, tp) + mtp_norms(c))
         routed_p += mtp * F(routed, u * e)
         if pp > 1 and not c["tied"] and not first:
             dense_p += F(v * h, tp)
