@@ -1,6 +1,6 @@
 #!/bin/sh
 # The cost model against published runs (doc/model.md section 12.8): tests/model/calibration.csv
-# holds each run as a scenario (its first 28 columns, what eval reads), then its role (fitted: a
+# holds each run as a scenario (its first 30 columns, what eval reads), then its role (fitted: a
 # constant or a choice was fitted to it, held_out: never fitted, pending: waits for a feature),
 # the published figure with its unit, how it becomes a step time, its source, the published step
 # time, memfit's and their ratio. Fitted runs within 15%, held-out ones within 20%; the table's
@@ -8,7 +8,7 @@
 . tests/cli/common.inc
 
 TABLE=tests/model/calibration.csv
-SC_LAST=28
+SC_LAST=30
 cut -d, -f1-$SC_LAST "$TABLE" >"$T/scenarios.csv"
 expect_status "the calibration runs evaluate" 0 eval "$T/scenarios.csv"
 cp "$T/out" "$T/eval.csv"
@@ -49,14 +49,30 @@ check "530B: PTD-P more tokens a GPU-second than ZeRO-3" \
     awk -v p="$(step t2-ptdp-530b-560)" -v z="$(step t2-z3-530b-640)" \
     'BEGIN { exit !(2240 / (p * 560) > 2560 / (z * 640)) }'
 
+# name peak_bytes, from eval's header.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "peak_bytes") c = i; next }
+         { print $1, $c }' "$T/eval.csv" >"$T/peaks"
+peak() { awk -v n="$1" '$1 == n { print $2 }' "$T/peaks"; }
+
 # near_best WHAT RUN JOB: the published layout of calibration run RUN takes at most 1.10 times
 # the step of memfit's fastest layout for the job in file JOB (their teams measured theirs near
-# the best).
+# the best), twice: with the job's GPU as it is, and with the memory memfit says the published
+# layout needs (its own peak as the budget, no reserve), so that the check does not rest on
+# whether memfit's memory model admits the published layout but only on the cost model and the
+# layouts' peaks relative to it.
 near_best() {
     expect_status "$1: searched" 0 search --top 1 "$3"
     best=$(awk -F, 'NR == 2 { print $3 }' "$T/out")
     check "$1: the published layout ($(step "$2") s) within 10% of the best ($best s)" \
         awk -v p="$(step "$2")" -v b="$best" 'BEGIN { exit !(p <= 1.10 * b && b > 0) }'
+    awk -F, -v gb="$(peak "$2")" 'NR == 1 { print $0 ",gpu_mem_gb,reserve"; next }
+        { printf "%s,%.9f,0\n", $0, gb / 1e9 }' "$3" >"$T/own.csv"
+    expect_status "$1 in its own peak: searched" 0 search --top 1 "$T/own.csv"
+    best=$(awk -F, 'NR == 2 { print $3 }' "$T/out")
+    check "$1 in $(peak "$2") bytes: the published layout ($(step "$2") s) within 10% of the best ($best s)" \
+        awk -v p="$(step "$2")" -v b="$best" 'BEGIN { exit !(p <= 1.10 * b && b > 0) }'
+    check "$1 in $(peak "$2") bytes: the published layout fits, no faster than the best" \
+        awk -v p="$(step "$2")" -v b="$best" 'BEGIN { exit !(b <= p) }'
 }
 
 # Llama 3 405B on 16,384 H100s, tp 8 pp 16 interleaved (a stand-in of 128 layers: 126 layers do
@@ -64,6 +80,15 @@ near_best() {
 printf 'name,model,layers,seq,global_batch,gpu,gpus\nl3,llama3.1-405b,128,8192,2048,H100-80GB,16384\n' \
     >"$T/l3job.csv"
 near_best "Llama 3 405B stand-in on 16,384 H100s" l3-405b-16384 "$T/l3job.csv"
+
+# DeepSeek-V3 on 2,048 H800s (doc/model.md 12.8): the published layout (pp 16, ep 64, DualPipe,
+# FP8, routing to at most 4 nodes, fp32 gradients and bf16 moments) against memfit's fastest
+# layout of the same job with the same FP8, routing and optimizer, any schedule. memfit's memory
+# model does not admit the published layout in 80 GB (12.8), so with the GPU as it is the check
+# compares it with slower layouts that fit; in its own peak the fastest layout has more memory.
+printf 'name,model,seq,global_batch,gpu,gpus,fp8,moe_max_nodes,precision,optimizer\nds,deepseek-v3,4096,15360,H800-80GB,2048,tensor,4,megatron,adamw-bf16\n' \
+    >"$T/dsjob.csv"
+near_best "DeepSeek-V3 on 2,048 H800s" ds-v3-2048 "$T/dsjob.csv"
 
 # Context parallelism at 8K tokens (doc/model.md 12.4): its ring's sends hide only behind their own
 # step's block of the attention core, and each step merges its partial result, so on a dense job
@@ -78,13 +103,6 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "cp") c = i; next } { pri
 check "Llama 3.1 70B at 8K: two fastest layouts" test "$(wc -l <"$T/cps")" -eq 2
 check "Llama 3.1 70B at 8K: the fastest layouts have cp 1 ($(tr '\n' ' ' <"$T/cps"))" \
     sh -c "! grep -qv ' 1$' '$T/cps'"
-
-# DeepSeek-V3 on 2,048 H800s (doc/model.md 12.8): the published layout (pp 16, ep 64, DualPipe,
-# FP8, routing to at most 4 nodes) not slower than 1.10 times memfit's fastest layout that fits
-# the same job with the same schedule, FP8 and routing.
-printf 'name,model,seq,global_batch,gpu,gpus,fp8,moe_max_nodes,schedule\nds,deepseek-v3,4096,15360,H800-80GB,2048,tensor,4,dualpipe\n' \
-    >"$T/dsjob.csv"
-near_best "DeepSeek-V3 on 2,048 H800s" ds-v3-2048 "$T/dsjob.csv"
 
 # Topology (doc/model.md 12.6): tp 3 and 6 groups straddle nodes of 8 and run at the network's
 # speed, so none is among the 100 best layouts of Table 1's 145.6B model on 1,536 A100s (before
