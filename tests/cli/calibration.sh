@@ -71,7 +71,7 @@ near_best() {
     best=$(awk -F, 'NR == 2 { print $3 }' "$T/out")
     check "$1 in $(peak "$2") bytes: the published layout ($(step "$2") s) within 10% of the best ($best s)" \
         awk -v p="$(step "$2")" -v b="$best" 'BEGIN { exit !(p <= 1.10 * b && b > 0) }'
-    check "$1 in $(peak "$2") bytes: the published layout fits, no faster than the best" \
+    check "$1 in $(peak "$2") bytes: the search's best no slower than the published layout" \
         awk -v p="$(step "$2")" -v b="$best" 'BEGIN { exit !(b <= p) }'
 }
 
