@@ -80,6 +80,8 @@
     X(GPUS_PER_NODE, "gpus_per_node", WRITTEN, RUN)                                                \
     X(IMPL, "impl", WRITTEN, RUN)                                                                  \
     X(MTP_LAYERS, "mtp_layers", WRITTEN, RUN)                                                      \
+    X(EMBEDDING_IN_SPLIT, "embedding_in_split", WRITTEN, RUN)                                      \
+    X(LOSS_IN_SPLIT, "loss_in_split", WRITTEN, RUN)                                                \
     X(GPUS, "gpus", UNWRITTEN, RUN)
 
 /* The columns memfit search writes around a scenario's (doc/memfit.1, memfit search): a row of

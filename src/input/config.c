@@ -451,6 +451,7 @@ static void scenario_defaults(struct scenario *sc, double reserve, enum peak_mod
     sc->cp = sc->vpp = 1;
     sc->first_stage_layers = sc->last_stage_layers = 0;
     sc->mtp_layers = 0;
+    sc->embedding_in_split = sc->loss_in_split = false;
     sc->schedule = SCHEDULE_1F1B;
     sc->ep = 1;
     sc->etp = sc->head_dim = 0;

@@ -133,6 +133,41 @@ bool config_parse_gpus(struct row *row, struct scenario *sc)
     return true;
 }
 
+/* The embedding's and the loss's slots in the split (doc/model.md 6.3; Megatron-LM's
+ * --account-for-embedding/loss-in-pipeline-split and get_num_layers_to_build): not with the ends
+ * given; the layers and the slots divided evenly by pp (pp <= layers leaves a layer on each end),
+ * each stage's slots by vpp; interleaved, no block recomputation (a chunk a layer short: not
+ * modelled). */
+static bool check_slots(struct row *row, const struct scenario *sc)
+{
+    enum col col = sc->embedding_in_split ? COL_EMBEDDING_IN_SPLIT : COL_LOSS_IN_SPLIT;
+    uint64_t e = sc->embedding_in_split, t = sc->loss_in_split, n = sc->layers, pp = sc->pp;
+    uint64_t v = sc->vpp ? sc->vpp : 1, slots = n + e + t;
+    if (sc->first_stage_layers || sc->last_stage_layers)
+        return config_row_error(row, col,
+                                "'yes' with first_stage_layers or last_stage_layers: one or the "
+                                "other");
+    if (pp == 1)
+        return config_row_error(row, col, "'yes' needs pipeline parallelism (pp > 1)");
+    if (slots % pp)
+        return config_row_error(row, col,
+                                "'yes': the %llu layers and %llu slot%s (%llu) do not divide "
+                                "evenly over pp %llu",
+                                ULL(n), ULL(e + t), e + t > 1 ? "s" : "", ULL(slots), ULL(pp));
+    uint64_t s = slots / pp; /* at least 2 with pp <= layers: a layer left on each end */
+    if (s % v)
+        return config_row_error(row, COL_VPP,
+                                "'%llu' does not divide the %llu slots of every stage (layers, "
+                                "the embedding's, the loss's)",
+                                ULL(v), ULL(s));
+    if (v > 1 && sc->recompute_layers)
+        return config_row_error(row, COL_RECOMPUTE_LAYERS,
+                                "'%llu' with vpp %llu and the %s's slot: not modelled (a chunk "
+                                "a layer short)",
+                                ULL(sc->recompute_layers), ULL(v), e ? "embedding" : "loss");
+    return true;
+}
+
 /* The layers of each pipeline stage (doc/model.md 6.3): with first_stage_layers or
  * last_stage_layers, the rest the same number (at least one) on every other stage (Megatron-LM's
  * --decoder-first/last-pipeline-num-layers); with vpp, every stage's a multiple of vpp (Megatron-LM
@@ -144,6 +179,8 @@ static bool check_stages(struct row *row, const struct scenario *sc)
     enum col col = f ? COL_FIRST_STAGE_LAYERS : COL_LAST_STAGE_LAYERS;
     if (row->job && !pinned(row, COL_PP))
         return true;
+    if (sc->embedding_in_split || sc->loss_in_split)
+        return check_slots(row, sc);
     if (!f && !l) {
         uint64_t chunks;
         if (sc->vpp > 1 && (__builtin_mul_overflow(pp, sc->vpp, &chunks) || n % chunks))

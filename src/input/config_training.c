@@ -225,6 +225,8 @@ bool config_parse_training(struct row *row, struct scenario *sc)
         !config_opt_uint(row, COL_VPP, &sc->vpp, false) ||
         !config_opt_uint(row, COL_FIRST_STAGE_LAYERS, &sc->first_stage_layers, true) ||
         !config_opt_uint(row, COL_LAST_STAGE_LAYERS, &sc->last_stage_layers, true) ||
+        !config_opt_bool(row, COL_EMBEDDING_IN_SPLIT, &sc->embedding_in_split) ||
+        !config_opt_bool(row, COL_LOSS_IN_SPLIT, &sc->loss_in_split) ||
         !config_opt_uint(row, COL_ZERO_GROUP, &sc->zero_group, false) ||
         !config_opt_uint(row, COL_MTP_LAYERS, &sc->mtp_layers, true))
         return false;

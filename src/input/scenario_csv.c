@@ -242,4 +242,6 @@ void scenario_csv_row(const struct scenario *sc, struct scenario_csv_row *out)
     put_u64(&f, C_GPUS_PER_NODE, sc->gpus_per_node);
     put_word(&f, C_IMPL, impl_name(sc->impl));
     put_u64_or_empty(&f, C_MTP_LAYERS, sc->mtp_layers);
+    put_bool(&f, C_EMBEDDING_IN_SPLIT, sc->embedding_in_split);
+    put_bool(&f, C_LOSS_IN_SPLIT, sc->loss_in_split);
 }

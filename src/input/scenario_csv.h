@@ -25,7 +25,7 @@
 
 #include "model/scenario.h"
 
-#define SCENARIO_CSV_COLUMNS 66
+#define SCENARIO_CSV_COLUMNS 68
 
 /* What a cell holds, for JSON: a number, a boolean (yes or no in CSV), a text (a name or a
  * word), or nothing (null). */

@@ -527,13 +527,13 @@ static double offload(const struct scenario *sc, const struct terms *t, double p
              (COST_HOST_MEM_GB_S * 1e9 * COST_HBM_EFFICIENCY);
     }
     /* Offloaded checkpoints (doc/model.md 5.3): each crosses the host link twice a micro-batch,
-     * the stage's L/pp layers' checkpoints of each of its m micro-batches. */
+     * the checkpoints of the stage's chunks for each of its m micro-batches. */
     if (sc->offload == OFFLOAD_CHECKPOINTS && sc->recompute == RECOMPUTE_EVERY_K &&
         sc->ckpt_every > 0) {
         const struct pipeline_stage *st = &g->pipe;
         uint64_t kk = pipeline_segment_layers(st, sc->ckpt_every);
-        double per_mb = (double)(sc->vpp ? sc->vpp : 1) *
-                        (double)((st->chunk_layers + kk - 1) / kk) * (double)t->ckpt_bytes;
+        double per_mb =
+            (double)pipeline_micro_batch_checkpoints(st, sc->vpp, kk) * (double)t->ckpt_bytes;
         s += 2.0 * (double)pipeline_micro_batches(sc) * per_mb / pcie;
     }
     return s;

@@ -104,10 +104,11 @@ double model_act_k_star(const struct scenario *sc, const struct terms *t)
     return 2 * sqrt((double)sc->layers * (double)t->ckpt_bytes * (double)model_first_stage_act(t));
 }
 
-/* M(k) = (the checkpoints of both stages) c + min(k, the larger stage) A on a GPU that holds two
- * stages under DualPipe, for every k up to the larger stage: the smallest, the first on a tie. */
-static enum model_status twin_k_best(const struct pipeline_stage *st, uint64_t A, uint64_t c,
-                                     uint64_t *k_best, uint64_t *act_bytes)
+/* M(k) = (the checkpoints of its chunks) c + min(k, the largest chunk) A for every k up to the
+ * largest chunk: the smallest, the first on a tie. For a GPU whose chunks differ: two stages
+ * under DualPipe, or a chunk a layer short (the embedding's or the loss's slot, 6.3). */
+static enum model_status every_k_best(const struct pipeline_stage *st, uint64_t A, uint64_t c,
+                                      uint64_t *k_best, uint64_t *act_bytes)
 {
     struct checked ck = {false};
     uint64_t most = pipeline_segment_layers(st, UINT64_MAX), best = UINT64_MAX, best_k = 1;
@@ -135,8 +136,8 @@ enum model_status model_k_best_from(const struct scenario *sc, const struct pipe
      * values around it. */
     uint64_t n = st->chunk_layers, m = st->in_flight;
     struct checked ck = {false};
-    if (sc->offload != OFFLOAD_CHECKPOINTS && st->twin_in_flight > 0)
-        return twin_k_best(st, A, c, k_best, act_bytes); /* DualPipe's two stages: every k */
+    if (sc->offload != OFFLOAD_CHECKPOINTS && (st->twin_in_flight > 0 || st->short_chunk))
+        return every_k_best(st, A, c, k_best, act_bytes); /* chunks that differ: every k */
     if (sc->offload == OFFLOAD_CHECKPOINTS || n <= 1) {
         *k_best = 1;
         *act_bytes = ck_add(&ck, sc->offload == OFFLOAD_CHECKPOINTS ? c : ck_mul(&ck, m, c), A);

@@ -21,17 +21,33 @@ uint64_t pipeline_micro_batches(const struct scenario *sc)
     return m ? m : 1;
 }
 
+/* The embedding's and the loss's slots in the split (doc/model.md 6.3): with pp > 1 only. */
+static uint64_t lead_of(const struct scenario *sc)
+{
+    return sc->pp > 1 && sc->embedding_in_split;
+}
+
+static uint64_t trail_of(const struct scenario *sc)
+{
+    return sc->pp > 1 && sc->loss_in_split;
+}
+
 struct pipeline_split pipeline_split_of(const struct scenario *sc)
 {
     uint64_t pp = sc->pp ? sc->pp : 1, n = sc->layers;
     uint64_t f = sc->first_stage_layers, l = sc->last_stage_layers;
-    struct pipeline_split sp = {0, 0, n / pp, 0, 0};
+    struct pipeline_split sp = {0, 0, n / pp, 0, 0, 0, 0};
     if (pp <= 1)
         return sp;
+    uint64_t e = lead_of(sc), t = trail_of(sc);
+    if (e || t) { /* Megatron-LM: S = (L + e + t) / pp slots a stage, the ends a layer short */
+        uint64_t s = (n + e + t) / pp;
+        return (struct pipeline_split){e, s > e ? s - e : 0, s, t, s > t ? s - t : 0, e, t};
+    }
     if (f || l) { /* Megatron-LM: the given ends, the rest evenly over the other stages */
         uint64_t ends = (uint64_t)(f > 0) + (l > 0), mids = pp - ends;
         uint64_t rest = n > f + l ? n - f - l : 0;
-        sp = (struct pipeline_split){f > 0, f, mids ? rest / mids : 0, l > 0, l};
+        sp = (struct pipeline_split){f > 0, f, mids ? rest / mids : 0, l > 0, l, 0, 0};
         return sp;
     }
     if (n % pp == 0)
@@ -39,7 +55,7 @@ struct pipeline_split pipeline_split_of(const struct scenario *sc)
     /* doc/model.md 6.3: ceil(L/pp) on every stage but the pp ceil - L floors, which go to the
      * first and the last stage, then inwards (the first end takes the odd one). */
     uint64_t ceil = n / pp + 1, floors = pp * ceil - n;
-    sp = (struct pipeline_split){(floors + 1) / 2, ceil - 1, ceil, floors / 2, ceil - 1};
+    sp = (struct pipeline_split){(floors + 1) / 2, ceil - 1, ceil, floors / 2, ceil - 1, 0, 0};
     return sp;
 }
 
@@ -56,6 +72,8 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b)
 uint64_t pipeline_split_gcd(const struct scenario *sc)
 {
     struct pipeline_split sp = pipeline_split_of(sc);
+    if (sp.lead || sp.trail)
+        return sp.mid_layers; /* v divides every stage's slots (Megatron-LM's check) */
     uint64_t pp = sc->pp ? sc->pp : 1, g = pp > sp.head + sp.tail ? sp.mid_layers : 0;
     g = sp.head ? gcd_u64(g, sp.head_layers) : g;
     return sp.tail ? gcd_u64(g, sp.tail_layers) : g;
@@ -67,6 +85,13 @@ bool pipeline_split_valid(const struct scenario *sc)
     uint64_t f = sc->first_stage_layers, l = sc->last_stage_layers;
     if (pp > n || ((f || l) && pp == 1))
         return false;
+    if (sc->embedding_in_split || sc->loss_in_split) {
+        /* Not with the ends given (Megatron-LM asserts it); pp dividing the layers and slots
+         * (pp <= L leaves at least 2 slots a stage: a layer on each end). */
+        uint64_t slots = n + sc->embedding_in_split + sc->loss_in_split;
+        if (pp == 1 || f || l || slots % pp)
+            return false;
+    }
     if (f || l) {
         uint64_t ends = (uint64_t)(f > 0) + (l > 0), mids = pp - ends;
         if (f > n || l > n - f)
@@ -131,7 +156,27 @@ static uint64_t stage_of_layer(const struct scenario *sc, const struct pipeline_
                                uint64_t x)
 {
     uint64_t v = vpp_of(sc), round = sc->layers / v;
+    if (sp->lead || sp->trail) /* slot x + lead, in chunk (x + lead) / (S / v) */
+        return (x + sp->lead) / (sp->mid_layers / v) % sc->pp;
     return stage_of_position(sp, sc->pp, (x % round) * v);
+}
+
+/* Chunk j of stage r: its first layer and how many it holds. Of S / v slots with the
+ * embedding's or the loss's slot in the split (the slots from (j pp + r) S / v, the layers at
+ * slot x + lead); else of L_r / v layers from j L / v + (the layers before stage r) / v. */
+static void chunk_span(const struct scenario *sc, const struct pipeline_split *sp, uint64_t r,
+                       uint64_t j, uint64_t *first, uint64_t *count)
+{
+    uint64_t pp = sc->pp, v = vpp_of(sc);
+    if (sp->lead || sp->trail) {
+        uint64_t c = sp->mid_layers / v, q = (j * pp + r) * c, end = sc->layers + sp->lead;
+        uint64_t lo = q > sp->lead ? q : sp->lead, hi = q + c < end ? q + c : end;
+        *first = lo - sp->lead;
+        *count = hi > lo ? hi - lo : 0;
+        return;
+    }
+    *first = j * (sc->layers / v) + layers_before(sp, pp, r) / v;
+    *count = pipeline_stage_layers(sp, pp, r) / v;
 }
 
 /* Dense layers among the cl layers from layer lo (the dense ones lead the model). */
@@ -146,15 +191,21 @@ static uint64_t chunk_dense(uint64_t lo, uint64_t cl, uint64_t dense)
 static void add_chunks(const struct scenario *sc, const struct pipeline_split *sp, uint64_t dense,
                        uint64_t r, uint64_t n, struct pipeline_stage *out)
 {
-    uint64_t pp = sc->pp, v = vpp_of(sc), round = sc->layers / v, m = pipeline_micro_batches(sc);
-    uint64_t cl = pipeline_stage_layers(sp, pp, r) / v, start = layers_before(sp, pp, r) / v;
+    uint64_t pp = sc->pp, v = vpp_of(sc), m = pipeline_micro_batches(sc);
     uint64_t groups = n / pp, rest = n % pp;
     for (uint64_t j = 0; j < v; j++) {
-        uint64_t d = chunk_dense(j * round + start, cl, dense);
+        uint64_t lo, cl;
+        chunk_span(sc, sp, r, j, &lo, &cl);
+        uint64_t d = chunk_dense(lo, cl, dense);
         uint64_t held =
             v == 1 ? n : pp * (groups / v + (j < groups % v)) + (j == groups % v ? rest : 0);
         if (v > 1 && n == m * v)
             held = m;
+        if (v > 1 && cl < out->chunk_layers) { /* the embedding's or the loss's chunk */
+            out->short_chunk = true;
+            out->short_held += held;
+            out->short_first_layer = lo;
+        }
         out->layers[0] += d;
         out->layers[1] += cl - d;
         out->act_layers[0] += held * d;
@@ -199,8 +250,11 @@ static void stage_layout(const struct scenario *sc, uint64_t dense, uint64_t r,
     uint64_t m = pipeline_micro_batches(sc);
     out->rank = r;
     out->stage_layers = pipeline_stage_layers(&sp, pp, r);
-    out->first_layer = layers_before(&sp, pp, r) / v;
-    out->chunk_layers = out->stage_layers / v;
+    uint64_t first_count;
+    chunk_span(sc, &sp, r, 0, &out->first_layer, &first_count);
+    /* every chunk's layers; interleaved with the embedding's or the loss's slot, S / v (a chunk
+     * of the first or the last stage holds one fewer) */
+    out->chunk_layers = (sp.lead || sp.trail) && v > 1 ? sp.mid_layers / v : out->stage_layers / v;
     if (sc->schedule == SCHEDULE_DUALPIPE) {
         dualpipe_stage_at(sc, &sp, dense, r, out);
         return;
@@ -232,14 +286,34 @@ uint64_t pipeline_segment_layers(const struct pipeline_stage *st, uint64_t k)
     return min_u64(k, most);
 }
 
+/* The segments of k layers of a chunk of n: ceil(n / k). */
+static uint64_t segments(uint64_t n, uint64_t k)
+{
+    return (n + k - 1) / k;
+}
+
+/* What the chunk a layer short has fewer than a full one: ceil(n / k) - ceil((n - 1) / k). */
+static uint64_t short_less(const struct pipeline_stage *st, uint64_t k)
+{
+    uint64_t n = st->chunk_layers;
+    return st->short_chunk && n > 0 ? segments(n, k) - segments(n - 1, k) : 0;
+}
+
 uint64_t pipeline_checkpoints(const struct pipeline_stage *st, uint64_t k)
 {
     if (k == 0)
         return 0;
     /* A segment of min(k, n) layers per k layers of each chunk of n: ceil(n / k) of them. */
     uint64_t own = st->in_flight - st->twin_in_flight;
-    return own * ((st->chunk_layers + k - 1) / k) +
-           st->twin_in_flight * ((st->twin_layers + k - 1) / k);
+    return own * segments(st->chunk_layers, k) - st->short_held * short_less(st, k) +
+           st->twin_in_flight * segments(st->twin_layers, k);
+}
+
+uint64_t pipeline_micro_batch_checkpoints(const struct pipeline_stage *st, uint64_t vpp, uint64_t k)
+{
+    if (k == 0)
+        return 0;
+    return (vpp ? vpp : 1) * segments(st->chunk_layers, k) - short_less(st, k);
 }
 
 /* Adds stage r to out[0..*n) unless it is there (or r is not a stage). */

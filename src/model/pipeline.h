@@ -3,11 +3,16 @@
  *
  * The L layers are split over pp stages (doc/model.md 6.3): evenly when pp divides L; with
  * first_stage_layers / last_stage_layers, those on the first and last stages and the rest evenly
- * over the others (Megatron-LM's --decoder-first/last-pipeline-num-layers); otherwise each stage
- * holds ceil(L/pp) or floor(L/pp) layers, the floors on the first and last stages first, then
- * inwards (126 on 16: 7, 8 x 14, 7). With v virtual chunks (interleaved 1F1B) stage r holds the
- * model chunks r, r + pp, ..., r + (v-1) pp, each of L_r / v layers. The embedding is on stage 0,
- * the output layer and the logits on stage pp - 1.
+ * over the others (Megatron-LM's --decoder-first/last-pipeline-num-layers); with
+ * embedding_in_split / loss_in_split, the embedding in a first slot and the loss in a last slot
+ * beside the L layers, every stage S slots (Megatron-LM's
+ * --account-for-embedding/loss-in-pipeline-split); otherwise each stage holds ceil(L/pp) or
+ * floor(L/pp) layers, the floors on the first and last stages first, then inwards (126 on 16: 7,
+ * 8 x 14, 7). With v virtual chunks (interleaved 1F1B) stage r holds the model chunks r, r + pp,
+ * ..., r + (v-1) pp, each of L_r / v layers - of S / v slots with the embedding's and the loss's
+ * slots, so that the first chunk of stage 0 and the last of stage pp - 1 hold a layer fewer (126
+ * layers on 16 stages of 8 chunks: 1 layer a chunk, none in those two). The embedding is on stage
+ * 0, the output layer and the logits on stage pp - 1.
  *
  * During a step of m micro-batches stage r keeps min(m, pp - r) micro-batches in flight (1F1B and
  * ZB1P), or with v chunks min(m v, 2 (pp - r - 1) + (v - 1) pp + 1) chunk-micro-batches
@@ -34,11 +39,14 @@
 #define PIPELINE_CANDIDATES 12
 
 /* How the layers are split over the stages: `head` stages of head_layers first, `tail` stages of
- * tail_layers last, the mid_layers on each of the others. */
+ * tail_layers last, the mid_layers on each of the others. With the embedding's (lead) or the
+ * loss's (trail) slot in the split, mid_layers is every stage's slots, S, and the first (last)
+ * stage holds S - 1 layers: head = lead, tail = trail. */
 struct pipeline_split {
     uint64_t head, head_layers;
     uint64_t mid_layers;
     uint64_t tail, tail_layers;
+    uint64_t lead, trail; /* the embedding's and the loss's slots (1) or none (0) */
 };
 
 /* What one stage (one GPU of it) holds at its peak of activations. */
@@ -49,7 +57,13 @@ struct pipeline_stage {
     uint64_t first_layer;   /* the first layer of its first chunk */
     uint64_t in_flight;     /* micro-batches (chunk-micro-batches with vpp) kept in flight */
     uint64_t act_layers[2]; /* layer-micro-batches of each kind whose activations it keeps */
-    uint64_t chunk_layers;  /* L_r / vpp: a checkpoint segment never crosses a chunk */
+    uint64_t chunk_layers;  /* L_r / vpp: a checkpoint segment never crosses a chunk; with the
+                             * embedding's or the loss's slot, the largest chunk's */
+    /* Interleaved with the embedding's or the loss's slot in the split: one of its chunks (the
+     * first of stage 0, the last of stage pp - 1) holds chunk_layers - 1 layers, and short_held of
+     * its chunk-micro-batches in flight are of it (of in_flight). */
+    bool short_chunk;
+    uint64_t short_held, short_first_layer; /* and the first layer of that chunk */
     /* DualPipe: the GPU's second stage, pp - 1 - r, its layers, its first layer, how many of
      * them are dense (of layers[0]) and the micro-batches of it in flight (of in_flight; 0 under
      * the other schedules). */
@@ -107,5 +121,10 @@ void pipeline_stage_at(const struct scenario *sc, uint64_t dense, uint64_t r,
  * (doc/model.md 6.2). */
 uint64_t pipeline_segment_layers(const struct pipeline_stage *st, uint64_t k);
 uint64_t pipeline_checkpoints(const struct pipeline_stage *st, uint64_t k);
+
+/* With checkpointing every k layers (k > 0): the checkpoints one micro-batch leaves on stage st
+ * through all its vpp chunks (vpp: the scenario's, 1 for 0), its own stage's under DualPipe. */
+uint64_t pipeline_micro_batch_checkpoints(const struct pipeline_stage *st, uint64_t vpp,
+                                          uint64_t k);
 
 #endif

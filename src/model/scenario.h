@@ -182,6 +182,10 @@ struct scenario {
     uint64_t vpp; /* virtual pipeline chunks per stage (interleaved 1F1B); 0: 1 */
     uint64_t first_stage_layers, last_stage_layers; /* layers of the first and last pipeline
                                                      * stage; 0: automatic (pipeline.h) */
+    /* The embedding and the loss each counted as a layer in the split of the stages, in the
+     * first and the last slot (Megatron-LM's --account-for-embedding/loss-in-pipeline-split;
+     * pipeline.h). */
+    bool embedding_in_split, loss_in_split;
     enum schedule schedule;
     bool sp;
     uint64_t ep;            /* expert parallel degree (1 without experts) */

@@ -141,6 +141,9 @@ static void pipelines(struct run *r, struct scenario *sc, const uint64_t *gdivs,
         if ((vpp > 1 && (pp == 1 || sc->schedule != SCHEDULE_1F1B)) ||
             !allowed(r, SCENARIO_PIN_VPP, vpp, job->vpp))
             continue;
+        /* block recomputation with a chunk a layer short is not modelled (doc/model.md 6.3) */
+        if (vpp > 1 && job->recompute_layers && (job->embedding_in_split || job->loss_in_split))
+            continue;
         for (size_t k = 0; k < n_gdivs && !r->stop; k++) {
             uint64_t cp = gdivs[k];
             if ((gpus / (tp * pp)) % cp || job->seq % cp ||

@@ -283,7 +283,7 @@ size_t timeline_capacity(const struct scenario *sc)
      * largest stage's layers (twice that interleaved). */
     uint64_t pp = sc->pp ? sc->pp : 1;
     if (sc->layers % pp || sc->first_stage_layers || sc->last_stage_layers ||
-        sc->schedule == SCHEDULE_DUALPIPE) {
+        sc->embedding_in_split || sc->loss_in_split || sc->schedule == SCHEDULE_DUALPIPE) {
         uint64_t held =
             ck_mul(&ck, ck_mul(&ck, pp + 1, pipeline_max_stage_layers(sc)), sc->vpp > 1 ? 2 : 1);
         worth = held > worth ? held : worth;
@@ -337,6 +337,10 @@ static int timeline_walk(const struct scenario *sc, struct timeline_event *event
     st.own =
         (struct span){pipe->first_layer, pipe->chunk_layers, pipe->layers[0] - pipe->twin_dense};
     st.twin = (struct span){pipe->twin_first_layer, pipe->twin_layers, pipe->twin_dense};
+    if (pipe->short_chunk) { /* interleaved: the chunk a layer short (6.3) runs last, as a twin */
+        st.twin_from = pipe->in_flight - pipe->short_held;
+        st.twin = (struct span){pipe->short_first_layer, pipe->chunk_layers - 1, st.own.dense};
+    }
     uint64_t most = st.own.layers > st.twin.layers ? st.own.layers : st.twin.layers;
     st.A[0] = t.kind_act[0];
     st.A[1] = t.kind_act[1];

@@ -7,10 +7,10 @@
 # search finds a layout.
 . tests/cli/common.inc
 
-# The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 66
-# (name .. mtp_layers), peak_bytes, budget_bytes.
+# The columns: job, rank, step_time_s, layouts_tried, layouts_fit, [gpus], the scenario's 68
+# (name .. loss_in_split), peak_bytes, budget_bytes.
 SC_FIRST=6
-SC_LAST=71
+SC_LAST=73
 
 cat >"$T/jobs.csv" <<'EOF'
 name,model,seq,global_batch,gpu,gpus,tp,zero
@@ -44,10 +44,10 @@ head -n 1 "$T/csv" | tr ',' '\n' >"$T/header"
 check "the header starts job,rank,step_time_s,layouts_tried,layouts_fit,name,model" \
     sh -c "head -n 1 '$T/csv' | grep -q '^job,rank,step_time_s,layouts_tried,layouts_fit,name,model,arch,'"
 check "the header ends peak_bytes,budget_bytes" \
-    sh -c "head -n 1 '$T/csv' | grep -q ',gpus_per_node,impl,mtp_layers,peak_bytes,budget_bytes\$'"
+    sh -c "head -n 1 '$T/csv' | grep -q ',gpus_per_node,impl,mtp_layers,embedding_in_split,loss_in_split,peak_bytes,budget_bytes\$'"
 check "no gpus column without a range" sh -c "! grep -qx gpus '$T/header'"
 check "the scenario's columns are $SC_FIRST to $SC_LAST" \
-    sh -c "test \"\$(sed -n '${SC_FIRST}p;${SC_LAST}p' '$T/header' | tr '\n' ' ')\" = 'name mtp_layers '"
+    sh -c "test \"\$(sed -n '${SC_FIRST}p;${SC_LAST}p' '$T/header' | tr '\n' ' ')\" = 'name loss_in_split '"
 # Every column eval reads (src/input/columns.h) but gpus, and none else.
 grep -o 'X([A-Z_0-9]*, "[a-z_0-9]*"' src/input/columns.h | grep -o '"[a-z_0-9]*"' | tr -d '"' |
     grep -vx -e gpus >"$T/columns"
@@ -82,7 +82,7 @@ back_through_eval "search" "$T/csv" "$SC_FIRST"
 run search "$T/jobs.csv" --top 3 --peak lesson --reserve 0.3 >"$T/lesson" 2>/dev/null
 back_through_eval "--peak lesson --reserve 0.3" "$T/lesson" "$SC_FIRST" \
     --peak lesson
-check "--reserve reaches the rows" sh -c "cut -d, -f$((SC_LAST - 3)) '$T/lesson' | sed -n 2p | grep -qx 0.3"
+check "--reserve reaches the rows" sh -c "cut -d, -f$((SC_LAST - 5)) '$T/lesson' | sed -n 2p | grep -qx 0.3"
 
 # Block and per-module recomputation a job gives (doc/model.md 5.4, 5.5) are pinned: every
 # layout keeps them, and eval reads each with the search's peak.

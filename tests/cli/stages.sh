@@ -29,6 +29,18 @@ sed 's/^name,/name,first_stage_layers,last_stage_layers,/; 2s/^/7,7,/; 2s/^7,7,\
 expect_status "first_stage_layers and last_stage_layers given" 0 eval --peak lesson "$T/given.csv"
 check "7, 8 x 14, 7 given is the automatic split" \
     test "$(cut -d, -f2- "$T/out" | tail -n 1)" = "$(sed -n '/^llama3.1/p' "$T/pub.csv" | cut -d, -f2-)"
+# And as the Llama 3 paper (3.3.2) splits it: the embedding and the loss each a slot of the 128,
+# 8 a stage; without interleaving the same split again, and with 8 chunks a stage (one slot
+# each: the embedding's chunk and the loss's hold no layer) stage 1 still the heaviest.
+sed 's/^name,/name,embedding_in_split,loss_in_split,/; 2s/^\([^,]*\),/\1,yes,yes,/' \
+    "$T/llama.csv" >"$T/slots.csv"
+expect_status "the embedding's and the loss's slots" 0 eval --peak lesson "$T/slots.csv"
+check "the slots without interleaving are the automatic split" \
+    test "$(cut -d, -f2- "$T/out" | tail -n 1)" = "$(sed -n '/^llama3.1/p' "$T/pub.csv" | cut -d, -f2-)"
+sed 's/^name,/name,vpp,/; 2s/^\([^,]*\),/\1,8,/' "$T/slots.csv" >"$T/slots8.csv"
+expect_status "the slots with 8 chunks a stage" 0 eval --peak lesson "$T/slots8.csv"
+check "Llama 3 405B with 8 chunks a stage: stage 1 is the heaviest" \
+    test "$(awk -F, 'NR == 2 { print $22 }' "$T/out")" = 1
 
 # Schedules (DeepSeek-V3 report, Table 2). GPU 2 under 1F1B holds stage 2 alone: 4 MoE layers,
 # 14 micro-batches in flight; under DualPipe stages 2 and 13: twice the states, 14 + 3 = 17.

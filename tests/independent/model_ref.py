@@ -56,7 +56,7 @@ MODERN = ["head_dim", "qkv_bias", "qk_norm", "layer_norms", "experts", "top_k", 
 # The parallel columns of doc/model.md sections 3.2, 4.11 and 6.1; empty cells take their
 # defaults too (zero_group dp cp, global_batch b dp pp, cp and vpp 1).
 PARALLEL = ["global_batch", "cp", "vpp", "zero_group", "first_stage_layers", "last_stage_layers",
-            "schedule", "mtp_layers"]
+            "schedule", "mtp_layers", "embedding_in_split", "loss_in_split"]
 
 # Recomputation of part of the model (doc/model.md 5.4): block recomputation's N layers of each
 # chunk (recompute=full only; empty: all of them).
@@ -90,6 +90,9 @@ def resolve(row):
     c["vpp"] = num("vpp", 1)
     c["first"] = num("first_stage_layers", 0)
     c["last"] = num("last_stage_layers", 0)
+    # 6.3: the embedding's first slot and the loss's last slot in the split (1 or 0)
+    c["e_slot"] = int(truth(row.get("embedding_in_split", "")))
+    c["l_slot"] = int(truth(row.get("loss_in_split", "")))
     c["schedule"] = row.get("schedule", "") or "1f1b"
     c["mtp"] = num("mtp_layers", 0)  # 2.6: multi-token-prediction modules on the last stage
     c["zero_group"] = num("zero_group", num("dp", 1) * c["cp"])  # 3.2: N
@@ -349,6 +352,11 @@ def stage_sizes(c):
     others; else every stage ceil(L/p) but for L mod p != 0 the floors, dealt to the ends first
     and then inwards (stage 0, p - 1, 1, p - 2, ...)."""
     L, p = c["layers"], c["pp"]
+    if c["e_slot"] or c["l_slot"]:  # every stage (L + e + l) / p slots, the ends a layer short
+        sizes = [(L + c["e_slot"] + c["l_slot"]) // p] * p
+        sizes[0] -= c["e_slot"]
+        sizes[-1] -= c["l_slot"]
+        return sizes
     if c["first"] or c["last"]:
         ends = [x for x in (c["first"], c["last"]) if x]
         mid = (L - sum(ends)) // (p - len(ends)) if p > len(ends) else 0
@@ -376,6 +384,10 @@ def chunk_layers(c, j):
     the chunks laid one after the other (the L_d dense layers first)."""
     p, v, dense = c["pp"], c["vpp"], kinds(c)["dense"]
     sizes = [stage_sizes(c)[i % p] // v for i in range(p * v)]
+    if c["e_slot"] or c["l_slot"]:  # chunks of (L + e + l) / (p v) slots: the first and last short
+        sizes = [(c["layers"] + c["e_slot"] + c["l_slot"]) // (p * v)] * (p * v)
+        sizes[0] -= c["e_slot"]
+        sizes[-1] -= c["l_slot"]
     lo, per = sum(sizes[:j]), sizes[j]
     d = min(max(dense - lo, 0), per)
     return {"dense": d, "moe": per - d}
@@ -679,13 +691,24 @@ def random_scenario(rng, i):
     # Pipeline (6.1, 13.2): v chunks with p v dividing L; m micro-batches a step, a multiple of
     # p with v > 1, otherwise below, at or above p; the default global batch gives m = p.
     seq, b = rng.choice([128, 512, 1000, 2048, 4096, 8192, 32768]), rng.randint(1, 16)
+    # The embedding's and the loss's slots in the split (6.3, 13.2): p dividing the layers and the
+    # slots, a layer at least on each end; v then divides each stage's slots.
+    slots = (0, 0)
+    fit = [(e, t) for e, t in ((1, 0), (0, 1), (1, 1))
+           if (layers + e + t) % pp == 0 and (layers + e + t) // pp >= 1 + max(e, t)]
+    if pp > 1 and not focus and fit and rng.random() < 0.3:
+        e, t = slots = rng.choice(fit)
+        cell["embedding_in_split"] = yes(rng) if e else rng.choice(["", no(rng)])
+        cell["loss_in_split"] = yes(rng) if t else rng.choice(["", no(rng)])
     vpp = 1
-    if pp > 1 and not focus and rng.random() < 0.35:
-        vpp = rng.choice((divisors(layers // pp, (2, 3, 4, 6)) if layers % pp == 0 else []) or
-                         [2, 3])
+    if pp > 1 and not focus and rng.random() < (0.6 if sum(slots) else 0.35):
+        per = (layers + sum(slots)) // pp if sum(slots) else layers // pp if layers % pp == 0 else 0
+        vpp = rng.choice((divisors(per, (2, 3, 4, 6)) if per else []) or [2, 3])
+        if sum(slots) and per % vpp:
+            vpp = 1
     # The first and last stages' layers (6.3, 13.2): the rest the same on each other stage, every
     # stage's a multiple of v; with v > 1 and p not dividing L, they must be given.
-    if pp > 1 and (rng.random() < 0.25 or layers % (pp * vpp)):
+    if pp > 1 and not sum(slots) and (rng.random() < 0.25 or layers % (pp * vpp)):
         for _ in range(100):
             f = vpp * rng.randint(0, layers // vpp)
             g = vpp * rng.randint(0, layers // vpp) if rng.random() < 0.7 else 0
@@ -729,7 +752,8 @@ def random_scenario(rng, i):
     # Block recomputation (5.4): with recompute=full and the checkpoints on the GPU, N of the
     # layers of each chunk, below, at or above a chunk's L / (p v).
     cell["recompute_layers"] = ""
-    if rec == "full" and offload != "checkpoints" and sched != "dualpipe" and rng.random() < 0.6:
+    if rec == "full" and offload != "checkpoints" and sched != "dualpipe" and \
+            not (sum(slots) and vpp > 1) and rng.random() < 0.6:
         per = layers // (pp * vpp)
         cell["recompute_layers"] = str(rng.choice([rng.randint(1, per)] * 3 + [rng.randint(1, layers)]))
     if arch == "llama":
@@ -896,7 +920,8 @@ def coverage(rows):
                           "zero_group", "block recompute", "recompute_modules",
                           "offload=checkpoints", "uneven stages", "first/last given", "zb1p",
                           "dualpipe", "dualpipe uneven", "dualpipe heaviest inside", "heaviest stage 0", "heaviest middle stage",
-                          "heaviest last stage", "mtp", "mtp on a pipeline"], 0)
+                          "heaviest last stage", "mtp", "mtp on a pipeline", "slots in the split",
+                          "a chunk a layer short"], 0)
     for row in rows:
         c = resolve(row)
         p = c["pp"]
@@ -919,6 +944,8 @@ def coverage(rows):
         seen["dualpipe uneven"] += c["schedule"] == "dualpipe" and uneven
         seen["mtp"] += c["mtp"] > 0
         seen["mtp on a pipeline"] += c["mtp"] > 0 and p > 1
+        seen["slots in the split"] += bool(c["e_slot"] or c["l_slot"])
+        seen["a chunk a layer short"] += bool(c["e_slot"] or c["l_slot"]) and c["vpp"] > 1
         if p > 1:
             peaks = [g["peak"] for g in evaluate(c)[0]]
             r = peaks.index(max(peaks))
@@ -935,7 +962,8 @@ COVERAGE_MIN = {"vpp > 1": 5, "block recompute": 10, "recompute_modules": 10, "m
                 "expert groups fold cp": 2,
                 "offload=checkpoints": 5, "uneven stages": 20, "first/last given": 10, "zb1p": 5,
                 "dualpipe": 10, "dualpipe uneven": 3, "dualpipe heaviest inside": 5, "heaviest middle stage": 5,
-                "heaviest last stage": 5, "mtp": 40, "mtp on a pipeline": 20}
+                "heaviest last stage": 5, "mtp": 40, "mtp on a pipeline": 20, "slots in the split": 10,
+                "a chunk a layer short": 3}
 
 
 def main():

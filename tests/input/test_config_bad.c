@@ -593,6 +593,30 @@ static const struct bad_input BAD[] = {
      "least 2 pp (global_batch / (micro_batch * dp) = 9, pp 4)\n"
      "in.csv:16: column 'pp': '25' is more than layers (24)\n"},
 
+    /* the embedding's and the loss's slots in the split (doc/model.md 6.3): 24 layers */
+    {"name,model,seq,micro_batch,dp,pp,vpp,first_stage_layers,recompute,recompute_layers,"
+     "global_batch,gpu_mem_gb,embedding_in_split,loss_in_split\n"
+     "a,gpt-1.3b,2048,1,1,1,,,,,,80,yes,\n"
+     "b,gpt-1.3b,2048,1,1,4,,5,,,,80,yes,yes\n"
+     "c,gpt-1.3b,2048,1,1,4,,,,,,80,yes,\n"
+     "d,gpt-1.3b,2048,1,1,2,4,,,,8,80,yes,yes\n"
+     "e,gpt-1.3b,2048,1,1,2,13,,full,1,2,80,yes,yes\n"
+     "f,gpt-1.3b,2048,1,1,5,,,,,,80,,maybe\n"
+     "ok,gpt-1.3b,2048,1,1,2,13,,full,,2,80,yes,yes\n"
+     "ok2,gpt-1.3b,2048,1,1,5,,,,,,80,no,yes\n"
+     "ok3,gpt-1.3b,2048,1,1,2,,,full,1,,80,yes,yes\n",
+     "ok,ok2,ok3",
+     "in.csv:2: column 'embedding_in_split': 'yes' needs pipeline parallelism (pp > 1)\n"
+     "in.csv:3: column 'embedding_in_split': 'yes' with first_stage_layers or last_stage_layers: "
+     "one or the other\n"
+     "in.csv:4: column 'embedding_in_split': 'yes': the 24 layers and 1 slot (25) do not divide "
+     "evenly over pp 4\n"
+     "in.csv:5: column 'vpp': '4' does not divide the 13 slots of every stage (layers, the "
+     "embedding's, the loss's)\n"
+     "in.csv:6: column 'recompute_layers': '1' with vpp 13 and the embedding's slot: not "
+     "modelled (a chunk a layer short)\n"
+     "in.csv:7: column 'loss_in_split': 'maybe' is not a boolean (0/1/yes/no/true/false)\n"},
+
     /* names: at most 64 characters (the message shows 20), valid UTF-8 */
     {HEADER NAME65 ",24,2048,16,50257,2048,8,80\n", "",
      "in.csv:2: column 'name': '00000000000000000000...' is longer than 64 characters\n"},

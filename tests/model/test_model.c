@@ -560,6 +560,7 @@ static void peak_bound_implies_no_overflow(void **state)
         sc.micro_batch <<= rs_range(&st, 0, 16);
         sc.vocab <<= rs_range(&st, 0, 20);
         sc.layers <<= rs_range(&st, 0, 12);
+        rs_keep_split(&sc);
         uint64_t wider = rs_range(&st, 0, 10);
         sc.hidden <<= wider;
         sc.ffn <<= wider;

@@ -478,6 +478,7 @@ static void fp8_keeps_the_micro_batch_exact_and_the_bound(void **state)
         sc.seq <<= rs_range(&st, 0, 20);
         sc.vocab <<= rs_range(&st, 0, 20);
         sc.layers <<= rs_range(&st, 0, 12);
+        rs_keep_split(&sc);
         uint64_t wider = rs_range(&st, 0, 10);
         sc.hidden <<= wider;
         sc.ffn <<= wider;

@@ -255,6 +255,15 @@ static struct scenario random_split(uint64_t *st)
     struct scenario sc = pipe_of(layers, pp, v, m);
     sc.first_stage_layers = f;
     sc.last_stage_layers = l;
+    if (rs_range(st, 0, 3) == 0) { /* the embedding's and the loss's slots, S a stage */
+        uint64_t e = rs_range(st, 0, 1), t = e ? rs_range(st, 0, 1) : 1;
+        v = rs_range(st, 1, 3);
+        uint64_t s = v * rs_range(st, 1, 5) + (v == 1);
+        sc = pipe_of(pp * s - e - t, pp, v, v > 1 ? pp * rs_range(st, 1, 4) : rs_range(st, 1, 40));
+        sc.embedding_in_split = e;
+        sc.loss_in_split = t;
+        assert_true(pipeline_split_valid(&sc));
+    }
     return sc;
 }
 
@@ -307,6 +316,79 @@ static void candidates_hold_the_heaviest_of_uneven_splits(void **state)
     }
 }
 
+/* The embedding's and the loss's slots (doc/model.md 6.3): Llama 3 405B's 126 layers on 16
+ * stages of 8 chunks, 1 slot a chunk (128 slots): the first chunk of stage 0 holds the embedding
+ * alone, the last of stage 15 the loss alone; stages 0 and 15 hold 7 layers, the others 8, and
+ * with m = 16 every chunk keeps its 16 micro-batches: 112 layer-micro-batches on stage 0. */
+static void slots_of_the_embedding_and_the_loss(void **state)
+{
+    (void)state;
+    struct scenario sc = pipe_of(126, 16, 8, 16);
+    sc.embedding_in_split = sc.loss_in_split = true;
+    assert_true(pipeline_split_valid(&sc));
+    assert_int_equal(pipeline_split_gcd(&sc), 8);
+    struct pipeline_split sp = pipeline_split_of(&sc);
+    assert_int_equal(sp.head_layers, 7);
+    assert_int_equal(sp.mid_layers, 8);
+    assert_int_equal(sp.tail_layers, 7);
+    struct pipeline_stage st;
+    pipeline_stage_at(&sc, 126, 0, &st);
+    assert_int_equal(st.layers[0], 7);
+    assert_int_equal(st.in_flight, 128);
+    assert_int_equal(st.act_layers[0], 112);
+    assert_int_equal(st.chunk_layers, 1);
+    assert_true(st.short_chunk);
+    assert_int_equal(st.short_held, 16);
+    assert_int_equal(pipeline_checkpoints(&st, 1), 112);
+    assert_int_equal(pipeline_micro_batch_checkpoints(&st, 8, 1), 7);
+    pipeline_stage_at(&sc, 126, 1, &st); /* layer 0: the first chunk's after the embedding */
+    assert_int_equal(st.first_layer, 0);
+    assert_int_equal(st.act_layers[0], 128);
+    assert_false(st.short_chunk);
+    pipeline_stage_at(&sc, 126, 15, &st);
+    assert_int_equal(st.first_layer, 14);
+    assert_int_equal(st.short_first_layer, 7 * 16 + 14);
+    assert_int_equal(st.layers[0], 7);
+    assert_true(st.short_chunk);
+    /* Interleaved by 2, the first chunk 3 layers and the others 4: 4 checkpoints of 2 layers a
+     * micro-batch through stage 0's two chunks. */
+    sc.vpp = 2;
+    pipeline_stage_at(&sc, 126, 0, &st);
+    assert_int_equal(st.chunk_layers, 4);
+    assert_int_equal(pipeline_micro_batch_checkpoints(&st, 2, 2), 4);
+    assert_int_equal(pipeline_micro_batch_checkpoints(&st, 2, 1), 7);
+    /* Without interleaving the split is the ends' one layer short: as first_stage_layers 7 and
+     * last_stage_layers 7 give it, stage by stage. */
+    sc.vpp = 1;
+    struct scenario ends = sc;
+    ends.embedding_in_split = ends.loss_in_split = false;
+    ends.first_stage_layers = ends.last_stage_layers = 7;
+    for (uint64_t r = 0; r < 16; r++) {
+        struct pipeline_stage a, b;
+        pipeline_stage_at(&sc, 3, r, &a);
+        pipeline_stage_at(&ends, 3, r, &b);
+        assert_int_equal(a.stage_layers, b.stage_layers);
+        assert_int_equal(a.first_layer, b.first_layer);
+        assert_int_equal(a.chunk_layers, b.chunk_layers);
+        assert_int_equal(a.in_flight, b.in_flight);
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(a.layers[k], b.layers[k]);
+            assert_int_equal(a.act_layers[k], b.act_layers[k]);
+        }
+        assert_true(a.first == b.first && a.last == b.last && !a.short_chunk);
+    }
+    /* pp must divide the layers and slots, vpp each stage's slots. */
+    sc.pp = 4; /* 128 / 4 = 32: fine; vpp 3 does not divide 32 */
+    sc.vpp = 3;
+    assert_false(pipeline_split_valid(&sc));
+    sc.vpp = 1;
+    sc.loss_in_split = false; /* 127 slots */
+    assert_false(pipeline_split_valid(&sc));
+    sc.first_stage_layers = 31;
+    sc.loss_in_split = true; /* not with the ends given */
+    assert_false(pipeline_split_valid(&sc));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +401,7 @@ int main(void)
         cmocka_unit_test(given_ends_and_interleaving),
         cmocka_unit_test(dualpipe_two_stages_a_gpu),
         cmocka_unit_test(candidates_hold_the_heaviest_of_uneven_splits),
+        cmocka_unit_test(slots_of_the_embedding_and_the_loss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -615,11 +615,14 @@ static bool ref_ladder(const struct scenario *sc, struct ref_plan *rp)
         }
     }
     /* 6. pp = 2, 4, ... > pp, up to the layers, dividing dp pp, on the same GPUs; uneven stages
-     * (ceil and floor) without vpp, with vpp q v dividing the layers. */
+     * (ceil and floor) without vpp, with vpp q v dividing the layers; with the embedding's and
+     * the loss's slots (6.3), q and q v dividing the layers and slots, a layer left on each end. */
+    uint64_t e = sc->embedding_in_split, l = sc->loss_in_split, slots = sc->layers + e + l;
     for (uint64_t q = 2; q <= sc->layers; q *= 2) {
         uint64_t gpus = cur.dp * cur.pp, v = cur.vpp ? cur.vpp : 1;
-        if (q > sc->pp && (v == 1 || sc->layers % (q * v) == 0) && gpus % q == 0 &&
-            ref_layout_ok(&cur, cur.tp, gpus / q, q)) {
+        bool split = e || l ? slots % (q * v) == 0 && slots / q > e && slots / q > l
+                            : v == 1 || sc->layers % (q * v) == 0;
+        if (q > sc->pp && split && gpus % q == 0 && ref_layout_ok(&cur, cur.tp, gpus / q, q)) {
             cur.pp = q;
             cur.dp = gpus / q;
             if (ref_try(rp, &cur, PLAN_FIX_PP, true, b0))
@@ -668,6 +671,7 @@ static void test_repick_accumulates(void **state)
         sc.peak = PEAK_STEP;
         sc.grad_buffer = GRAD_ON_DEMAND;
         sc.pp = sc.vpp = 1; /* a pipeline's micro-batches in flight: test_crosscheck_random */
+        rs_keep_split(&sc);
         sc.global_batch = sc.micro_batch * sc.dp;
         struct terms t;
         struct plan p;

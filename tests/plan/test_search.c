@@ -238,6 +238,28 @@ static void matches_brute_force_schedules(void **state)
     agrees_with_brute_force(&job, TOP);
 }
 
+/* The embedding's and the loss's slots in the split (doc/model.md 6.3): the search takes only the
+ * pp and vpp that divide the layers and slots - interleaved, a chunk a layer short or empty - and
+ * no block recomputation with a chunk a layer short. */
+static void matches_brute_force_slots(void **state)
+{
+    (void)state;
+    struct scenario job;
+    job_pipeline(&job);
+    job.layers = 6; /* 8 slots: pp 2 (3, 4 layers), pp 4 (1, 2, 2, 1) */
+    job.pinned = 0;
+    job.embedding_in_split = job.loss_in_split = true;
+    agrees_with_brute_force(&job, TOP);
+    job.layers = 7; /* the loss's slot alone: 4, 3 layers on 2 stages */
+    job.embedding_in_split = false;
+    agrees_with_brute_force(&job, TOP);
+    job.recompute = RECOMPUTE_EVERY_K;
+    job.ckpt_every = 1;
+    job.recompute_layers = 1;
+    job.pinned = SCENARIO_PIN_RECOMPUTE;
+    agrees_with_brute_force(&job, TOP);
+}
+
 /* The host's memory checked (doc/model.md 12.5): an optimizer offload can then fail where no
  * offload fits, and the search must not bound one by the other; the brute force agrees for host
  * memories from less than any offload needs to more than all need. */
@@ -810,6 +832,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_brute_force_dense),
         cmocka_unit_test(matches_brute_force_schedules),
+        cmocka_unit_test(matches_brute_force_slots),
         cmocka_unit_test(host_memory_matches_brute_force),
         cmocka_unit_test(matches_brute_force_moe),
         cmocka_unit_test(largest_b_without_accumulation),

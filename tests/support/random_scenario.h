@@ -3,7 +3,8 @@
  * timeline and plan. Every rule of doc/model.md section 13.2 that config (src/input/config*.c)
  * enforces holds: kv_heads divides heads, tp divides heads and kv_heads, pp divides layers,
  * dropout only with gpt, cp divides seq, pp * vpp divides layers with m a multiple of pp,
- * zero_group divides dp * cp, recompute_layers only with recompute=full.
+ * zero_group divides dp * cp, recompute_layers only with recompute=full; with the embedding's or
+ * the loss's slot in the split, pp (and pp * vpp) divides the layers and the slots.
  */
 #ifndef MEMFIT_TEST_RANDOM_SCENARIO_H
 #define MEMFIT_TEST_RANDOM_SCENARIO_H
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/pipeline.h"
 #include "model/scenario.h"
 
 /* splitmix64: a tiny PRNG whose sequence depends only on the seed. */
@@ -43,6 +45,14 @@ static inline uint64_t rs_pick_divisor(uint64_t *state, const uint64_t *v, size_
             return d;
     }
     return 1;
+}
+
+/* For a test that changes a random scenario's pp or layers: the embedding's and the loss's slots
+ * dropped where the split no longer holds them (doc/model.md 6.3). */
+static inline void rs_keep_split(struct scenario *sc)
+{
+    if ((sc->embedding_in_split || sc->loss_in_split) && !pipeline_split_valid(sc))
+        sc->embedding_in_split = sc->loss_in_split = false;
 }
 
 static inline void random_scenario(uint64_t *st, struct scenario *sc)
@@ -125,6 +135,23 @@ static inline void random_scenario(uint64_t *st, struct scenario *sc)
     /* Multi-token prediction (doc/model.md 2.6): one or two modules on the last stage. */
     if (rs_range(st, 0, 3) == 0)
         sc->mtp_layers = rs_range(st, 1, 2);
+    /* The embedding's and the loss's slots in the split (doc/model.md 6.3): a layer fewer for
+     * each, so that pp (and pp vpp) still divides the slots; interleaved, a chunk a layer short
+     * (no block recomputation then). */
+    if (sc->pp > 1 && sc->layers / (sc->pp * sc->vpp) >= 1 && sc->layers / sc->pp >= 2 &&
+        rs_range(st, 0, 3) == 0) {
+        sc->embedding_in_split = rs_range(st, 0, 1);
+        sc->loss_in_split = !sc->embedding_in_split || rs_range(st, 0, 1);
+        if (sc->vpp == 1 && (sc->layers / sc->pp) % 2 == 0 && rs_range(st, 0, 1) == 0) {
+            sc->vpp = 2; /* interleaved more often here: the chunk a layer short */
+            sc->global_batch = sc->micro_batch * sc->dp * sc->pp * rs_range(st, 1, 3);
+        }
+        sc->layers -= (uint64_t)sc->embedding_in_split + sc->loss_in_split;
+        sc->ckpt_every = sc->ckpt_every > sc->layers ? sc->layers : sc->ckpt_every;
+        sc->recompute_layers =
+            sc->vpp > 1 || sc->recompute_layers > sc->layers ? 0 : sc->recompute_layers;
+        sc->mtp_layers = sc->mtp_layers > sc->layers ? sc->layers : sc->mtp_layers;
+    }
 }
 
 #endif

@@ -49,12 +49,22 @@ static inline bool brute_allows(const struct brute *br, enum scenario_pin pin, u
  * and last stages and the rest evenly, or evenly, or ceil(L/pp) with the floors dealt to stage 0,
  * pp - 1, 1, pp - 2, ...; each at least one and a multiple of vpp. *largest: the most a stage
  * holds. False when pp cannot split the layers so, or when the split is uneven (pp not dividing
- * L, no ends given) on a model of more than 1,024 layers (the search's bound, 11.5). */
+ * L, no ends given) on a model of more than 1,024 layers (the search's bound, 11.5). With the
+ * embedding's or the loss's slot (6.3): S = (L + slots) / pp each, the ends S - 1, at least one,
+ * S a multiple of vpp (the largest: S). */
 static inline bool brute_split(const struct scenario *job, uint64_t pp, uint64_t vpp,
                                uint64_t *largest)
 {
     uint64_t f = job->first_stage_layers, l = job->last_stage_layers, n = job->layers;
     uint64_t mid = 0, ends = (uint64_t)(f > 0) + (l > 0);
+    if (job->embedding_in_split || job->loss_in_split) {
+        uint64_t e = job->embedding_in_split, t = job->loss_in_split, slots = n + e + t;
+        if (ends || pp == 1 || slots % pp || slots / pp < 1 + e || slots / pp < 1 + t ||
+            (slots / pp) % vpp)
+            return false;
+        *largest = slots / pp;
+        return true;
+    }
     if (pp > n || (ends && (pp == 1 || f + l > n)))
         return false;
     if (!ends && n % pp && n > 1024)
@@ -213,9 +223,12 @@ static inline void brute_sample(const struct scenario *job, struct model_cache *
                     (sched == SCHEDULE_DUALPIPE && (pp % 2 || job->recompute_layers)))
                     continue;
                 sc.schedule = sched;
-                for (uint64_t vpp = 1; vpp <= job->layers / pp; vpp++) {
+                /* up to every slot a chunk (the embedding's and the loss's too, 6.3) */
+                bool slots = job->embedding_in_split || job->loss_in_split;
+                for (uint64_t vpp = 1; vpp <= (job->layers + 2) / pp; vpp++) {
                     if (!brute_split(job, pp, vpp, &largest) || (vpp > 1 && pp == 1) ||
                         (vpp > 1 && sched != SCHEDULE_1F1B) ||
+                        (vpp > 1 && slots && job->recompute_layers) ||
                         !brute_allows(br, SCENARIO_PIN_VPP, vpp, brute_one(job->vpp)))
                         continue;
                     for (uint64_t cp = 1; cp <= job->seq && cp <= gpus / (tp * pp); cp++) {
