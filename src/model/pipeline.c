@@ -250,8 +250,8 @@ static void stage_layout(const struct scenario *sc, uint64_t dense, uint64_t r,
     uint64_t m = pipeline_micro_batches(sc);
     out->rank = r;
     out->stage_layers = pipeline_stage_layers(&sp, pp, r);
-    uint64_t first_count;
-    chunk_span(sc, &sp, r, 0, &out->first_layer, &first_count);
+    uint64_t first_chunk_layers; /* the first layer is what stage_layout wants of it */
+    chunk_span(sc, &sp, r, 0, &out->first_layer, &first_chunk_layers);
     /* every chunk's layers; interleaved with the embedding's or the loss's slot, S / v (a chunk
      * of the first or the last stage holds one fewer) */
     out->chunk_layers = (sp.lead || sp.trail) && v > 1 ? sp.mid_layers / v : out->stage_layers / v;

@@ -95,7 +95,8 @@ struct pipeline_split pipeline_split_of(const struct scenario *sc);
  * given ends leaving the same number on each other stage, every stage's a multiple of vpp. */
 bool pipeline_split_valid(const struct scenario *sc);
 
-/* The largest number dividing the layers of every stage: the vpp a split allows divide it. */
+/* The largest number dividing the layers of every stage (with the embedding's or the loss's
+ * slot, every stage's slots, S): the vpp a split allows divide it. */
 uint64_t pipeline_split_gcd(const struct scenario *sc);
 
 /* L_r, the layers of stage r. */
